@@ -1,0 +1,62 @@
+// Files live behind this small interface: the local filesystem now, an object store later.
+import fs from 'node:fs';
+import fsp from 'node:fs/promises';
+import path from 'node:path';
+import { randomUUID } from 'node:crypto';
+import type { Readable } from 'node:stream';
+
+export interface BlobStore {
+  put(key: string, data: Buffer): Promise<void>;
+  get(key: string): Promise<Buffer>;
+  /** Undefined when the blob does not exist. */
+  stat(key: string): Promise<{ size: number } | undefined>;
+  createReadStream(key: string): Readable;
+  deletePrefix(prefix: string): Promise<void>;
+}
+
+/** Keys are relative paths made by the service (never by users); each is checked to stay under the root. */
+export class FsBlobStore implements BlobStore {
+  private readonly root: string;
+
+  constructor(root: string) {
+    this.root = path.resolve(root);
+    fs.mkdirSync(this.root, { recursive: true });
+  }
+
+  private resolve(key: string): string {
+    const full = path.resolve(this.root, key);
+    if (!full.startsWith(this.root + path.sep)) throw new Error(`blob key escapes the store: ${key}`);
+    return full;
+  }
+
+  async put(key: string, data: Buffer): Promise<void> {
+    const full = this.resolve(key);
+    await fsp.mkdir(path.dirname(full), { recursive: true });
+    // Write then rename: a reader never sees half a file, and a crash leaves only a stray temp file.
+    const tmp = `${full}.${randomUUID()}.tmp`;
+    await fsp.writeFile(tmp, data);
+    await fsp.rename(tmp, full);
+  }
+
+  async get(key: string): Promise<Buffer> {
+    return fsp.readFile(this.resolve(key));
+  }
+
+  async stat(key: string): Promise<{ size: number } | undefined> {
+    try {
+      const s = await fsp.stat(this.resolve(key));
+      return { size: s.size };
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      throw err;
+    }
+  }
+
+  createReadStream(key: string): Readable {
+    return fs.createReadStream(this.resolve(key));
+  }
+
+  async deletePrefix(prefix: string): Promise<void> {
+    await fsp.rm(this.resolve(prefix), { recursive: true, force: true });
+  }
+}

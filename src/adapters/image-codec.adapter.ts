@@ -1,0 +1,201 @@
+// Every sharp (libvips) call of the service lives here. Untrusted input always goes through
+// limitInputPixels: libvips reads the declared size from the header and refuses before decoding.
+import sharp, { type Metadata, type Sharp } from 'sharp';
+import { PhotoError } from '../errors.ts';
+import type { ImageFormat, Optimize } from '../http/schemas/common.schemas.ts';
+
+// libvips' own cache holds decoded tiles of images we never read twice; turn it off to keep memory flat.
+sharp.cache(false);
+
+export const ACCEPTED_FORMATS = new Set(['jpeg', 'png', 'webp']);
+/** Working resolution cap: a cutout keeps source size up to this long edge (4096 px ≈ 67 MB of RGBA). */
+export const MAX_WORKING_EDGE = 4096;
+export const THUMB_EDGE = 512;
+
+export interface ProbeResult {
+  format: string;
+  width: number;
+  height: number;
+}
+
+export interface DecodedImage {
+  /** Raw RGB, 3 channels, 8 bit, EXIF orientation applied, flattened onto white. */
+  rgb: Buffer;
+  /** Source alpha (1 channel) when the input had transparency, else null. */
+  alpha: Buffer | null;
+  width: number;
+  height: number;
+  source: { width: number; height: number; format: string };
+}
+
+export interface RenderPlan {
+  canvas: { width: number; height: number };
+  /** Region of the cutout drawn (after flip/rotate). */
+  crop: { left: number; top: number; width: number; height: number };
+  /** Where and how large it lands on the canvas. */
+  place: { left: number; top: number; width: number; height: number };
+  background: { kind: 'transparent' } | { kind: 'color'; r: number; g: number; b: number } | { kind: 'image'; data: Buffer };
+  flip: boolean;
+  rotate: 0 | 90 | 180 | 270;
+  corrections: { sharpen: number; brightness: number; contrast: number; saturation: number };
+  scale: 1 | 2 | 4;
+}
+
+const WHITE = { r: 255, g: 255, b: 255 };
+
+function open(input: Buffer, maxPixels: number): Sharp {
+  // failOn 'error': a truncated or corrupt file is an error, not a grey half-image. pages: 1 takes the first frame of an animation.
+  return sharp(input, { limitInputPixels: maxPixels, failOn: 'error', pages: 1 });
+}
+
+function asPhotoError(err: unknown, maxPixels: number): PhotoError {
+  const message = err instanceof Error ? err.message : String(err);
+  if (/pixel limit/i.test(message)) return new PhotoError('TOO_LARGE', `Image has more than ${maxPixels} pixels.`, true);
+  return new PhotoError('INVALID_IMAGE', 'The file is not a readable JPEG, PNG or WebP image.', true);
+}
+
+export class ImageCodec {
+  constructor(private readonly maxPixels: number) {}
+
+  /** Reads the header only: format and declared size, refusing oversized or unsupported images. */
+  async probe(input: Buffer): Promise<ProbeResult> {
+    let meta: Metadata;
+    try {
+      meta = await sharp(input, { limitInputPixels: this.maxPixels }).metadata();
+    } catch (err) {
+      throw asPhotoError(err, this.maxPixels);
+    }
+    if (!meta.format || !ACCEPTED_FORMATS.has(meta.format)) throw new PhotoError('INVALID_IMAGE', `Unsupported image format${meta.format ? ` (${meta.format})` : ''}; send JPEG, PNG or WebP.`, true);
+    const width = meta.width ?? 0;
+    const height = meta.height ?? 0;
+    if (width * height > this.maxPixels) throw new PhotoError('TOO_LARGE', `Image is ${width}x${height}, more than ${this.maxPixels} pixels.`, true);
+    const swap = (meta.orientation ?? 1) >= 5;
+    return { format: meta.format, width: swap ? height : width, height: swap ? width : height };
+  }
+
+  /** Full decode: orientation, colour space (CMYK, 16 bit, grey → 8-bit sRGB), first frame, alpha split off. */
+  async decode(input: Buffer): Promise<DecodedImage> {
+    try {
+      const meta = await sharp(input, { limitInputPixels: this.maxPixels }).metadata();
+      const base = open(input, this.maxPixels).rotate().toColourspace('srgb');
+      const oriented = await base.clone().raw({ depth: 'uchar' }).toBuffer({ resolveWithObject: true });
+      const { width: srcW, height: srcH, channels } = oriented.info;
+      const scale = Math.min(1, MAX_WORKING_EDGE / Math.max(srcW, srcH));
+      const width = Math.max(1, Math.round(srcW * scale));
+      const height = Math.max(1, Math.round(srcH * scale));
+      const raw = { width: srcW, height: srcH, channels };
+      const resized = (img: Sharp) => (scale < 1 ? img.resize(width, height, { fit: 'fill' }) : img);
+      const hasAlpha = channels === 4 || channels === 2;
+      // Transparent inputs: RGB flattened onto white (what a product shot on white looks like to the model),
+      // and the source alpha kept so that what was transparent stays transparent in the cutout.
+      const rgb = await resized(sharp(oriented.data, { raw }).flatten({ background: WHITE }).removeAlpha())
+        .toColourspace('srgb')
+        .raw()
+        .toBuffer();
+      const alpha = hasAlpha ? await resized(sharp(oriented.data, { raw }).extractChannel((channels - 1) as 1 | 3)).raw().toBuffer() : null;
+      return { rgb, alpha, width, height, source: { width: srcW, height: srcH, format: meta.format ?? 'unknown' } };
+    } catch (err) {
+      if (err instanceof PhotoError) throw err;
+      throw asPhotoError(err, this.maxPixels);
+    }
+  }
+
+  /** Resizes raw RGB to the model's square input (aspect ratio not kept, as the model was trained). */
+  async toModelInput(img: DecodedImage, size: number): Promise<Buffer> {
+    return sharp(img.rgb, { raw: { width: img.width, height: img.height, channels: 3 } }).resize(size, size, { fit: 'fill', kernel: 'lanczos3' }).raw().toBuffer();
+  }
+
+  /** Scales the model's square 8-bit mask back to working size, combined with any source alpha. One channel out. */
+  async maskToSize(mask: Buffer, maskSize: number, img: DecodedImage): Promise<Buffer> {
+    const scaled = await sharp(mask, { raw: { width: maskSize, height: maskSize, channels: 1 } })
+      .resize(img.width, img.height, { fit: 'fill', kernel: 'cubic' })
+      .extractChannel(0)
+      .raw()
+      .toBuffer();
+    if (!img.alpha) return scaled;
+    // min(mask, source alpha) via the 'darken' blend of two grey images.
+    return sharp(scaled, { raw: { width: img.width, height: img.height, channels: 1 } })
+      .composite([{ input: img.alpha, raw: { width: img.width, height: img.height, channels: 1 }, blend: 'darken' }])
+      .extractChannel(0)
+      .raw()
+      .toBuffer();
+  }
+
+  /** Straight-alpha RGBA PNG at working resolution. */
+  async cutoutPng(img: DecodedImage, alpha: Buffer): Promise<Buffer> {
+    return sharp(img.rgb, { raw: { width: img.width, height: img.height, channels: 3 } })
+      .joinChannel(alpha, { raw: { width: img.width, height: img.height, channels: 1 } })
+      .png({ compressionLevel: 6 })
+      .toBuffer();
+  }
+
+  /** Draws a cutout onto a canvas as the plan says; returns raw RGBA. */
+  async render(cutout: Buffer, plan: RenderPlan): Promise<{ data: Buffer; width: number; height: number }> {
+    let subject = sharp(cutout, { limitInputPixels: this.maxPixels });
+    if (plan.flip) subject = subject.flop();
+    if (plan.rotate) subject = subject.rotate(plan.rotate);
+    // Rotation needs its own pass before extract, or libvips applies them in the wrong order.
+    const turned = await subject.png({ compressionLevel: 0 }).toBuffer();
+    let piece = sharp(turned).extract(plan.crop).resize(plan.place.width, plan.place.height, { fit: 'fill' });
+    const c = plan.corrections;
+    if (c.brightness || c.saturation) piece = piece.modulate({ brightness: 1 + c.brightness / 100, saturation: 1 + c.saturation / 100 });
+    if (c.contrast) {
+      const a = 1 + c.contrast / 100;
+      piece = piece.linear([a, a, a, 1], [128 * (1 - a), 128 * (1 - a), 128 * (1 - a), 0]);
+    }
+    if (c.sharpen) piece = piece.sharpen({ sigma: 0.5 + (c.sharpen / 100) * 2.5 });
+    const pieceBuf = await piece.ensureAlpha().png({ compressionLevel: 0 }).toBuffer();
+    const { width, height } = plan.canvas;
+    let canvas: Sharp;
+    if (plan.background.kind === 'image') {
+      canvas = sharp(plan.background.data, { limitInputPixels: this.maxPixels }).rotate().resize(width, height, { fit: 'cover' }).ensureAlpha();
+    } else {
+      const bg = plan.background.kind === 'color' ? { ...plan.background, alpha: 1 } : { r: 0, g: 0, b: 0, alpha: 0 };
+      canvas = sharp({ create: { width, height, channels: 4, background: { r: bg.r, g: bg.g, b: bg.b, alpha: bg.alpha } } });
+    }
+    let out = sharp(await canvas.composite([{ input: pieceBuf, left: plan.place.left, top: plan.place.top }]).png({ compressionLevel: 0 }).toBuffer());
+    if (plan.scale > 1) out = out.resize(width * plan.scale, height * plan.scale, { kernel: 'lanczos3' });
+    const result = await out.ensureAlpha().raw().toBuffer({ resolveWithObject: true });
+    return { data: result.data, width: result.info.width, height: result.info.height };
+  }
+
+  /** Encodes raw RGBA. JPEG has no alpha: it is flattened onto white. */
+  async encodeRaw(raw: { data: Buffer; width: number; height: number }, format: ImageFormat, optimize: Optimize, opaque: boolean): Promise<Buffer> {
+    const img = sharp(raw.data, { raw: { width: raw.width, height: raw.height, channels: 4 } });
+    return this.encode(opaque ? img.removeAlpha() : img, format, optimize);
+  }
+
+  /** Converts a stored image to another format. */
+  async convert(input: Buffer, format: ImageFormat, optimize: Optimize): Promise<Buffer> {
+    return this.encode(sharp(input, { limitInputPixels: this.maxPixels }), format, optimize);
+  }
+
+  private encode(img: Sharp, format: ImageFormat, optimize: Optimize): Promise<Buffer> {
+    switch (format) {
+      case 'jpeg':
+        return img
+          .flatten({ background: WHITE })
+          .jpeg({ quality: optimize === 'web' ? 80 : optimize === 'lossless' ? 95 : 90, mozjpeg: optimize !== 'off' })
+          .toBuffer();
+      case 'webp':
+        return img.webp(optimize === 'lossless' ? { lossless: true } : { quality: optimize === 'web' ? 80 : 90, alphaQuality: 100 }).toBuffer();
+      case 'png':
+        // 'off' favours speed (zlib level 6); the optimised exports spend more effort for smaller files.
+        return img.png({ compressionLevel: optimize === 'off' ? 6 : 9, adaptiveFiltering: optimize !== 'off', palette: optimize === 'web' }).toBuffer();
+    }
+  }
+
+  /** WebP thumbnail, at most 512 px on its long edge. */
+  async thumbnail(input: Buffer): Promise<Buffer> {
+    return sharp(input, { limitInputPixels: this.maxPixels, pages: 1 })
+      .rotate()
+      .resize(THUMB_EDGE, THUMB_EDGE, { fit: 'inside', withoutEnlargement: true })
+      .webp({ quality: 80 })
+      .toBuffer();
+  }
+
+  async size(input: Buffer): Promise<{ width: number; height: number; format: string }> {
+    const meta = await sharp(input, { limitInputPixels: this.maxPixels }).metadata();
+    return { width: meta.width ?? 0, height: meta.height ?? 0, format: meta.format ?? 'unknown' };
+  }
+}

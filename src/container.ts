@@ -1,0 +1,125 @@
+// Composition root: adapters and repositories first, then services with explicit dependencies.
+import path from 'node:path';
+import pino, { type Logger } from 'pino';
+import type { Config } from './config.ts';
+import { createDatabase } from './db/database.ts';
+import { Store } from './db/store.ts';
+import { FsBlobStore, type BlobStore } from './adapters/blob-store.ts';
+import { ImageCodec } from './adapters/image-codec.adapter.ts';
+import { OnnxMaskModel, type MaskModel } from './adapters/mask-model.adapter.ts';
+import { EventBus } from './services/event-bus.ts';
+import { CreditsService } from './services/credits.service.ts';
+import { AccountService } from './services/account.service.ts';
+import { BatchService, MAX_ACTIVE_BATCHES, MAX_PHOTOS_PER_BATCH } from './services/batch.service.ts';
+import { IdempotencyService } from './services/idempotency.service.ts';
+import { ImageService } from './services/image.service.ts';
+import { PhotoWorker, ThroughputStats } from './jobs/photo-worker.ts';
+
+export interface Container {
+  config: Readonly<Config>;
+  log: Logger;
+  clock: () => number;
+  store: Store;
+  blobs: BlobStore;
+  codec: ImageCodec;
+  bus: EventBus;
+  credits: CreditsService;
+  accounts: AccountService;
+  batches: BatchService;
+  idempotency: IdempotencyService;
+  images: ImageService;
+  stats: ThroughputStats;
+  /** Present when this process runs photos (the embedded worker). */
+  model: MaskModel | null;
+  worker: PhotoWorker | null;
+  close(): Promise<void>;
+}
+
+export interface ContainerOptions {
+  /** A model to use instead of loading the ONNX one (unit and HTTP tests inject fakes). */
+  model?: MaskModel;
+  clock?: () => number;
+  log?: Logger;
+  /** Start the worker loop (default: config.embeddedWorker). */
+  runWorker?: boolean;
+}
+
+export async function createContainer(config: Readonly<Config>, opts: ContainerOptions = {}): Promise<Container> {
+  const log = opts.log ?? pino({ level: config.logLevel });
+  const clock = opts.clock ?? Date.now;
+  const db = await createDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  const store = new Store(db);
+  const blobs = new FsBlobStore(path.join(config.dataDir, 'blobs'));
+  const codec = new ImageCodec(config.maxInputPixels);
+  const bus = new EventBus();
+  const credits = new CreditsService();
+  const stats = new ThroughputStats();
+  const runWorker = opts.runWorker ?? config.embeddedWorker;
+
+  const model: MaskModel | null = opts.model ?? (runWorker ? new OnnxMaskModel({ modelPath: config.modelPath, threads: config.modelThreads }) : null);
+  let modelState: 'loading' | 'ready' | 'failed' = model ? 'loading' : 'ready';
+  model?.ready().then(
+    () => (modelState = 'ready'),
+    (err: unknown) => {
+      modelState = 'failed';
+      log.error({ err }, 'the segmentation model could not be loaded; starts answer 503');
+    },
+  );
+
+  const accounts = new AccountService({
+    store,
+    credits,
+    clock,
+    limits: {
+      photosPerBatch: MAX_PHOTOS_PER_BATCH,
+      activeBatches: MAX_ACTIVE_BATCHES,
+      requestsPerMinute: 60,
+      photosPerHour: 2000,
+      resultsKeptForHours: Math.max(1, Math.round(config.resultTtlMs / 3_600_000)),
+    },
+  });
+  const batches = new BatchService({
+    store,
+    blobs,
+    credits,
+    bus,
+    inspector: codec,
+    clock,
+    resultTtlMs: config.resultTtlMs,
+    perImageMs: () => stats.perImageMs(),
+    modelState: () => modelState,
+    allowPrivateNetworks: config.allowPrivateNetworks,
+  });
+  const idempotency = new IdempotencyService({ store, clock });
+  const images = new ImageService({ batches, inspector: codec, clock });
+  const worker =
+    runWorker && model
+      ? new PhotoWorker(
+          { batches, blobs, pipeline: { codec, model }, bus, stats, log: log.child({ component: 'worker' }) },
+          { concurrency: config.workerConcurrency, leaseMs: config.leaseMs, maxAttempts: config.maxAttempts },
+        )
+      : null;
+
+  return {
+    config,
+    log,
+    clock,
+    store,
+    blobs,
+    codec,
+    bus,
+    credits,
+    accounts,
+    batches,
+    idempotency,
+    images,
+    stats,
+    model,
+    worker,
+    async close() {
+      await worker?.stop();
+      await model?.close();
+      await store.close();
+    },
+  };
+}

@@ -1,0 +1,72 @@
+// createDatabase(config): Kysely over better-sqlite3 (embedded default, WAL) or pg (DATABASE_URL=postgres://…),
+// migrated to the latest dated migration before it is handed out.
+import fs from 'node:fs';
+import path from 'node:path';
+import SqliteDatabase from 'better-sqlite3';
+import pg from 'pg';
+import { Kysely, Migrator, PostgresDialect, SqliteDialect, type Migration, type MigrationProvider } from 'kysely';
+import type { Database } from './schema.ts';
+import * as initial from './migrations/2026-11-21T00-initial.ts';
+
+export type Dialect = 'sqlite' | 'postgres';
+
+export interface Db {
+  kysely: Kysely<Database>;
+  dialect: Dialect;
+  close(): Promise<void>;
+}
+
+type DatedMigration = { up(db: Kysely<unknown>, dialect: Dialect): Promise<void> };
+const MIGRATIONS: Record<string, DatedMigration> = {
+  '2026-11-21T00-initial': initial,
+};
+
+class StaticProvider implements MigrationProvider {
+  constructor(private readonly dialect: Dialect) {}
+  async getMigrations(): Promise<Record<string, Migration>> {
+    const out: Record<string, Migration> = {};
+    for (const [name, m] of Object.entries(MIGRATIONS)) out[name] = { up: (db) => m.up(db, this.dialect) };
+    return out;
+  }
+}
+
+export interface DatabaseOptions {
+  databaseUrl: string;
+  dataDir: string;
+}
+
+export async function createDatabase(options: DatabaseOptions): Promise<Db> {
+  const isPostgres = /^postgres(ql)?:\/\//.test(options.databaseUrl);
+  let kysely: Kysely<Database>;
+  if (isPostgres) {
+    const pool = new pg.Pool({
+      connectionString: options.databaseUrl,
+      max: 10,
+      // bigint (OID 20) columns hold millisecond times and counters far below 2^53: read them as numbers.
+      types: { getTypeParser: (oid: number, format?: string) => (oid === 20 ? Number : pg.types.getTypeParser(oid, format as 'text')) } as pg.CustomTypesConfig,
+    });
+    kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  } else {
+    const file = options.databaseUrl.startsWith('sqlite:')
+      ? options.databaseUrl.slice('sqlite:'.length)
+      : path.join(options.dataDir, 'matte.sqlite');
+    if (file !== ':memory:') fs.mkdirSync(path.dirname(file), { recursive: true });
+    const sqlite = new SqliteDatabase(file);
+    // WAL lets the CLI and readers work while the server writes; busy_timeout makes a second
+    // process (bin/matte) wait for the writer instead of failing with SQLITE_BUSY.
+    sqlite.pragma('journal_mode = WAL');
+    sqlite.pragma('busy_timeout = 5000');
+    sqlite.pragma('foreign_keys = ON');
+    sqlite.pragma('synchronous = NORMAL');
+    kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+  }
+  const dialect: Dialect = isPostgres ? 'postgres' : 'sqlite';
+  const migrator = new Migrator({ db: kysely, provider: new StaticProvider(dialect), migrationTableName: 'matte_migrations', migrationLockTableName: 'matte_migrations_lock' });
+  const { error, results } = await migrator.migrateToLatest();
+  if (error) {
+    await kysely.destroy();
+    const failed = results?.find((r) => r.status === 'Error');
+    throw new Error(`database migration ${failed?.migrationName ?? ''} failed: ${(error as Error).message ?? error}`);
+  }
+  return { kysely, dialect, close: () => kysely.destroy() };
+}

@@ -1,0 +1,41 @@
+import type { Kysely } from 'kysely';
+import type { Database, IdempotencyTable } from '../schema.ts';
+
+export class IdempotencyRepository {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  /** Inserts an in-progress record; returns the existing one instead when the key was used before. */
+  async begin(row: IdempotencyTable): Promise<IdempotencyTable | undefined> {
+    const inserted = await this.db
+      .insertInto('idempotency_keys')
+      .values(row)
+      .onConflict((oc) => oc.columns(['account_id', 'scope', 'key']).doNothing())
+      .executeTakeFirst();
+    if (Number(inserted.numInsertedOrUpdatedRows ?? 0) > 0) return undefined;
+    return this.db
+      .selectFrom('idempotency_keys')
+      .selectAll()
+      .where('account_id', '=', row.account_id)
+      .where('scope', '=', row.scope)
+      .where('key', '=', row.key)
+      .executeTakeFirst();
+  }
+
+  async complete(accountId: string, scope: string, key: string, statusCode: number, response: string): Promise<void> {
+    await this.db
+      .updateTable('idempotency_keys')
+      .set({ state: 'done', status_code: statusCode, response })
+      .where('account_id', '=', accountId)
+      .where('scope', '=', scope)
+      .where('key', '=', key)
+      .execute();
+  }
+
+  async remove(accountId: string, scope: string, key: string): Promise<void> {
+    await this.db.deleteFrom('idempotency_keys').where('account_id', '=', accountId).where('scope', '=', scope).where('key', '=', key).execute();
+  }
+
+  async deleteOlderThan(cutoff: number): Promise<void> {
+    await this.db.deleteFrom('idempotency_keys').where('created_at', '<', cutoff).execute();
+  }
+}

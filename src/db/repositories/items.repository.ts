@@ -1,0 +1,129 @@
+import { sql, type Kysely } from 'kysely';
+import type { Database, ItemRow, ItemUpdate, NewItem } from '../schema.ts';
+import type { Dialect } from '../database.ts';
+
+export type StatusCounts = Record<string, number>;
+
+export class ItemsRepository {
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly dialect: Dialect,
+  ) {}
+
+  async insertMany(rows: NewItem[]): Promise<void> {
+    // SQLite caps bound parameters per statement; 50 rows x ~40 columns stays well under it.
+    for (let i = 0; i < rows.length; i += 50) await this.db.insertInto('items').values(rows.slice(i, i + 50)).execute();
+  }
+
+  async listForJob(jobId: string, since?: number): Promise<ItemRow[]> {
+    let query = this.db.selectFrom('items').selectAll().where('job_id', '=', jobId);
+    if (since !== undefined) query = query.where('updated_at', '>=', since);
+    return query.orderBy('position').execute();
+  }
+
+  async findInJob(jobId: string, itemId: string): Promise<ItemRow | undefined> {
+    return this.db.selectFrom('items').selectAll().where('job_id', '=', jobId).where('id', '=', itemId).executeTakeFirst();
+  }
+
+  async findById(id: string): Promise<ItemRow | undefined> {
+    return this.db.selectFrom('items').selectAll().where('id', '=', id).executeTakeFirst();
+  }
+
+  async countForJob(jobId: string): Promise<number> {
+    const row = await this.db.selectFrom('items').select((eb) => eb.fn.countAll<number>().as('n')).where('job_id', '=', jobId).executeTakeFirstOrThrow();
+    return Number(row.n);
+  }
+
+  async maxPosition(jobId: string): Promise<number> {
+    const row = await this.db.selectFrom('items').select((eb) => eb.fn.max('position').as('p')).where('job_id', '=', jobId).executeTakeFirst();
+    return row?.p == null ? 0 : Number(row.p);
+  }
+
+  async statusCounts(jobId: string): Promise<{ byStatus: StatusCounts; refunded: number }> {
+    const rows = await this.db
+      .selectFrom('items')
+      .select(['status', (eb) => eb.fn.countAll<number>().as('n'), (eb) => eb.fn.sum<number>('refunded').as('r')])
+      .where('job_id', '=', jobId)
+      .groupBy('status')
+      .execute();
+    const byStatus: StatusCounts = {};
+    let refunded = 0;
+    for (const row of rows) {
+      byStatus[row.status] = Number(row.n);
+      refunded += Number(row.r ?? 0);
+    }
+    return { byStatus, refunded };
+  }
+
+  async update(id: string, patch: ItemUpdate): Promise<void> {
+    await this.db.updateTable('items').set(patch).where('id', '=', id).execute();
+  }
+
+  /** Moves the photos of a batch from one status to another; returns the rows moved. */
+  async transitionForJob(jobId: string, from: string, patch: ItemUpdate, onlyIds?: string[]): Promise<ItemRow[]> {
+    let query = this.db.updateTable('items').set(patch).where('job_id', '=', jobId).where('status', '=', from);
+    if (onlyIds) query = query.where('id', 'in', onlyIds.length ? onlyIds : ['']);
+    return query.returningAll().execute();
+  }
+
+  /** Updates a photo only while this worker still holds its lease; false when the lease was lost. */
+  async updateLeased(id: string, owner: string, patch: ItemUpdate): Promise<boolean> {
+    const result = await this.db
+      .updateTable('items')
+      .set(patch)
+      .where('id', '=', id)
+      .where('status', '=', 'processing')
+      .where('lease_owner', '=', owner)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) > 0;
+  }
+
+  async deleteIds(jobId: string, ids: string[]): Promise<number> {
+    if (ids.length === 0) return 0;
+    const result = await this.db.deleteFrom('items').where('job_id', '=', jobId).where('id', 'in', ids).executeTakeFirst();
+    return Number(result.numDeletedRows);
+  }
+
+  /**
+   * The queue's claim, the one dialect branch: takes the oldest pending photo and leases it to `owner`.
+   * PostgreSQL: FOR UPDATE SKIP LOCKED in a CTE, so several worker processes never block on or take
+   * the same row. SQLite: a single UPDATE … WHERE id IN (SELECT … LIMIT 1) RETURNING, atomic because
+   * SQLite has one writer at a time.
+   */
+  async claimNext(owner: string, now: number, leaseMs: number): Promise<ItemRow | undefined> {
+    const lease = now + leaseMs;
+    if (this.dialect === 'postgres') {
+      const result = await sql<ItemRow>`
+        with next as (
+          select id from items where status = 'pending'
+          order by created_at, position limit 1
+          for update skip locked
+        )
+        update items set status = 'processing', lease_owner = ${owner}, lease_expires_at = ${lease},
+          attempts = attempts + 1, started_at = ${now}, updated_at = ${now}, stage = 'decode', stage_started_at = ${now}
+        from next where items.id = next.id
+        returning items.*`.execute(this.db);
+      return result.rows[0];
+    }
+    const result = await sql<ItemRow>`
+      update items set status = 'processing', lease_owner = ${owner}, lease_expires_at = ${lease},
+        attempts = attempts + 1, started_at = ${now}, updated_at = ${now}, stage = 'decode', stage_started_at = ${now}
+      where id in (select id from items where status = 'pending' order by created_at, position limit 1)
+      returning *`.execute(this.db);
+    return result.rows[0];
+  }
+
+  async renewLease(id: string, owner: string, until: number): Promise<boolean> {
+    return this.updateLeased(id, owner, { lease_expires_at: until });
+  }
+
+  async listExpiredLeases(now: number, limit: number): Promise<ItemRow[]> {
+    return this.db
+      .selectFrom('items')
+      .selectAll()
+      .where('status', '=', 'processing')
+      .where('lease_expires_at', '<', now)
+      .limit(limit)
+      .execute();
+  }
+}

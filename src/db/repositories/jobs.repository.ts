@@ -1,0 +1,68 @@
+import type { Kysely } from 'kysely';
+import type { Database, JobRow, JobUpdate, NewJob } from '../schema.ts';
+
+/** Batch statuses that hold a slot of the account's active-batch limit. */
+export const ACTIVE_JOB_STATUSES = ['queued', 'running'] as const;
+
+export class JobsRepository {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  async insert(row: NewJob): Promise<void> {
+    await this.db.insertInto('jobs').values(row).execute();
+  }
+
+  /** Every read is scoped to the account: another account's batch does not exist. */
+  async findForAccount(accountId: string, id: string): Promise<JobRow | undefined> {
+    return this.db.selectFrom('jobs').selectAll().where('id', '=', id).where('account_id', '=', accountId).executeTakeFirst();
+  }
+
+  async findById(id: string): Promise<JobRow | undefined> {
+    return this.db.selectFrom('jobs').selectAll().where('id', '=', id).executeTakeFirst();
+  }
+
+  async list(accountId: string, opts: { limit: number; status?: string; before?: number }): Promise<JobRow[]> {
+    let query = this.db.selectFrom('jobs').selectAll().where('account_id', '=', accountId);
+    if (opts.status) query = query.where('status', '=', opts.status);
+    if (opts.before !== undefined) query = query.where('created_at', '<', opts.before);
+    return query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(opts.limit).execute();
+  }
+
+  async update(id: string, patch: JobUpdate): Promise<void> {
+    await this.db.updateTable('jobs').set(patch).where('id', '=', id).execute();
+  }
+
+  /** Compare-and-set on status: true when this caller moved the batch. */
+  async transition(id: string, from: readonly string[], patch: JobUpdate): Promise<boolean> {
+    const result = await this.db.updateTable('jobs').set(patch).where('id', '=', id).where('status', 'in', from).executeTakeFirst();
+    return Number(result.numUpdatedRows) > 0;
+  }
+
+  async delete(id: string): Promise<void> {
+    await this.db.deleteFrom('jobs').where('id', '=', id).execute();
+  }
+
+  async countActive(accountId: string): Promise<number> {
+    const row = await this.db
+      .selectFrom('jobs')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('account_id', '=', accountId)
+      .where('status', 'in', ACTIVE_JOB_STATUSES)
+      .executeTakeFirstOrThrow();
+    return Number(row.n);
+  }
+
+  async listExpired(now: number, limit: number): Promise<JobRow[]> {
+    return this.db.selectFrom('jobs').selectAll().where('expires_at', '<=', now).limit(limit).execute();
+  }
+
+  /** Hands out the next per-batch event id (counts up from 1). */
+  async nextEventSeq(id: string): Promise<number> {
+    const row = await this.db
+      .updateTable('jobs')
+      .set((eb) => ({ event_seq: eb('event_seq', '+', 1) }))
+      .where('id', '=', id)
+      .returning('event_seq')
+      .executeTakeFirstOrThrow();
+    return Number(row.event_seq);
+  }
+}

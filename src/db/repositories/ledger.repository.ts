@@ -1,0 +1,30 @@
+import type { Insertable, Kysely } from 'kysely';
+import type { Database, LedgerRow, LedgerTable } from '../schema.ts';
+
+export class LedgerRepository {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  async insert(rows: Insertable<LedgerTable>[]): Promise<void> {
+    if (rows.length) await this.db.insertInto('ledger').values(rows).execute();
+  }
+
+  /** Newest first; `before` is a creation time in ms (exclusive). */
+  async list(accountId: string, opts: { limit: number; before?: number }): Promise<LedgerRow[]> {
+    let query = this.db.selectFrom('ledger').selectAll().where('account_id', '=', accountId);
+    if (opts.before !== undefined) query = query.where('created_at', '<', opts.before);
+    return query.orderBy('id', 'desc').limit(opts.limit).execute();
+  }
+
+  /** Sum of signed movements per pool: must equal the account's balances. */
+  async sums(accountId: string): Promise<{ plan: number; pack: number }> {
+    const rows = await this.db
+      .selectFrom('ledger')
+      .select(['pool', (eb) => eb.fn.sum<number>('amount').as('total')])
+      .where('account_id', '=', accountId)
+      .groupBy('pool')
+      .execute();
+    const out = { plan: 0, pack: 0 };
+    for (const row of rows) out[row.pool as 'plan' | 'pack'] = Number(row.total);
+    return out;
+  }
+}

@@ -1,0 +1,147 @@
+// Row types as Kysely sees them. Times are server-clock milliseconds (bigint columns, read as numbers
+// on both dialects); booleans are 0/1 integers; structured values are JSON text.
+import type { Generated, Insertable, Selectable, Updateable } from 'kysely';
+
+export interface AccountTable {
+  id: string;
+  email: string;
+  plan_credits: number;
+  pack_credits: number;
+  created_at: number;
+}
+
+export interface ApiKeyTable {
+  id: string;
+  account_id: string;
+  name: string;
+  /** First characters of the secret, shown to the user to tell keys apart. */
+  prefix: string;
+  /** SHA-256 of the whole secret; the secret itself is never stored. */
+  hash: string;
+  created_at: number;
+  revoked_at: number | null;
+}
+
+export interface JobTable {
+  id: string;
+  account_id: string;
+  name: string | null;
+  status: string;
+  /** JSON: { sample?: number, defaults: Settings } */
+  options: string;
+  background_blob: string | null;
+  webhook_url: string | null;
+  webhook_secret: string | null;
+  /** JSON: "all" or an array of event names */
+  webhook_events: string | null;
+  /** JSON array of { name, reason } */
+  rejected: string;
+  /** Last event sequence number handed out for this batch. */
+  event_seq: number;
+  created_at: number;
+  updated_at: number;
+  started_at: number | null;
+  finished_at: number | null;
+  cancel_requested_at: number | null;
+  /** Set when the batch finishes: finished_at + result TTL. */
+  expires_at: number | null;
+}
+
+export interface ItemTable {
+  id: string;
+  job_id: string;
+  account_id: string;
+  position: number;
+  name: string;
+  status: string;
+  /** 1 when the photo belongs to the sample run of a sample start. */
+  sample: number;
+  tier: string;
+  /** JSON Settings */
+  settings: string;
+  input_blob: string;
+  input_bytes: number;
+  source_width: number;
+  source_height: number;
+  source_format: string;
+  error_code: string | null;
+  error_message: string | null;
+  error_input_fault: number | null;
+  review: string;
+  refunded: number;
+  /** Credits held for the current run, by pool. */
+  reserved_plan: number;
+  reserved_pack: number;
+  /** Credits taken for the photo's results so far. */
+  charged: number;
+  rev: number;
+  attempts: number;
+  stage: string | null;
+  /** JSON Quality */
+  quality: string | null;
+  /** JSON ItemMeta */
+  meta: string | null;
+  output_format: string | null;
+  lease_owner: string | null;
+  lease_expires_at: number | null;
+  created_at: number;
+  updated_at: number;
+  started_at: number | null;
+  stage_started_at: number | null;
+  finished_at: number | null;
+}
+
+export interface LedgerTable {
+  id: Generated<number>;
+  account_id: string;
+  job_id: string | null;
+  item_id: string | null;
+  kind: string;
+  pool: string;
+  amount: number;
+  units: number;
+  balance_after: number;
+  reason: string | null;
+  created_at: number;
+}
+
+export interface JobEventTable {
+  job_id: string;
+  seq: number;
+  event: string;
+  at: number;
+  data: string;
+}
+
+export interface IdempotencyTable {
+  account_id: string;
+  scope: string;
+  key: string;
+  fingerprint: string;
+  /** in_progress | done */
+  state: string;
+  status_code: number | null;
+  /** JSON of { headers, body(base64) } */
+  response: string | null;
+  created_at: number;
+}
+
+export interface Database {
+  accounts: AccountTable;
+  api_keys: ApiKeyTable;
+  jobs: JobTable;
+  items: ItemTable;
+  ledger: LedgerTable;
+  job_events: JobEventTable;
+  idempotency_keys: IdempotencyTable;
+}
+
+export type AccountRow = Selectable<AccountTable>;
+export type ApiKeyRow = Selectable<ApiKeyTable>;
+export type JobRow = Selectable<JobTable>;
+export type NewJob = Insertable<JobTable>;
+export type JobUpdate = Updateable<JobTable>;
+export type ItemRow = Selectable<ItemTable>;
+export type NewItem = Insertable<ItemTable>;
+export type ItemUpdate = Updateable<ItemTable>;
+export type LedgerRow = Selectable<LedgerTable>;

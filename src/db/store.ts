@@ -1,0 +1,50 @@
+// The Store hands services their repositories, either plain or bound to one transaction.
+// Services see only repository methods; Kysely stays inside src/db.
+import type { Kysely } from 'kysely';
+import type { Database } from './schema.ts';
+import type { Db, Dialect } from './database.ts';
+import { AccountsRepository } from './repositories/accounts.repository.ts';
+import { JobsRepository } from './repositories/jobs.repository.ts';
+import { ItemsRepository } from './repositories/items.repository.ts';
+import { LedgerRepository } from './repositories/ledger.repository.ts';
+import { EventsRepository } from './repositories/events.repository.ts';
+import { IdempotencyRepository } from './repositories/idempotency.repository.ts';
+
+export interface Repos {
+  accounts: AccountsRepository;
+  jobs: JobsRepository;
+  items: ItemsRepository;
+  ledger: LedgerRepository;
+  events: EventsRepository;
+  idempotency: IdempotencyRepository;
+}
+
+function reposFor(db: Kysely<Database>, dialect: Dialect): Repos {
+  return {
+    accounts: new AccountsRepository(db, dialect),
+    jobs: new JobsRepository(db),
+    items: new ItemsRepository(db, dialect),
+    ledger: new LedgerRepository(db),
+    events: new EventsRepository(db),
+    idempotency: new IdempotencyRepository(db),
+  };
+}
+
+export class Store {
+  readonly repos: Repos;
+  readonly dialect: Dialect;
+
+  constructor(private readonly db: Db) {
+    this.repos = reposFor(db.kysely, db.dialect);
+    this.dialect = db.dialect;
+  }
+
+  /** Runs `fn` in one transaction: every state change and the ledger rows that pay for it commit together. */
+  transaction<T>(fn: (repos: Repos) => Promise<T>): Promise<T> {
+    return this.db.kysely.transaction().execute((trx) => fn(reposFor(trx, this.db.dialect)));
+  }
+
+  close(): Promise<void> {
+    return this.db.close();
+  }
+}

@@ -1,0 +1,78 @@
+// Receives a multipart body without buffering it: each file streams to a temp file under DATA_DIR/tmp
+// (with the per-file byte cap), text fields are collected. The caller removes the temp files.
+import fs from 'node:fs';
+import fsp from 'node:fs/promises';
+import path from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import { randomUUID } from 'node:crypto';
+import type { FastifyRequest } from 'fastify';
+import { AppError } from '../errors.ts';
+
+export interface ReceivedFile {
+  field: string;
+  filename: string;
+  path: string;
+  size: number;
+  truncated: boolean;
+}
+
+export interface ReceivedForm {
+  files: ReceivedFile[];
+  fields: Record<string, string>;
+  cleanup(): Promise<void>;
+}
+
+export function isMultipart(request: FastifyRequest): boolean {
+  return (request.headers['content-type'] ?? '').toLowerCase().startsWith('multipart/form-data');
+}
+
+/** The base name a client sent (browsers may send C:\fakepath\x.jpg), never a path. */
+export function cleanFilename(name: string | undefined, fallback: string): string {
+  const base = (name ?? '').split(/[\\/]/).pop()?.trim() ?? '';
+  // eslint-disable-next-line no-control-regex
+  return base.replace(/[\u0000-\u001f]/g, '').slice(0, 255) || fallback;
+}
+
+export async function receiveForm(request: FastifyRequest, tmpDir: string, limits: { fileSize: number; files: number }): Promise<ReceivedForm> {
+  await fsp.mkdir(tmpDir, { recursive: true });
+  const files: ReceivedFile[] = [];
+  const fields: Record<string, string> = {};
+  const cleanup = async () => {
+    await Promise.all(files.map((f) => fsp.rm(f.path, { force: true })));
+  };
+  try {
+    const parts = request.parts({ limits: { fileSize: limits.fileSize, files: limits.files, fields: 20, fieldSize: 1024 * 1024, parts: limits.files + 20 } });
+    for await (const part of parts) {
+      if (part.type === 'file') {
+        const file: ReceivedFile = { field: part.fieldname, filename: cleanFilename(part.filename, `file-${files.length + 1}`), path: path.join(tmpDir, `${randomUUID()}.upload`), size: 0, truncated: false };
+        files.push(file);
+        await pipeline(part.file, fs.createWriteStream(file.path));
+        file.truncated = part.file.truncated;
+        file.size = (await fsp.stat(file.path)).size;
+      } else {
+        if (typeof part.value !== 'string') continue;
+        if (part.fieldname in fields) throw new AppError('VALIDATION', `Field "${part.fieldname}" was sent twice.`, { errors: [{ path: `body/${part.fieldname}`, message: 'must be sent once' }] });
+        fields[part.fieldname] = part.value;
+      }
+    }
+  } catch (err) {
+    await cleanup();
+    if (err instanceof AppError) throw err;
+    const code = (err as { code?: string }).code;
+    if (code === 'ENOSPC') throw new AppError('STORAGE_FULL', 'The data volume is full; nothing was added.');
+    if (code === 'FST_FILES_LIMIT' || code === 'FST_PARTS_LIMIT') throw new AppError('VALIDATION', `At most ${limits.files} files per request.`);
+    if (code === 'FST_FIELDS_LIMIT' || code === 'FST_REQ_FILE_TOO_LARGE') throw new AppError('VALIDATION', (err as Error).message);
+    throw new AppError('VALIDATION', `The multipart body could not be read: ${(err as Error).message}`);
+  }
+  return { files, fields, cleanup };
+}
+
+/** Parses a JSON text field, reporting its path on failure. */
+export function parseJsonField(value: string | undefined, field: string): unknown {
+  if (value === undefined || value === '') return undefined;
+  try {
+    return JSON.parse(value);
+  } catch {
+    throw new AppError('VALIDATION', `Field "${field}" is not valid JSON.`, { errors: [{ path: `body/${field}`, message: 'must be a JSON object' }] });
+  }
+}

@@ -1,0 +1,108 @@
+// Turns what a request carried (uploaded files, links) into PhotoSources for BatchService.addPhotos,
+// applying the size limits and ZIP defences on the way.
+import fsp from 'node:fs/promises';
+import path from 'node:path';
+import { randomUUID } from 'node:crypto';
+import type { Config } from '../config.ts';
+import { looksLikeZip, readZip, ZipError } from '../adapters/zip-archive.adapter.ts';
+import { fetchPublic, OutboundError } from '../adapters/outbound-http.adapter.ts';
+import type { PhotoSource } from '../services/batch.service.ts';
+import type { ReceivedFile } from './multipart.ts';
+
+type Limits = Pick<Config, 'maxImageBytes' | 'maxUploadBytes' | 'maxZipEntries' | 'maxZipUncompressedBytes' | 'allowPrivateNetworks' | 'dataDir'>;
+
+const mib = (n: number) => `${Math.round((n / 1024 / 1024) * 10) / 10} MiB`;
+
+async function readHead(file: string): Promise<Buffer> {
+  const handle = await fsp.open(file, 'r');
+  try {
+    const head = Buffer.alloc(4);
+    await handle.read(head, 0, 4, 0);
+    return head;
+  } finally {
+    await handle.close();
+  }
+}
+
+function zipSource(name: string, file: string, limits: Limits): PhotoSource {
+  return {
+    name,
+    async *entries() {
+      try {
+        yield* readZip(file, { maxEntries: limits.maxZipEntries, maxTotalBytes: limits.maxZipUncompressedBytes, maxEntryBytes: limits.maxImageBytes });
+      } catch (err) {
+        if (err instanceof ZipError) yield { name: '', reason: err.message };
+        else throw err;
+      }
+    },
+  };
+}
+
+export async function* sourcesFromFiles(files: ReceivedFile[], limits: Limits): AsyncGenerator<PhotoSource> {
+  for (const file of files) {
+    if (file.field !== 'files') {
+      yield { name: file.filename, reason: `Unexpected file field "${file.field}"; send photos as "files".` };
+      continue;
+    }
+    if (file.truncated) {
+      yield { name: file.filename, reason: `File is larger than the ${mib(limits.maxUploadBytes)} upload limit.` };
+      continue;
+    }
+    if (file.size === 0) {
+      yield { name: file.filename, reason: 'File is empty.' };
+      continue;
+    }
+    if (looksLikeZip(await readHead(file.path))) {
+      yield zipSource(file.filename, file.path, limits);
+      continue;
+    }
+    if (file.size > limits.maxImageBytes) {
+      yield { name: file.filename, reason: `Image is larger than the ${mib(limits.maxImageBytes)} per-image limit.` };
+      continue;
+    }
+    yield { name: file.filename, data: await fsp.readFile(file.path) };
+  }
+}
+
+function nameFromUrl(url: string, fallback: string): string {
+  try {
+    const base = decodeURIComponent(new URL(url).pathname.split('/').pop() ?? '');
+    return base.slice(0, 255) || fallback;
+  } catch {
+    return fallback;
+  }
+}
+
+/** Fetches links one after another (polite to the hosts, bounded memory); each failure is a `rejected` entry. */
+export async function* sourcesFromUrls(urls: string[], zipUrl: string | undefined, limits: Limits): AsyncGenerator<PhotoSource> {
+  const fetchOpts = { allowPrivate: limits.allowPrivateNetworks, timeoutMs: 30_000 };
+  for (const [i, url] of urls.entries()) {
+    try {
+      const { data } = await fetchPublic(url, { ...fetchOpts, maxBytes: limits.maxImageBytes });
+      yield { name: nameFromUrl(url, `link-${i + 1}`), data };
+    } catch (err) {
+      yield { name: url, reason: err instanceof OutboundError ? err.message : 'The link could not be fetched.' };
+    }
+  }
+  if (zipUrl) {
+    let data: Buffer;
+    try {
+      ({ data } = await fetchPublic(zipUrl, { ...fetchOpts, maxBytes: limits.maxUploadBytes }));
+    } catch (err) {
+      yield { name: zipUrl, reason: err instanceof OutboundError ? err.message : 'The link could not be fetched.' };
+      return;
+    }
+    if (!looksLikeZip(data)) {
+      yield { name: zipUrl, reason: 'The linked file is not a ZIP archive.' };
+      return;
+    }
+    const tmp = path.join(limits.dataDir, 'tmp', `${randomUUID()}.zip`);
+    await fsp.mkdir(path.dirname(tmp), { recursive: true });
+    await fsp.writeFile(tmp, data);
+    try {
+      yield zipSource(nameFromUrl(zipUrl, 'archive.zip'), tmp, limits);
+    } finally {
+      await fsp.rm(tmp, { force: true });
+    }
+  }
+}

@@ -1,0 +1,82 @@
+// The one place errors become application/problem+json (RFC 9457), as the spec's Errors section defines.
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { AppError, ERROR_CODES, type ErrorCode, type ProblemExtras } from '../../errors.ts';
+
+export function problemBody(baseUrl: string, code: ErrorCode, detail: string, extras: ProblemExtras = {}, status?: number) {
+  return {
+    type: `${baseUrl}/docs/errors#${code}`,
+    title: ERROR_CODES[code].title,
+    status: status ?? ERROR_CODES[code].status,
+    code,
+    detail,
+    ...extras,
+  };
+}
+
+export function sendProblem(reply: FastifyReply, baseUrl: string, err: AppError): FastifyReply {
+  if (err.code === 'RATE_LIMITED' && err.extras.retryAfter !== undefined) reply.header('retry-after', String(err.extras.retryAfter));
+  return reply.code(err.status).type('application/problem+json').send(problemBody(baseUrl, err.code, err.message, err.extras, err.status));
+}
+
+/** Fastify's own errors (validation, body parsing, limits) mapped onto the spec's codes. */
+function fromFastify(err: FastifyError): AppError {
+  if (err.validation) {
+    const where = err.validationContext ?? 'body';
+    const errors = err.validation.map((v) => {
+      const missing = v.keyword === 'required' ? `/${(v.params as { missingProperty: string }).missingProperty}` : '';
+      const extra = v.keyword === 'additionalProperties' ? `/${(v.params as { additionalProperty: string }).additionalProperty}` : '';
+      const message = v.keyword === 'additionalProperties' ? 'is not a known field' : (v.message ?? 'is invalid');
+      return { path: `${where}${v.instancePath}${missing}${extra}`, message };
+    });
+    const first = errors[0];
+    return new AppError('VALIDATION', first ? `${first.path} ${first.message}` : 'The request is invalid.', { errors });
+  }
+  switch (err.code) {
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return new AppError('VALIDATION', 'The body is not valid JSON.', { errors: [{ path: 'body', message: err.message }] });
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+    case 'FST_REQ_FILE_TOO_LARGE':
+    case 'FST_FILES_LIMIT':
+    case 'FST_PARTS_LIMIT':
+    case 'FST_FIELDS_LIMIT':
+      return new AppError('TOO_LARGE', err.message);
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+    case 'FST_INVALID_MULTIPART_CONTENT_TYPE':
+      return new AppError('UNSUPPORTED_MEDIA_TYPE', 'Send application/json or multipart/form-data as the endpoint describes.');
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+    case 'FST_PROTO_VIOLATION':
+    case 'FST_ERR_CTP_INVALID_TYPE':
+      return new AppError('VALIDATION', err.message);
+    default:
+      if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500) return new AppError('VALIDATION', err.message);
+      return new AppError('INTERNAL', 'Something went wrong on our side; nothing was charged.');
+  }
+}
+
+export function registerProblemHandling(app: FastifyInstance, baseUrl: string): void {
+  app.setErrorHandler((error: FastifyError | AppError, request: FastifyRequest, reply: FastifyReply) => {
+    const err = error instanceof AppError ? error : fromFastify(error as FastifyError);
+    if (err.status >= 500) request.log.error({ err: error, reqId: request.id }, 'request failed');
+    else request.log.info({ code: err.code, detail: err.message }, 'request refused');
+    return sendProblem(reply, baseUrl, err);
+  });
+  app.setNotFoundHandler((request, reply) =>
+    sendProblem(reply, baseUrl, new AppError('NOT_FOUND', `No endpoint ${request.method} ${request.url.split('?')[0]}.`)),
+  );
+}
+
+/** The error documentation page every problem `type` links to. */
+export function errorsPage(): string {
+  const rows = Object.entries(ERROR_CODES)
+    .map(([code, { status, title }]) => `<tr id="${code}"><td><a href="#${code}"><code>${code}</code></a></td><td>${status}</td><td>${title}</td></tr>`)
+    .join('\n');
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Matte API errors</title></head><body>
+<h1>Matte API error codes</h1>
+<p>Every error is <code>application/problem+json</code> with <code>type</code>, <code>title</code>, <code>status</code>, <code>code</code> and <code>detail</code>.
+Branch on <code>code</code>, never on <code>detail</code>. VALIDATION adds <code>errors</code> (each with its <code>path</code>); NO_CREDITS adds <code>needed</code> and <code>balance</code>;
+RATE_LIMITED adds <code>retryAfter</code>; CONFLICT, PROCESSING_FAILED and TIMEOUT add <code>reason</code>.</p>
+<table><thead><tr><th>code</th><th>status</th><th>meaning</th></tr></thead><tbody>
+${rows}
+</tbody></table></body></html>`;
+}

@@ -1,0 +1,157 @@
+import path from 'node:path';
+import fsp from 'node:fs/promises';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Container } from '../../container.ts';
+import { AppError } from '../../errors.ts';
+import { JobDefaults, type ImageFormat, type Optimize } from '../schemas/common.schemas.ts';
+import { ImageMultipart, ImageMultipartFields, ImageRequest, ImageResult, type ImageRequest as ImageRequestT } from '../schemas/requests.schemas.ts';
+import { cleanFilename, isMultipart, parseJsonField, receiveForm } from '../multipart.ts';
+import { check } from '../validate.ts';
+import { binary, jsonBody, multipartBodies, problems } from './route-kit.ts';
+import { fingerprint, type StoredResponse } from '../../services/idempotency.service.ts';
+import { itemView, fileUrl } from '../../services/job-view.ts';
+import { blobKeys } from '../../services/batch.service.ts';
+import { fetchPublic, OutboundError } from '../../adapters/outbound-http.adapter.ts';
+
+const MIME: Record<ImageFormat, string> = { png: 'image/png', jpeg: 'image/jpeg', webp: 'image/webp' };
+
+interface ImageInput {
+  name: string;
+  data: Buffer;
+  settings?: JobDefaults;
+  response: 'image' | 'json';
+  format?: ImageFormat;
+  optimize: Optimize;
+  timeout: number;
+}
+
+function decodeBase64(value: string): Buffer {
+  const body = value.replace(/^data:[^;,]*;base64,/, '').replace(/\s+/g, '');
+  if (!/^[A-Za-z0-9+/_-]*={0,2}$/.test(body) || body.length === 0) {
+    throw new AppError('VALIDATION', 'imageBase64 is not base64.', { errors: [{ path: 'body/imageBase64', message: 'must be base64' }] });
+  }
+  return Buffer.from(body, body.includes('-') || body.includes('_') ? 'base64url' : 'base64');
+}
+
+export function registerImageRoutes(app: FastifyInstance, c: Container): void {
+  const { config, images, idempotency, codec, blobs } = c;
+
+  async function readInput(request: FastifyRequest): Promise<ImageInput> {
+    if (isMultipart(request)) {
+      const form = await receiveForm(request, path.join(config.dataDir, 'tmp'), { fileSize: config.maxImageBytes, files: 1 });
+      try {
+        const fields = { ...form.fields } as Record<string, unknown>;
+        if (typeof fields.timeout === 'string' && /^\d{1,3}$/.test(fields.timeout)) fields.timeout = Number(fields.timeout);
+        const checked = check(ImageMultipartFields, fields, 'body');
+        const file = form.files[0];
+        if (!file || file.field !== 'file') throw new AppError('VALIDATION', 'Send the photo in the multipart field "file".', { errors: [{ path: 'body/file', message: 'required' }] });
+        if (file.truncated) throw new AppError('PROCESSING_FAILED', `The photo is larger than the ${config.maxImageBytes}-byte limit.`, { reason: 'TOO_LARGE' }, 422);
+        const settings = parseJsonField(checked.settings, 'settings');
+        return {
+          name: file.filename,
+          data: await fsp.readFile(file.path),
+          settings: settings === undefined ? undefined : check(JobDefaults, settings, 'body/settings'),
+          response: checked.response ?? 'image',
+          format: checked.format,
+          optimize: checked.optimize ?? 'marketplace',
+          timeout: checked.timeout ?? 60,
+        };
+      } finally {
+        await form.cleanup();
+      }
+    }
+    const body = request.body as ImageRequestT | undefined;
+    if (!body) throw new AppError('VALIDATION', 'Send multipart/form-data with a "file", or a JSON ImageRequest.', { errors: [{ path: 'body', message: 'required' }] });
+    if ((body.imageUrl === undefined) === (body.imageBase64 === undefined)) {
+      throw new AppError('VALIDATION', 'Give exactly one of imageUrl and imageBase64.', { errors: [{ path: 'body/imageUrl', message: 'exactly one of imageUrl, imageBase64' }] });
+    }
+    let data: Buffer;
+    let name = body.name;
+    if (body.imageBase64 !== undefined) {
+      data = decodeBase64(body.imageBase64);
+      if (data.length > config.maxImageBytes) throw new AppError('PROCESSING_FAILED', `The photo is larger than the ${config.maxImageBytes}-byte limit.`, { reason: 'TOO_LARGE' }, 422);
+    } else {
+      try {
+        data = (await fetchPublic(body.imageUrl!, { allowPrivate: config.allowPrivateNetworks, maxBytes: config.maxImageBytes, timeoutMs: 30_000 })).data;
+      } catch (err) {
+        if (err instanceof OutboundError) {
+          const reason = err.kind === 'too-large' ? 'TOO_LARGE' : err.kind === 'refused' ? 'URL_REFUSED' : 'URL_UNREACHABLE';
+          throw new AppError('PROCESSING_FAILED', err.message, { reason }, 422);
+        }
+        throw err;
+      }
+      name ??= cleanFilename(decodeURIComponent(new URL(body.imageUrl!).pathname), 'image');
+    }
+    return { name: name ?? 'image', data, settings: body.settings, response: body.response ?? 'image', format: body.format, optimize: body.optimize ?? 'marketplace', timeout: body.timeout ?? 60 };
+  }
+
+  multipartBodies.set('POST /v1/images', ImageMultipart);
+  app.post(
+    '/v1/images',
+    {
+      schema: {
+        summary: 'Cut out one photo: creates and starts a one-photo batch and waits for the result',
+        description:
+          'Multipart (`file`, `settings`, `response`, `format`, `optimize`, `timeout`) or JSON ImageRequest (`imageUrl` or `imageBase64`). ' +
+          'Answers the image with X-Matte-Job-Id, X-Matte-Item-Id, X-Matte-Review, X-Matte-Charged and X-Matte-Score headers, or ImageResult with response=json; 202 ImageResult when still processing at `timeout`. ' +
+          '422 PROCESSING_FAILED `reason`: INVALID_IMAGE, TOO_LARGE, NO_SUBJECT (the input is at fault), URL_REFUSED, URL_UNREACHABLE (imageUrl could not be fetched); 503 PROCESSING_FAILED reason PROCESSING_FAILED when our side failed. Nothing is charged on any of them. ' +
+          'Idempotency-Key replays the first successful answer for the same request; a different request under a used key answers 409 CONFLICT reason IDEMPOTENCY_KEY_REUSED.',
+        tags: ['single photo'],
+        headers: { type: 'object', properties: { 'idempotency-key': { type: 'string', pattern: '^[A-Za-z0-9._:-]{8,128}$' } } },
+        body: jsonBody(ImageRequest),
+        response: {
+          200: {
+            description: 'The cut-out image, or ImageResult with response=json',
+            content: { 'image/png': { schema: binary('PNG') }, 'image/jpeg': { schema: binary('JPEG') }, 'image/webp': { schema: binary('WebP') }, 'application/json': { schema: ImageResult } },
+          },
+          202: ImageResult,
+          ...problems(400, 402, 409, 422, 503, 504),
+        },
+      },
+      bodyLimit: Math.ceil((config.maxImageBytes * 4) / 3) + 64 * 1024,
+    },
+    async (request, reply) => {
+      const accountId = request.auth.accountId;
+      const key = idempotency.checkKey(request.headers['idempotency-key'] as string | undefined);
+      const input = await readInput(request);
+      const print = fingerprint(input.data, JSON.stringify({ ...input, data: undefined }));
+      const result = await idempotency.run(accountId, 'images', key, print, async (): Promise<StoredResponse> => {
+        const outcome = await images.process(accountId, { name: input.name, data: input.data, settings: input.settings, timeoutMs: input.timeout * 1000 });
+        const item = itemView(outcome.item);
+        const charged = outcome.item.status === 'done' && outcome.item.refunded === 0 ? outcome.item.charged : 0;
+        const json: typeof ImageResult.static = {
+          jobId: outcome.jobId,
+          itemId: item.id,
+          status: outcome.state,
+          charged,
+          review: item.review,
+          refunded: item.refunded,
+          fileUrl: fileUrl(outcome.jobId, item.id, 'output', item.rev),
+          statusUrl: `/v1/jobs/${outcome.jobId}`,
+          reviewUrl: `/v1/jobs/${outcome.jobId}/review`,
+          item,
+        };
+        const jsonHeaders = { 'content-type': 'application/json; charset=utf-8' };
+        if (outcome.state === 'processing') return { status: 202, headers: jsonHeaders, body: Buffer.from(JSON.stringify(json)) };
+        if (input.response === 'json') return { status: 200, headers: jsonHeaders, body: Buffer.from(JSON.stringify(json)) };
+        const stored = await blobs.get(blobKeys.output(outcome.jobId, item.id));
+        const format = input.format ?? (outcome.item.output_format as ImageFormat);
+        const data = format === outcome.item.output_format && input.optimize === 'off' ? stored : await codec.convert(stored, format, input.optimize);
+        return {
+          status: 200,
+          headers: {
+            'content-type': MIME[format],
+            'x-matte-job-id': outcome.jobId,
+            'x-matte-item-id': item.id,
+            'x-matte-review': item.review,
+            'x-matte-charged': String(charged),
+            'x-matte-score': String(item.quality?.score ?? ''),
+          },
+          body: data,
+        };
+      });
+      if (result.replayed) reply.header('idempotent-replayed', 'true');
+      return reply.code(result.status as 202).headers(result.headers).send(result.body);
+    },
+  );
+}

@@ -1,0 +1,145 @@
+import type { FastifyInstance } from 'fastify';
+import { Type } from '@sinclair/typebox';
+import type { Container } from '../../container.ts';
+import { AppError } from '../../errors.ts';
+import { IdParams, Job, JobCreated, JobDefaults, JobSummary, JobWithStopped } from '../schemas/common.schemas.ts';
+import { CreateJobMultipart, CreateJobRequest, GetJobQuery, ListJobsQuery, StartRequest, type GetJobQuery as GetJobQueryT, type ListJobsQuery as ListJobsQueryT, type StartRequest as StartRequestT, type CreateJobRequest as CreateJobRequestT } from '../schemas/requests.schemas.ts';
+import { isMultipart, parseJsonField, receiveForm } from '../multipart.ts';
+import { check } from '../validate.ts';
+import { jsonBody, multipartBodies, problems } from './route-kit.ts';
+import { fingerprint } from '../../services/idempotency.service.ts';
+import path from 'node:path';
+import fsp from 'node:fs/promises';
+
+export function registerJobRoutes(app: FastifyInstance, c: Container): void {
+  const { batches, idempotency, config } = c;
+
+  multipartBodies.set('POST /v1/jobs', CreateJobMultipart);
+  app.post(
+    '/v1/jobs',
+    {
+      schema: {
+        summary: 'Create an empty batch (step 1 of 3; nothing charged)',
+        tags: ['batches'],
+        body: jsonBody(CreateJobRequest),
+        response: { 201: JobCreated, ...problems(400, 503, 507) },
+      },
+    },
+    async (request, reply) => {
+      let input: CreateJobRequestT = (request.body as CreateJobRequestT | undefined) ?? {};
+      let background: Buffer | null = null;
+      if (isMultipart(request)) {
+        const form = await receiveForm(request, path.join(config.dataDir, 'tmp'), { fileSize: config.maxImageBytes, files: 1 });
+        try {
+          check(Type.Object({ options: Type.Optional(Type.String()) }, { additionalProperties: false }), form.fields, 'body');
+          const defaults = parseJsonField(form.fields.options, 'options');
+          input = defaults === undefined ? {} : { defaults: check(JobDefaults, defaults, 'body/options') };
+          const file = form.files[0];
+          if (file) {
+            if (file.field !== 'background') throw new AppError('VALIDATION', 'The only file field is "background".', { errors: [{ path: `body/${file.field}`, message: 'unknown file field' }] });
+            if (file.truncated) throw new AppError('VALIDATION', 'The background image is larger than the per-image limit.', { errors: [{ path: 'body/background', message: 'too large' }] });
+            background = await fsp.readFile(file.path);
+          }
+        } finally {
+          await form.cleanup();
+        }
+      }
+      const created = await batches.createJob(request.auth.accountId, input, background);
+      return reply.code(201).send(created);
+    },
+  );
+
+  app.get(
+    '/v1/jobs',
+    {
+      schema: {
+        summary: 'List batches, newest first, without photos',
+        tags: ['batches'],
+        querystring: ListJobsQuery,
+        response: { 200: Type.Object({ jobs: Type.Array(JobSummary), hasMore: Type.Boolean(), nextBefore: Type.Union([Type.Integer(), Type.Null()]) }), ...problems(400) },
+      },
+    },
+    async (request) => {
+      const q = request.query as ListJobsQueryT;
+      return batches.listJobs(request.auth.accountId, { limit: q.limit ?? 20, status: q.status, before: q.before });
+    },
+  );
+
+  app.get(
+    '/v1/jobs/:id',
+    {
+      schema: {
+        summary: 'Read a batch; optionally only what changed since a time, optionally waiting for a change',
+        tags: ['batches'],
+        params: IdParams,
+        querystring: GetJobQuery,
+        response: { 200: Type.Union([Job, JobSummary]), ...problems(400, 404) },
+      },
+    },
+    async (request) => {
+      const { id } = request.params as { id: string };
+      const q = request.query as GetJobQueryT;
+      const accountId = request.auth.accountId;
+      if (q.wait) {
+        const arrived = c.clock();
+        const abort = new AbortController();
+        request.raw.once('close', () => abort.abort());
+        await batches.waitForChange(accountId, id, q.since ?? arrived + 1, q.wait * 1000, abort.signal);
+      }
+      if (q.fields === 'summary') return batches.getSummary(accountId, id);
+      return batches.getJob(accountId, id, { since: q.since });
+    },
+  );
+
+  app.delete(
+    '/v1/jobs/:id',
+    {
+      schema: { summary: 'Delete a batch now (not while running)', tags: ['batches'], params: IdParams, response: { 204: Type.Null(), ...problems(404, 409) } },
+    },
+    async (request, reply) => {
+      await batches.deleteJob(request.auth.accountId, (request.params as { id: string }).id);
+      return reply.code(204).send();
+    },
+  );
+
+  app.post(
+    '/v1/jobs/:id/start',
+    {
+      schema: {
+        summary: 'Charge and start a draft (step 3 of 3); Idempotency-Key honoured',
+        tags: ['batches'],
+        params: IdParams,
+        headers: Type.Object({ 'idempotency-key': Type.Optional(Type.String({ pattern: '^[A-Za-z0-9._:-]{8,128}$' })) }),
+        body: jsonBody(StartRequest),
+        response: { 202: Job, ...problems(400, 402, 404, 409, 503) },
+      },
+    },
+    async (request, reply) => {
+      const { id } = request.params as { id: string };
+      const body = (request.body as StartRequestT | undefined) ?? {};
+      const key = idempotency.checkKey(request.headers['idempotency-key'] as string | undefined);
+      const result = await idempotency.run(request.auth.accountId, `start:${id}`, key, fingerprint(JSON.stringify(body)), async () => {
+        const job = await batches.start(request.auth.accountId, id, body);
+        return { status: 202, headers: { 'content-type': 'application/json; charset=utf-8' }, body: Buffer.from(JSON.stringify(job)) };
+      });
+      if (result.replayed) reply.header('idempotent-replayed', 'true');
+      return reply.code(result.status as 202).headers(result.headers).send(result.body);
+    },
+  );
+
+  app.post(
+    '/v1/jobs/:id/continue',
+    {
+      schema: { summary: 'Run the held photos (after a sample run or a stop); charged here', tags: ['batches'], params: IdParams, response: { 202: Job, ...problems(402, 404, 409) } },
+    },
+    async (request, reply) => reply.code(202).send(await batches.continue(request.auth.accountId, (request.params as { id: string }).id)),
+  );
+
+  app.post(
+    '/v1/jobs/:id/cancel',
+    {
+      schema: { summary: 'Stop a running batch; queued photos are held again and their credits released', tags: ['batches'], params: IdParams, response: { 200: JobWithStopped, ...problems(404, 409) } },
+    },
+    async (request) => batches.cancel(request.auth.accountId, (request.params as { id: string }).id),
+  );
+}

@@ -1,0 +1,39 @@
+// Shared pieces of route declarations: error responses per status, JSON-or-multipart bodies.
+import { Type, type TSchema } from '@sinclair/typebox';
+import { Problem } from '../schemas/common.schemas.ts';
+
+const PROBLEM_STATUS_TEXT: Record<number, string> = {
+  400: 'VALIDATION: a field is missing or out of range; nothing happened',
+  401: 'UNAUTHENTICATED or INVALID_KEY',
+  402: 'NO_CREDITS (needed, balance); nothing changed',
+  404: 'NOT_FOUND: no such batch or photo on this account',
+  409: 'Conflict with the current state (code and reason say which)',
+  413: 'TOO_LARGE',
+  415: 'UNSUPPORTED_MEDIA_TYPE',
+  422: 'PROCESSING_FAILED: the input is at fault; nothing charged',
+  429: 'RATE_LIMITED',
+  500: 'UPLOAD_FAILED or INTERNAL',
+  501: 'NOT_IMPLEMENTED: this endpoint is specified but not built yet',
+  503: 'SERVICE_UNAVAILABLE; nothing charged',
+  504: 'TIMEOUT',
+  507: 'STORAGE_FULL',
+};
+
+/** Problem responses for the given statuses (401 and 429 are on every authenticated endpoint). */
+export function problems(...statuses: number[]): Record<number, TSchema> {
+  const out: Record<number, TSchema> = {};
+  for (const status of [401, 429, ...statuses]) {
+    out[status] = Type.Ref(Problem, { description: PROBLEM_STATUS_TEXT[status] ?? 'Problem' }) as unknown as TSchema;
+  }
+  return out;
+}
+
+/** Documents a multipart alternative for the OpenAPI document; routes read and check the parts themselves. */
+export const multipartBodies = new Map<string, TSchema>();
+
+export function jsonBody(schema: TSchema) {
+  // A content-type map: Fastify validates JSON bodies against `schema` and leaves multipart to the route.
+  return { content: { 'application/json': { schema } } };
+}
+
+export const binary = (description: string) => Type.String({ format: 'binary', description });

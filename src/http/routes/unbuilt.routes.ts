@@ -1,0 +1,181 @@
+// Endpoints of the specification that are not built yet. They are declared (so the OpenAPI document
+// covers every path of the spec with its request and response schemas) and answer 501 NOT_IMPLEMENTED
+// after authentication and the usual 404 for an unknown batch. Each moves to its own file when built.
+import type { FastifyInstance } from 'fastify';
+import { Type, type TSchema } from '@sinclair/typebox';
+import type { Container } from '../../container.ts';
+import { AppError } from '../../errors.ts';
+import { IdParams, ItemParams, Job, JobWithCharged, JobWithRetried, Tier, BBox, EventName, Counts, JobStatus, QualityFlag, Nullable } from '../schemas/common.schemas.ts';
+import { binary, problems } from './route-kit.ts';
+
+const Open = (description: string) => Type.Object({}, { additionalProperties: true, description });
+
+const ReviewEntry = Type.Object(
+  {
+    id: Type.String(),
+    name: Type.String(),
+    kind: Type.Union([Type.Literal('review'), Type.Literal('failed')]),
+    reason: Type.String(),
+    code: Type.String(),
+    severity: Nullable(Type.Number()),
+    score: Nullable(Type.Number()),
+    bbox: Nullable(BBox),
+    flags: Type.Array(QualityFlag),
+    refunded: Type.Boolean(),
+    credits: Type.Integer(),
+    canReport: Type.Boolean(),
+    canRerun: Type.Boolean(),
+    attempts: Type.Integer(),
+    thumbUrl: Type.Optional(Type.String()),
+    outputUrl: Type.Optional(Type.String()),
+    cutoutUrl: Type.Optional(Type.String()),
+    inputThumbUrl: Type.Optional(Type.String()),
+  },
+  { additionalProperties: false },
+);
+
+const Delivery = Type.Object(
+  {
+    id: Type.String(),
+    event: EventName,
+    status: Type.Union([Type.Literal('pending'), Type.Literal('delivered'), Type.Literal('given_up')]),
+    attempts: Type.Integer(),
+    nextAttemptAt: Nullable(Type.Integer()),
+    deliveredAt: Nullable(Type.Integer()),
+    givenUpAt: Nullable(Type.Integer()),
+    lastStatus: Nullable(Type.Integer()),
+    lastError: Nullable(Type.String()),
+    createdAt: Type.Integer(),
+    payload: Type.Object({ id: Type.Integer(), event: EventName, at: Type.Integer(), jobId: Type.String(), data: Open('Event data') }),
+  },
+  { additionalProperties: false },
+);
+
+interface Unbuilt {
+  method: 'GET' | 'POST';
+  url: string;
+  summary: string;
+  params: TSchema;
+  body?: TSchema;
+  querystring?: TSchema;
+  response: Record<number, unknown>;
+}
+
+const UNBUILT: Unbuilt[] = [
+  {
+    method: 'GET',
+    url: '/v1/jobs/:id/download',
+    summary: 'ZIP of finished photos, streamed',
+    params: IdParams,
+    querystring: Type.Object(
+      {
+        format: Type.Optional(Type.Union([Type.Literal('png'), Type.Literal('jpeg'), Type.Literal('webp')])),
+        pattern: Type.Optional(Type.String({ maxLength: 80 })),
+        start: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000 })),
+        items: Type.Optional(Type.String({ maxLength: 8000 })),
+        optimize: Type.Optional(Type.Union([Type.Literal('marketplace'), Type.Literal('lossless'), Type.Literal('web'), Type.Literal('off')])),
+        include: Type.Optional(Type.String({ maxLength: 40 })),
+        presets: Type.Optional(Type.String({ maxLength: 200 })),
+        skus: Type.Optional(Type.String({ maxLength: 16000 })),
+      },
+      { additionalProperties: false },
+    ),
+    response: { 200: { description: 'ZIP', content: { 'application/zip': { schema: binary('ZIP archive') } } }, ...problems(400, 404, 409, 501) },
+  },
+  {
+    method: 'POST',
+    url: '/v1/jobs/:id/apply',
+    summary: 'Change the output of finished photos from stored cutouts (free, no model call)',
+    params: IdParams,
+    body: Open('ApplyRequest: photo selection and settings changes'),
+    response: { 200: Job, ...problems(400, 404, 409, 501) },
+  },
+  {
+    method: 'POST',
+    url: '/v1/jobs/:id/retry',
+    summary: 'Run photos through the model again (one credit each)',
+    params: IdParams,
+    body: Open('RetryRequest: itemIds, or the failed photos'),
+    response: { 202: JobWithRetried, ...problems(400, 402, 404, 409, 501) },
+  },
+  {
+    method: 'POST',
+    url: '/v1/jobs/:id/items/:itemId/retry',
+    summary: 'Run one photo again (1 credit; heavy tier 2)',
+    params: ItemParams,
+    body: Type.Object({ tier: Type.Optional(Tier) }),
+    response: { 202: JobWithCharged, ...problems(400, 402, 404, 409, 501) },
+  },
+  {
+    method: 'POST',
+    url: '/v1/jobs/:id/items/:itemId/preview',
+    summary: 'Render one photo with other settings; nothing saved',
+    params: ItemParams,
+    body: Open('PreviewRequest: settings to try'),
+    response: { 200: { description: 'The rendered image', content: { 'image/png': { schema: binary('PNG') }, 'image/jpeg': { schema: binary('JPEG') }, 'image/webp': { schema: binary('WebP') } } }, ...problems(400, 404, 409, 501) },
+  },
+  {
+    method: 'GET',
+    url: '/v1/jobs/:id/review',
+    summary: 'Photos flagged by the check (not charged) or failed',
+    params: IdParams,
+    response: {
+      200: Type.Object({ jobId: Type.String(), status: JobStatus, counts: Counts, total: Type.Integer(), review: Type.Integer(), failed: Type.Integer(), items: Type.Array(ReviewEntry), updatedAt: Type.Integer() }),
+      ...problems(404, 501),
+    },
+  },
+  {
+    method: 'POST',
+    url: '/v1/jobs/:id/items/:itemId/report',
+    summary: 'Report a broken result; refunded when the pixel check agrees',
+    params: ItemParams,
+    body: Open('ReportRequest: region and reason'),
+    response: {
+      200: Type.Object({
+        job: Job,
+        verdict: Type.Object({ accepted: Type.Boolean(), reason: Type.String(), region: BBox, confidence: Type.Number(), evidence: Type.String(), metrics: Type.Record(Type.String(), Type.Number()) }),
+      }),
+      ...problems(400, 404, 409, 501),
+    },
+  },
+  {
+    method: 'GET',
+    url: '/v1/jobs/:id/events',
+    summary: 'Server-Sent Events of a batch',
+    params: IdParams,
+    response: { 200: { description: 'text/event-stream', content: { 'text/event-stream': { schema: Type.String() } } }, ...problems(404, 501) },
+  },
+  {
+    method: 'GET',
+    url: '/v1/jobs/:id/webhooks',
+    summary: 'Webhook deliveries of a batch, with the sent bodies',
+    params: IdParams,
+    response: {
+      200: Type.Object({ jobId: Type.String(), webhookUrl: Nullable(Type.String()), events: Nullable(Type.Union([Type.Literal('all'), Type.Array(EventName)])), maxAttempts: Type.Integer(), deliveries: Type.Array(Delivery) }),
+      ...problems(404, 501),
+    },
+  },
+];
+
+export function registerUnbuiltRoutes(app: FastifyInstance, c: Container): void {
+  for (const route of UNBUILT) {
+    app.route({
+      method: route.method,
+      url: route.url,
+      schema: {
+        summary: `${route.summary} (not built yet: 501)`,
+        tags: ['not built yet'],
+        params: route.params,
+        ...(route.body ? { body: route.body } : {}),
+        ...(route.querystring ? { querystring: route.querystring } : {}),
+        response: route.response,
+      },
+      exposeHeadRoute: false,
+      handler: async (request) => {
+        const { id } = request.params as { id: string };
+        await c.batches.requireJob(request.auth.accountId, id);
+        throw new AppError('NOT_IMPLEMENTED', `${route.method} ${route.url.replace(/:(\w+)/g, '{$1}')} is specified but not built yet.`);
+      },
+    });
+  }
+}

@@ -1,0 +1,141 @@
+// The photo worker: claims pending photos from the database queue with a lease, runs the pipeline,
+// settles the result. `concurrency` photos are in flight so that one photo's decode and encode
+// overlap another's model run; the model itself runs one photo at a time.
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import { PhotoError } from '../errors.ts';
+import type { BlobStore } from '../adapters/blob-store.ts';
+import type { BatchService } from '../services/batch.service.ts';
+import { blobKeys } from '../services/batch.service.ts';
+import type { EventBus } from '../services/event-bus.ts';
+import type { Settings } from '../http/schemas/common.schemas.ts';
+import { runPhoto, type PipelineDeps } from '../pipeline/photo-pipeline.ts';
+import type { ItemRow } from '../db/schema.ts';
+
+export interface WorkerOptions {
+  concurrency: number;
+  leaseMs: number;
+  maxAttempts: number;
+  /** How often an idle worker looks for work queued by another process (the bus wakes it at once for its own). */
+  idlePollMs?: number;
+}
+
+/** Keeps a moving average of photo times for the estimates in batch answers. */
+export class ThroughputStats {
+  private avg: number;
+  constructor(initialMs = 2500) {
+    this.avg = initialMs;
+  }
+  record(ms: number): void {
+    this.avg = this.avg * 0.8 + ms * 0.2;
+  }
+  perImageMs(): number {
+    return this.avg;
+  }
+}
+
+export class PhotoWorker {
+  readonly id = `worker-${randomUUID()}`;
+  private running = false;
+  private readonly slots: Promise<void>[] = [];
+  private readonly waiters = new Set<() => void>();
+  private unsubscribe: (() => void) | null = null;
+  private maintenance: NodeJS.Timeout | null = null;
+
+  constructor(
+    private readonly deps: { batches: BatchService; blobs: BlobStore; pipeline: PipelineDeps; bus: EventBus; stats: ThroughputStats; log: Logger },
+    private readonly opts: WorkerOptions,
+  ) {}
+
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    this.unsubscribe = this.deps.bus.onWorkQueued(() => this.wakeAll());
+    for (let i = 0; i < this.opts.concurrency; i++) this.slots.push(this.loop());
+    this.maintenance = setInterval(() => void this.maintain(), Math.max(1000, Math.floor(this.opts.leaseMs / 2)));
+    this.maintenance.unref();
+    void this.maintain();
+  }
+
+  /** Stops claiming; photos in flight finish (or their lease runs out and another worker takes them). */
+  async stop(): Promise<void> {
+    this.running = false;
+    this.unsubscribe?.();
+    if (this.maintenance) clearInterval(this.maintenance);
+    this.wakeAll();
+    await Promise.all(this.slots);
+  }
+
+  private async maintain(): Promise<void> {
+    try {
+      await this.deps.batches.requeueExpired(this.opts.maxAttempts);
+      await this.deps.batches.deleteExpired();
+    } catch (err) {
+      this.deps.log.error({ err }, 'worker maintenance failed');
+    }
+  }
+
+  private wakeAll(): void {
+    for (const wake of [...this.waiters]) wake();
+  }
+
+  private async idle(): Promise<void> {
+    await new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.waiters.delete(done);
+        resolve();
+      };
+      const timer = setTimeout(done, this.opts.idlePollMs ?? 1000);
+      timer.unref();
+      this.waiters.add(done);
+    });
+  }
+
+  private async loop(): Promise<void> {
+    while (this.running) {
+      let item: ItemRow | undefined;
+      try {
+        item = await this.deps.batches.claimNext(this.id, this.opts.leaseMs);
+      } catch (err) {
+        this.deps.log.error({ err }, 'claiming a photo failed');
+      }
+      if (!item) {
+        await this.idle();
+        continue;
+      }
+      await this.process(item);
+    }
+  }
+
+  async process(item: ItemRow): Promise<void> {
+    const log = this.deps.log.child({ jobId: item.job_id, itemId: item.id });
+    const { batches, blobs } = this.deps;
+    const renew = setInterval(() => void batches.renewLease(item, this.id, this.opts.leaseMs).catch(() => undefined), Math.floor(this.opts.leaseMs / 3));
+    renew.unref();
+    try {
+      const job = await batches.getJobRowForWorker(item.job_id);
+      if (!job) return;
+      const input = await blobs.get(item.input_blob);
+      const settings = JSON.parse(item.settings) as Settings;
+      const background = settings.background.mode === 'image' ? await batches.loadBackground(job) : null;
+      const result = await runPhoto(this.deps.pipeline, input, settings, background, async (stage) => {
+        await batches.markStage(item, this.id, stage);
+      });
+      await blobs.put(blobKeys.cutout(item.job_id, item.id), result.cutout);
+      await blobs.put(blobKeys.output(item.job_id, item.id), result.output);
+      await blobs.put(blobKeys.thumb(item.job_id, item.id), result.thumb);
+      const settled = await batches.settleDone(item, this.id, { red: result.red, quality: result.quality, meta: result.meta, outputFormat: result.format });
+      if (settled) this.deps.stats.record(result.meta.timings?.total ?? 0);
+      else log.warn('lease lost before the photo settled; result dropped');
+    } catch (err) {
+      const photoError =
+        err instanceof PhotoError ? err : new PhotoError('PROCESSING_FAILED', 'The photo could not be processed; retrying may help.', false);
+      if (!(err instanceof PhotoError)) log.error({ err }, 'photo failed');
+      else log.info({ code: err.code }, 'photo failed');
+      await batches.settleFailed(item, this.id, photoError).catch((e: unknown) => log.error({ err: e }, 'recording a failure failed'));
+    } finally {
+      clearInterval(renew);
+    }
+  }
+}

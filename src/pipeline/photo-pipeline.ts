@@ -1,0 +1,122 @@
+// decode → inference → diagnose → compose → encode for one photo. Each stage is timed and announced
+// (onStage) so the batch answer shows where a photo is. Everything heavy runs off the event loop:
+// sharp on libuv's pool, the model in its worker thread.
+import { performance } from 'node:perf_hooks';
+import type { ImageCodec } from '../adapters/image-codec.adapter.ts';
+import { MODEL_INPUT_SIZE, type MaskModel } from '../adapters/mask-model.adapter.ts';
+import { PhotoError } from '../errors.ts';
+import type { BBox, ImageFormat, ItemMeta, Quality, Settings, Stage } from '../http/schemas/common.schemas.ts';
+import { diagnose } from './diagnose.ts';
+import { outputFormatFor, planLayout } from './compose.ts';
+
+export interface PipelineDeps {
+  codec: ImageCodec;
+  model: MaskModel;
+}
+
+export interface Rendered {
+  output: Buffer;
+  format: ImageFormat;
+  width: number;
+  height: number;
+  thumb: Buffer;
+}
+
+export interface PhotoResult extends Rendered {
+  cutout: Buffer;
+  quality: Quality;
+  red: boolean;
+  meta: ItemMeta;
+}
+
+/** Renders a stored cutout with Settings: used by the pipeline and, later, by apply/preview (no model call). */
+export async function renderCutout(
+  deps: Pick<PipelineDeps, 'codec'>,
+  cutout: Buffer,
+  size: { width: number; height: number },
+  bbox: BBox | null,
+  settings: Settings,
+  backgroundImage: Buffer | null,
+  timings?: { compose: number; encode: number },
+  onEncode?: () => Promise<void>,
+): Promise<Rendered> {
+  let t = performance.now();
+  const layout = planLayout(size, bbox, settings);
+  const background = layout.background.kind === 'image' ? (backgroundImage ? { kind: 'image' as const, data: backgroundImage } : { kind: 'transparent' as const }) : layout.background;
+  const raw = await deps.codec.render(cutout, { ...layout, background });
+  if (timings) timings.compose = performance.now() - t;
+  await onEncode?.();
+  t = performance.now();
+  const format = outputFormatFor(settings);
+  const opaque = background.kind !== 'transparent';
+  const output = await deps.codec.encodeRaw(raw, format, 'off', opaque);
+  const thumb = await deps.codec.thumbnail(output);
+  if (timings) timings.encode = performance.now() - t;
+  return { output, format, width: raw.width, height: raw.height, thumb };
+}
+
+export async function runPhoto(
+  deps: PipelineDeps,
+  input: Buffer,
+  settings: Settings,
+  backgroundImage: Buffer | null,
+  onStage: (stage: Stage) => Promise<void>,
+): Promise<PhotoResult> {
+  const started = performance.now();
+  const timings = { decode: 0, inference: 0, diagnose: 0, compose: 0, encode: 0, total: 0 };
+
+  let t = performance.now();
+  const decoded = await deps.codec.decode(input);
+  const modelInput = await deps.codec.toModelInput(decoded, MODEL_INPUT_SIZE);
+  timings.decode = performance.now() - t;
+
+  await onStage('inference');
+  t = performance.now();
+  let prediction;
+  try {
+    prediction = await deps.model.predict(modelInput);
+  } catch {
+    // The message never names the model or the infrastructure.
+    throw new PhotoError('PROCESSING_FAILED', 'The photo could not be processed; retrying may help.', false);
+  }
+  // The model's own run time; a photo may also have waited for the model while another photo ran.
+  timings.inference = prediction.runMs;
+  void t;
+
+  await onStage('diagnose');
+  t = performance.now();
+  const diagnosis = diagnose(prediction.histogram, prediction.bbox, MODEL_INPUT_SIZE, decoded);
+  const alpha = await deps.codec.maskToSize(prediction.mask, MODEL_INPUT_SIZE, decoded);
+  timings.diagnose = performance.now() - t;
+
+  await onStage('compose');
+  t = performance.now();
+  const cutout = await deps.codec.cutoutPng(decoded, alpha);
+  timings.compose = performance.now() - t;
+
+  const stageTimes = { compose: 0, encode: 0 };
+  const rendered = await renderCutout(deps, cutout, decoded, diagnosis.bbox, settings, backgroundImage, stageTimes, () => onStage('encode'));
+  timings.compose += stageTimes.compose;
+  timings.encode = stageTimes.encode;
+  timings.total = performance.now() - started;
+  for (const key of Object.keys(timings) as (keyof typeof timings)[]) timings[key] = Math.round(timings[key] * 10) / 10;
+
+  const warnings: string[] = [];
+  if (decoded.width !== decoded.source.width) warnings.push(`Cutout made at ${decoded.width}x${decoded.height}, the working-resolution cap, from ${decoded.source.width}x${decoded.source.height}.`);
+  return {
+    ...rendered,
+    cutout,
+    quality: diagnosis.quality,
+    red: diagnosis.red,
+    meta: {
+      timings,
+      output: { width: rendered.width, height: rendered.height, format: rendered.format, bytes: rendered.output.length },
+      source: { width: decoded.source.width, height: decoded.source.height, format: decoded.source.format },
+      cutout: { width: decoded.width, height: decoded.height },
+      bbox: diagnosis.bbox,
+      subjectFill: diagnosis.subjectFill,
+      warnings,
+      presetId: settings.presetId,
+    },
+  };
+}

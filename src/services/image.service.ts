@@ -1,0 +1,56 @@
+// POST /v1/images: a one-photo batch created, started and waited for in one request.
+import { AppError, PhotoError } from '../errors.ts';
+import type { ItemRow } from '../db/schema.ts';
+import type { JobDefaults } from '../http/schemas/common.schemas.ts';
+import type { BatchService, PhotoInspector } from './batch.service.ts';
+
+export type ImageOutcome =
+  | { state: 'done'; jobId: string; item: ItemRow }
+  | { state: 'processing'; jobId: string; item: ItemRow };
+
+export class ImageService {
+  constructor(private readonly deps: { batches: BatchService; inspector: PhotoInspector; clock: () => number }) {}
+
+  async process(accountId: string, input: { name: string; data: Buffer; settings?: JobDefaults; timeoutMs: number }): Promise<ImageOutcome> {
+    const { batches, clock } = this.deps;
+    const deadline = clock() + input.timeoutMs;
+    // Input at fault is refused before anything exists or is charged.
+    try {
+      await this.deps.inspector.probe(input.data);
+    } catch (err) {
+      if (err instanceof PhotoError) throw new AppError('PROCESSING_FAILED', err.message, { reason: err.code }, 422);
+      throw err;
+    }
+    const job = await batches.createJob(accountId, { defaults: input.settings }, null);
+    try {
+      const added = await batches.addPhotos(accountId, job.id, [{ name: input.name, data: input.data }]);
+      if (added.added === 0) {
+        const reason = added.rejected[0]?.reason ?? 'The file is not a readable JPEG, PNG or WebP image.';
+        throw new AppError('PROCESSING_FAILED', reason, { reason: 'INVALID_IMAGE' }, 422);
+      }
+      await batches.start(accountId, job.id, {});
+    } catch (err) {
+      // Nothing was charged: the draft goes away with whatever was refused.
+      await batches.deleteJob(accountId, job.id).catch(() => undefined);
+      throw err;
+    }
+    const itemId = (await batches.getJob(accountId, job.id)).items[0].id;
+
+    for (;;) {
+      const item = await batches.getItem(accountId, job.id, itemId);
+      if (item.status === 'done') return { state: 'done', jobId: job.id, item };
+      if (item.status === 'failed') {
+        const inputFault = item.error_input_fault === 1;
+        throw new AppError('PROCESSING_FAILED', item.error_message ?? 'The photo could not be processed.', { reason: item.error_code ?? 'PROCESSING_FAILED', jobId: job.id, itemId }, inputFault ? 422 : 503);
+      }
+      const remaining = deadline - clock();
+      if (remaining <= 0) {
+        if (item.status === 'pending' && (await batches.abandonUnstarted(job.id, itemId))) {
+          throw new AppError('TIMEOUT', 'The photo did not start before the timeout; its reservation was released.', { reason: 'NOT_STARTED', jobId: job.id, itemId });
+        }
+        return { state: 'processing', jobId: job.id, item: await batches.getItem(accountId, job.id, itemId) };
+      }
+      await batches.waitForChange(accountId, job.id, item.updated_at + 1, remaining);
+    }
+  }
+}

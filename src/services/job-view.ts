@@ -1,0 +1,106 @@
+// Rows → the API's Job, JobSummary and Item shapes. Pure: the same rows always give the same answer.
+import type { ItemRow, JobRow } from '../db/schema.ts';
+import type { Counts, Estimate, Item, Job, JobSummary, Quality, Settings, ItemMeta, Stage, JobStatus } from '../http/schemas/common.schemas.ts';
+
+export const TIER_CREDITS = { light: 1, heavy: 2 } as const;
+
+export function fileUrl(jobId: string, itemId: string, variant: string, rev?: number, extra = ''): string {
+  return `/v1/jobs/${jobId}/items/${itemId}/file?variant=${variant}${extra}${rev !== undefined ? `&rev=${rev}` : ''}`;
+}
+
+const EXT = { png: 'png', jpeg: 'jpg', webp: 'webp' } as const;
+
+export function outputName(name: string, format: string): string {
+  const ext = EXT[format as keyof typeof EXT] ?? format;
+  const slash = name.lastIndexOf('/');
+  const dot = name.lastIndexOf('.');
+  return `${dot > slash ? name.slice(0, dot) : name}.${ext}`;
+}
+
+export function itemView(row: ItemRow): Item {
+  const tier = row.tier as Item['tier'];
+  const finished = row.status === 'done';
+  const hasOutput = finished && row.output_format !== null;
+  const credits = row.status === 'failed' || row.refunded ? 0 : row.status === 'done' ? row.charged : TIER_CREDITS[tier];
+  const item: Item = {
+    id: row.id,
+    name: row.name,
+    status: row.status as Item['status'],
+    inputUrl: fileUrl(row.job_id, row.id, 'input'),
+    inputThumbUrl: fileUrl(row.job_id, row.id, 'input-thumb'),
+    review: row.review as Item['review'],
+    refunded: row.refunded === 1,
+    claims: [],
+    // Reports and re-runs open with their endpoints; until then nothing can be reported or re-run.
+    canReport: false,
+    canRerun: false,
+    tier,
+    credits,
+    settings: JSON.parse(row.settings) as Settings,
+    rev: row.rev,
+    updatedAt: row.updated_at,
+    attempts: row.attempts,
+  };
+  if (row.error_code) item.error = { code: row.error_code as NonNullable<Item['error']>['code'], message: row.error_message ?? '' };
+  if (hasOutput) {
+    item.outputName = outputName(row.name, row.output_format!);
+    item.outputUrl = fileUrl(row.job_id, row.id, 'output', row.rev);
+    item.pngUrl = fileUrl(row.job_id, row.id, 'output', row.rev, '&format=png');
+    item.thumbUrl = fileUrl(row.job_id, row.id, 'thumb', row.rev);
+    item.cutoutUrl = fileUrl(row.job_id, row.id, 'cutout', row.rev);
+  }
+  if (row.quality) item.quality = JSON.parse(row.quality) as Quality;
+  if (row.meta) item.meta = JSON.parse(row.meta) as ItemMeta;
+  else item.meta = { source: { width: row.source_width, height: row.source_height, format: row.source_format } };
+  if (row.status === 'processing' && row.stage) {
+    item.stage = row.stage as Stage;
+    if (row.stage_started_at !== null) item.stageStartedAt = row.stage_started_at;
+  }
+  if (row.started_at !== null) item.startedAt = row.started_at;
+  if (row.finished_at !== null) item.finishedAt = row.finished_at;
+  return item;
+}
+
+export function countItems(byStatus: Record<string, number>, refunded: number): Counts {
+  const n = (s: string) => byStatus[s] ?? 0;
+  const total = Object.values(byStatus).reduce((a, b) => a + b, 0);
+  return { total, held: n('held'), pending: n('pending'), processing: n('processing'), done: n('done'), failed: n('failed'), refunded };
+}
+
+export function estimate(counts: Counts, perImageMs: number, now: number): Estimate {
+  // The model runs one photo at a time per worker; a photo in flight is on average half done.
+  return {
+    perImageMs: Math.round(perImageMs),
+    remainingMs: Math.round((counts.pending + counts.processing * 0.5) * perImageMs),
+    heldMs: Math.round(counts.held * perImageMs),
+    now,
+  };
+}
+
+export function jobSummaryView(row: JobRow, counts: Counts, perImageMs: number, now: number): JobSummary {
+  const options = JSON.parse(row.options) as JobSummary['options'];
+  const summary: JobSummary = {
+    id: row.id,
+    status: row.status as JobStatus,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+    options,
+    counts,
+    downloadUrl: counts.done > 0 ? `/v1/jobs/${row.id}/download` : null,
+    continueUrl: row.status === 'paused' && counts.held > 0 ? `/v1/jobs/${row.id}/continue` : null,
+    estimate: estimate(counts, perImageMs, now),
+  };
+  if (row.finished_at !== null) summary.finishedAt = row.finished_at;
+  if (row.cancel_requested_at !== null) summary.cancelRequestedAt = row.cancel_requested_at;
+  return summary;
+}
+
+export function jobView(row: JobRow, items: ItemRow[], counts: Counts, perImageMs: number, now: number, delta: boolean): Job {
+  const job: Job = {
+    ...jobSummaryView(row, counts, perImageMs, now),
+    items: items.map(itemView),
+    rejected: JSON.parse(row.rejected),
+  };
+  if (delta) job.delta = true;
+  return job;
+}
