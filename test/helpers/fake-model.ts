@@ -1,0 +1,39 @@
+// A stand-in MaskModel for unit and HTTP tests: foreground = pixels clearly darker than a white
+// background. Deterministic, instant, and meaningful for the pipeline (a dark square on white gives
+// a square mask). The real model runs in the e2e tier.
+import type { MaskModel, MaskPrediction } from '../../src/adapters/mask-model.adapter.ts';
+
+export class ThresholdMaskModel implements MaskModel {
+  calls = 0;
+  failNext = false;
+
+  async ready(): Promise<void> {}
+
+  async predict(rgb: Buffer): Promise<MaskPrediction> {
+    this.calls++;
+    if (this.failNext) {
+      this.failNext = false;
+      throw new Error('boom');
+    }
+    const size = 1024;
+    const mask = Buffer.alloc(size * size);
+    const histogram = new Uint32Array(256);
+    let minX = size, minY = size, maxX = -1, maxY = -1;
+    for (let i = 0, p = 0; i < mask.length; i++, p += 3) {
+      const lum = (rgb[p] + rgb[p + 1] + rgb[p + 2]) / 3;
+      const v = lum < 200 ? 255 : 0;
+      mask[i] = v;
+      histogram[v]++;
+      if (v) {
+        const x = i % size, y = Math.floor(i / size);
+        if (x < minX) minX = x;
+        if (x > maxX) maxX = x;
+        if (y < minY) minY = y;
+        if (y > maxY) maxY = y;
+      }
+    }
+    return { mask, histogram, bbox: maxX < 0 ? null : { x: minX, y: minY, width: maxX - minX + 1, height: maxY - minY + 1 }, runMs: 1 };
+  }
+
+  async close(): Promise<void> {}
+}
