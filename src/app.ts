@@ -28,6 +28,8 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
     return503OnClosing: true,
   });
 
+  // Bodies are JSON or multipart only: anything else is 415, not a string handed to a JSON route.
+  app.removeContentTypeParser('text/plain');
   app.addSchema(Problem);
   await app.register(multipart, { throwFileSizeLimit: false });
   await app.register(swagger, {

@@ -189,16 +189,17 @@ export class BatchService {
     const rejected: Rejected[] = [];
     const rows: NewItem[] = [];
 
-    const accept = async (name: string, data: Buffer) => {
-      if (count >= MAX_PHOTOS_PER_BATCH) return rejected.push({ name, reason: `The batch already holds ${MAX_PHOTOS_PER_BATCH} photos, the most a batch takes.` });
+    /** `shown` names the photo in `rejected`: a ZIP entry is shown as archive/path. */
+    const accept = async (name: string, data: Buffer, shown = name) => {
+      if (count >= MAX_PHOTOS_PER_BATCH) return rejected.push({ name: shown, reason: `The batch already holds ${MAX_PHOTOS_PER_BATCH} photos, the most a batch takes.` });
       let info: { format: string; width: number; height: number };
       let thumb: Buffer;
       try {
         info = await inspector.probe(data);
         thumb = await inspector.thumbnail(data);
       } catch (err) {
-        if (err instanceof PhotoError) return rejected.push({ name, reason: err.message });
-        return rejected.push({ name, reason: 'The file is not a readable JPEG, PNG or WebP image.' });
+        if (err instanceof PhotoError) return rejected.push({ name: shown, reason: err.message });
+        return rejected.push({ name: shown, reason: 'The file is not a readable JPEG, PNG or WebP image.' });
       }
       const itemId = newId('img');
       const now = this.now();
@@ -256,7 +257,7 @@ export class BatchService {
         else {
           for await (const entry of source.entries()) {
             if ('reason' in entry) rejected.push({ name: `${source.name}/${entry.name}`, reason: entry.reason });
-            else await accept(entry.name, entry.data);
+            else await accept(entry.name, entry.data, `${source.name}/${entry.name}`);
           }
         }
       }
