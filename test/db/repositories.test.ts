@@ -1,0 +1,141 @@
+// The database tier: the queue's claim, leases, the ledger and idempotency, on SQLite and PostgreSQL alike.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import pino from 'pino';
+import { createDatabase } from '../../src/db/database.ts';
+import { Store } from '../../src/db/store.ts';
+import { CreditsService } from '../../src/services/credits.service.ts';
+import { AccountService } from '../../src/services/account.service.ts';
+import { BatchService } from '../../src/services/batch.service.ts';
+import { EventBus } from '../../src/services/event-bus.ts';
+import { FsBlobStore } from '../../src/adapters/blob-store.ts';
+import { ImageCodec } from '../../src/adapters/image-codec.adapter.ts';
+import { PhotoError } from '../../src/errors.ts';
+import { DIALECTS, createTestDatabase, type TestDatabase } from '../helpers/databases.ts';
+import { productPhoto } from '../helpers/images.ts';
+
+void pino;
+
+for (const { dialect, skip } of DIALECTS) {
+  describe.skipIf(skip)(`database tier on ${dialect}`, () => {
+    let tdb: TestDatabase;
+    let store: Store;
+    let batches: BatchService;
+    let accounts: AccountService;
+    let now = 1_700_000_000_000;
+    const clock = () => now;
+
+    beforeAll(async () => {
+      tdb = await createTestDatabase(dialect);
+      store = new Store(await createDatabase({ databaseUrl: tdb.databaseUrl, dataDir: tdb.dataDir }));
+      const credits = new CreditsService();
+      accounts = new AccountService({ store, credits, clock, limits: { photosPerBatch: 200, activeBatches: 2, requestsPerMinute: 60, photosPerHour: 2000, resultsKeptForHours: 2 } });
+      batches = new BatchService({
+        store,
+        blobs: new FsBlobStore(`${tdb.dataDir}/blobs`),
+        credits,
+        bus: new EventBus(),
+        inspector: new ImageCodec(100_000_000),
+        clock,
+        resultTtlMs: 7_200_000,
+        perImageMs: () => 1000,
+        modelState: () => 'ready',
+        allowPrivateNetworks: false,
+      });
+    });
+    afterAll(async () => {
+      await store?.close();
+      await tdb?.drop();
+    });
+
+    async function startedBatch(photos: number, plan = 10) {
+      const { accountId } = await accounts.createAccount({ email: `${Math.random()}@x.test`, plan, pack: 0 });
+      const job = await batches.createJob(accountId, {}, null);
+      const photo = await productPhoto(120, 100);
+      await batches.addPhotos(accountId, job.id, Array.from({ length: photos }, (_, i) => ({ name: `${i}.jpg`, data: photo })));
+      await batches.start(accountId, job.id, {});
+      return { accountId, jobId: job.id };
+    }
+
+    it('migrates idempotently (a second createDatabase finds nothing to do)', async () => {
+      const again = await createDatabase({ databaseUrl: tdb.databaseUrl, dataDir: tdb.dataDir });
+      await again.close();
+    });
+
+    it('claims each pending photo exactly once, even with concurrent claimers', async () => {
+      const { jobId } = await startedBatch(6);
+      const claims = await Promise.all(Array.from({ length: 10 }, (_, i) => batches.claimNext(`w${i}`, 60_000)));
+      const got = claims.filter(Boolean).map((c) => c!.id);
+      expect(got).toHaveLength(6);
+      expect(new Set(got).size).toBe(6);
+      const job = await store.repos.jobs.findById(jobId);
+      expect(job!.status).toBe('running');
+      expect(await batches.claimNext('late', 60_000)).toBeUndefined();
+    });
+
+    it('requeues a photo whose lease expired and charges it once; the late worker settles nothing', async () => {
+      const { accountId } = await startedBatch(1);
+      const first = (await batches.claimNext('dead-worker', 1000))!;
+      now += 5000; // the lease ran out: the worker died
+      expect(await batches.requeueExpired(3)).toBe(1);
+      const second = (await batches.claimNext('live-worker', 60_000))!;
+      expect(second.id).toBe(first.id);
+      expect(second.attempts).toBe(2);
+      // The dead worker comes back and tries to settle: refused.
+      expect(await batches.settleDone(first, 'dead-worker', { red: false, quality: {}, meta: {}, outputFormat: 'png' })).toBe(false);
+      expect(await batches.settleDone(second, 'live-worker', { red: false, quality: {}, meta: {}, outputFormat: 'png' })).toBe(true);
+      expect(await batches.settleDone(second, 'live-worker', { red: false, quality: {}, meta: {}, outputFormat: 'png' })).toBe(false);
+      const commits = (await store.repos.ledger.list(accountId, { limit: 50 })).filter((r) => r.kind === 'commit');
+      expect(commits).toHaveLength(1);
+      expect(await store.repos.ledger.sums(accountId)).toEqual({ plan: 9, pack: 0 });
+    });
+
+    it('fails a photo that used up its attempts, releasing its credit', async () => {
+      const { accountId } = await startedBatch(1);
+      for (let i = 0; i < 3; i++) {
+        await batches.claimNext(`w${i}`, 1000);
+        now += 5000;
+        await batches.requeueExpired(3);
+      }
+      const [item] = await store.repos.items.listForJob((await store.repos.jobs.list(accountId, { limit: 1 }))[0].id);
+      expect(item.status).toBe('failed');
+      expect(item.error_code).toBe('PROCESSING_FAILED');
+      expect((await store.repos.accounts.findById(accountId))!.plan_credits).toBe(10);
+    });
+
+    it('keeps balances equal to the ledger through reserve, commit, release and refund', async () => {
+      const { accountId, jobId } = await startedBatch(3, 3);
+      const a = (await batches.claimNext('w', 60_000))!;
+      const b = (await batches.claimNext('w', 60_000))!;
+      const c = (await batches.claimNext('w', 60_000))!;
+      await batches.settleDone(a, 'w', { red: false, quality: {}, meta: {}, outputFormat: 'png' });
+      await batches.settleDone(b, 'w', { red: true, quality: {}, meta: {}, outputFormat: 'png' });
+      await batches.settleFailed(c, 'w', new PhotoError('INVALID_IMAGE', 'bad', true));
+      const account = (await store.repos.accounts.findById(accountId))!;
+      expect(account.plan_credits).toBe(2);
+      expect(await store.repos.ledger.sums(accountId)).toEqual({ plan: account.plan_credits, pack: account.pack_credits });
+      const job = (await store.repos.jobs.findById(jobId))!;
+      expect(job.status).toBe('done');
+      expect(job.expires_at).toBe(job.finished_at! + 7_200_000);
+      const events = await store.repos.events.listForJob(jobId);
+      expect(events.map((e) => e.event)).toEqual(['job.started', 'item.done', 'item.needs_review', 'item.failed', 'job.done']);
+      expect(events.map((e) => e.id)).toEqual([1, 2, 3, 4, 5]);
+    });
+
+    it('deletes batches two hours after they finish', async () => {
+      const { accountId, jobId } = await startedBatch(1);
+      const item = (await batches.claimNext('w', 60_000))!;
+      await batches.settleDone(item, 'w', { red: false, quality: {}, meta: {}, outputFormat: 'png' });
+      expect(await batches.deleteExpired()).toBe(0);
+      now += 7_200_001;
+      expect(await batches.deleteExpired()).toBeGreaterThanOrEqual(1);
+      await expect(batches.getJob(accountId, jobId)).rejects.toMatchObject({ code: 'NOT_FOUND' });
+    });
+
+    it('remembers an idempotency key once per account and scope', async () => {
+      const row = { account_id: 'acc', scope: 's', key: 'k1234567', fingerprint: 'f', state: 'in_progress', status_code: null, response: null, created_at: now };
+      expect(await store.repos.idempotency.begin(row)).toBeUndefined();
+      expect((await store.repos.idempotency.begin(row))!.state).toBe('in_progress');
+      expect(await store.repos.idempotency.begin({ ...row, scope: 'other' })).toBeUndefined();
+    });
+  });
+}

@@ -1,0 +1,106 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import sharp from 'sharp';
+import { readFileSync } from 'node:fs';
+import { createTestApp, multipart, type TestApp } from '../helpers/test-app.ts';
+import { productPhoto, truncatedJpeg } from '../helpers/images.ts';
+
+let t: TestApp;
+beforeAll(async () => {
+  t = await createTestApp();
+});
+afterAll(async () => t.close());
+
+describe('POST /v1/images', () => {
+  it('multipart: answers the image with the X-Matte headers and charges one credit', async () => {
+    const { auth, accountId } = await t.account(3);
+    const form = multipart([{ name: 'file', filename: 'mug.jpg', data: await productPhoto() }, { name: 'format', data: 'webp' }, { name: 'timeout', data: '30' }]);
+    const res = await t.app.inject({ method: 'POST', url: '/v1/images', headers: { ...auth, ...form.headers }, payload: form.payload });
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['content-type']).toBe('image/webp');
+    expect(res.headers['x-matte-job-id']).toMatch(/^job_/);
+    expect(res.headers['x-matte-item-id']).toMatch(/^img_/);
+    expect(res.headers['x-matte-review']).toBe('none');
+    expect(res.headers['x-matte-charged']).toBe('1');
+    expect(Number(res.headers['x-matte-score'])).toBeGreaterThan(0);
+    expect((await sharp(res.rawPayload).metadata()).hasAlpha).toBe(true);
+    expect((await t.c.store.repos.accounts.findById(accountId))!.plan_credits).toBe(2);
+    // The batch stays readable.
+    expect((await t.app.inject({ method: 'GET', url: `/v1/jobs/${res.headers['x-matte-job-id']}`, headers: auth })).json().status).toBe('done');
+  });
+
+  it('JSON with base64 and response=json gives ImageResult; the same Idempotency-Key replays without a second charge', async () => {
+    const { auth, accountId } = await t.account(3);
+    const payload = { imageBase64: (await productPhoto()).toString('base64'), response: 'json', name: 'cup.jpg', settings: { background: { mode: 'white' } } };
+    const headers = { ...auth, 'idempotency-key': 'image-key-0001' };
+    const first = await t.app.inject({ method: 'POST', url: '/v1/images', headers, payload });
+    expect(first.statusCode).toBe(200);
+    const result = first.json();
+    expect(result).toMatchObject({ status: 'done', charged: 1, review: 'none', refunded: false, statusUrl: `/v1/jobs/${result.jobId}` });
+    expect(result.item.name).toBe('cup.jpg');
+    expect(result.item.settings.background.mode).toBe('white');
+    const file = await t.app.inject({ method: 'GET', url: result.fileUrl, headers: auth });
+    expect(file.statusCode).toBe(200);
+    const second = await t.app.inject({ method: 'POST', url: '/v1/images', headers, payload });
+    expect(second.json().jobId).toBe(result.jobId);
+    expect((await t.c.store.repos.accounts.findById(accountId))!.plan_credits).toBe(2);
+    const reused = await t.app.inject({ method: 'POST', url: '/v1/images', headers, payload: { ...payload, name: 'other.jpg' } });
+    expect(reused.json()).toMatchObject({ code: 'CONFLICT', reason: 'IDEMPOTENCY_KEY_REUSED' });
+  });
+
+  it('input at fault is 422 PROCESSING_FAILED with a reason, and nothing is charged or left behind', async () => {
+    const { auth, accountId } = await t.account(3);
+    const cases: [object, string][] = [
+      [{ imageBase64: Buffer.from('hello').toString('base64') }, 'INVALID_IMAGE'],
+      [{ imageBase64: (await truncatedJpeg()).toString('base64') }, 'INVALID_IMAGE'],
+      [{ imageBase64: (await sharp({ create: { width: 100, height: 100, channels: 3, background: '#fff' } }).png().toBuffer()).toString('base64') }, 'NO_SUBJECT'],
+      [{ imageUrl: 'http://127.0.0.1:9/x.jpg' }, 'URL_REFUSED'],
+    ];
+    for (const [payload, reason] of cases) {
+      const res = await t.app.inject({ method: 'POST', url: '/v1/images', headers: auth, payload });
+      expect(res.statusCode, reason).toBe(422);
+      expect(res.json()).toMatchObject({ code: 'PROCESSING_FAILED', reason });
+    }
+    expect((await t.c.store.repos.accounts.findById(accountId))!.plan_credits).toBe(3);
+    expect(await t.c.store.repos.ledger.sums(accountId)).toEqual({ plan: 3, pack: 0 });
+    const both = await t.app.inject({ method: 'POST', url: '/v1/images', headers: auth, payload: { imageUrl: 'https://x/y.jpg', imageBase64: 'AAAA' } });
+    expect(both.json().code).toBe('VALIDATION');
+    const noCredits = await t.account(0);
+    const broke = await t.app.inject({ method: 'POST', url: '/v1/images', headers: noCredits.auth, payload: { imageBase64: (await productPhoto()).toString('base64') } });
+    expect(broke.json()).toMatchObject({ code: 'NO_CREDITS', needed: 1, balance: 0 });
+    expect((await t.app.inject({ method: 'GET', url: '/v1/jobs', headers: noCredits.auth })).json().jobs).toEqual([]);
+  });
+});
+
+describe('GET /v1/openapi.json', () => {
+  it('is public, OpenAPI 3.1, version 1.0.0, and covers every path of the spec with schemas', async () => {
+    const res = await t.app.inject({ method: 'GET', url: '/v1/openapi.json' });
+    expect(res.statusCode).toBe(200);
+    const doc = res.json();
+    expect(doc.openapi).toBe('3.1.0');
+    expect(doc.info.version).toBe('1.0.0');
+    // Every endpoint the spec names, read from the spec itself.
+    const spec = readFileSync(new URL('../../../shared/spec/api-spec.md', import.meta.url), 'utf8');
+    const specPaths = new Set([...spec.matchAll(/\*\*(GET|POST|DELETE) (\/v1\/[^*\s]+)\*\*/g)].map((m) => `${m[1].toLowerCase()} ${m[2]}`));
+    expect(specPaths.size).toBeGreaterThan(20);
+    for (const entry of specPaths) {
+      const [method, path] = entry.split(' ');
+      if (path === '/v1/openapi.json') continue;
+      const op = doc.paths[path]?.[method];
+      expect(op, entry).toBeDefined();
+      expect(Object.keys(op.responses).length, entry).toBeGreaterThan(1);
+    }
+    const create = doc.paths['/v1/jobs'].post;
+    expect(Object.keys(create.requestBody.content)).toEqual(['application/json', 'multipart/form-data']);
+    expect(create.requestBody.content['application/json'].schema.properties.defaults.properties.sharpen).toMatchObject({ minimum: 0, maximum: 100 });
+    expect(doc.paths['/v1/images'].post.requestBody.content['application/json'].schema.properties).toHaveProperty('imageBase64');
+  });
+
+  it('documents exactly what the routes validate: a field the document lacks is refused', async () => {
+    const doc = (await t.app.inject({ method: 'GET', url: '/v1/openapi.json' })).json();
+    const { auth } = await t.account();
+    const props = Object.keys(doc.paths['/v1/jobs'].post.requestBody.content['application/json'].schema.properties);
+    expect(props.sort()).toEqual(['defaults', 'name', 'webhookEvents', 'webhookUrl']);
+    expect((await t.app.inject({ method: 'POST', url: '/v1/jobs', headers: auth, payload: { name: 'ok' } })).statusCode).toBe(201);
+    expect((await t.app.inject({ method: 'POST', url: '/v1/jobs', headers: auth, payload: { title: 'no' } })).statusCode).toBe(400);
+  });
+});
