@@ -1,0 +1,133 @@
+import { describe, expect, it } from 'vitest';
+import sharp from 'sharp';
+import http from 'node:http';
+import { planLayout, outputFormatFor } from '../../src/pipeline/compose.ts';
+import { diagnose } from '../../src/pipeline/diagnose.ts';
+import { ImageCodec } from '../../src/adapters/image-codec.adapter.ts';
+import { checkEntryName } from '../../src/adapters/zip-archive.adapter.ts';
+import { fetchPublic, isPrivateAddress } from '../../src/adapters/outbound-http.adapter.ts';
+import { resolveSettings } from '../../src/services/settings.ts';
+import { cmykJpeg, exifRotated, hugePngHeader, png16, productPhoto, transparentPng, truncatedJpeg } from '../helpers/images.ts';
+
+const base = resolveSettings(undefined, { hasBackgroundImage: false, path: '/defaults' });
+
+describe('compose: layout', () => {
+  it('original: the cutout as it is', () => {
+    const l = planLayout({ width: 400, height: 300 }, { x: 100, y: 75, width: 200, height: 150 }, base);
+    expect(l.canvas).toEqual({ width: 400, height: 300 });
+    expect(l.place).toEqual({ left: 0, top: 0, width: 400, height: 300 });
+    expect(l.background).toEqual({ kind: 'transparent' });
+  });
+  it('fill reframes around the subject; align moves it; rotate swaps the canvas', () => {
+    const s = { ...base, presetId: 'custom', customSize: { width: 1000, height: 1000 }, fill: 0.5 };
+    const l = planLayout({ width: 400, height: 300 }, { x: 100, y: 75, width: 200, height: 150 }, s);
+    expect(l.crop).toEqual({ left: 100, top: 75, width: 200, height: 150 });
+    expect(l.place).toEqual({ left: 250, top: 313, width: 500, height: 375 });
+    const tl = planLayout({ width: 400, height: 300 }, { x: 100, y: 75, width: 200, height: 150 }, { ...s, align: 'top-left' });
+    expect([tl.place.left, tl.place.top]).toEqual([250, 250]);
+    const r = planLayout({ width: 400, height: 300 }, null, { ...base, rotate: 90 });
+    expect(r.canvas).toEqual({ width: 300, height: 400 });
+  });
+  it('presets set canvas, fill, white background and JPEG', () => {
+    const s = resolveSettings({ presetId: 'amazon-main' }, { hasBackgroundImage: false, path: '/defaults' });
+    expect(s.background.mode).toBe('white');
+    const l = planLayout({ width: 400, height: 300 }, { x: 100, y: 75, width: 200, height: 150 }, s);
+    expect(l.canvas).toEqual({ width: 1600, height: 1600 });
+    expect(l.place.width).toBe(1360); // 85% fill
+    expect(outputFormatFor(s)).toBe('jpeg');
+    expect(outputFormatFor(base)).toBe('png');
+  });
+  it('refuses solid without a colour and image without an image', () => {
+    expect(() => resolveSettings({ background: { mode: 'solid' } }, { hasBackgroundImage: false, path: '/d' })).toThrow(/color/);
+    expect(() => resolveSettings({ background: { mode: 'image' } }, { hasBackgroundImage: false, path: '/d' })).toThrow(/image/);
+  });
+});
+
+describe('diagnose', () => {
+  const hist = (fg: number, soft = 0) => {
+    const h = new Uint32Array(256);
+    h[255] = fg;
+    h[128] = soft;
+    h[0] = 1024 * 1024 - fg - soft;
+    return h;
+  };
+  it('scores a clean mask 100 and maps the bbox to cutout pixels', () => {
+    const d = diagnose(hist(300_000), { x: 256, y: 256, width: 512, height: 512 }, 1024, { width: 2048, height: 1024 });
+    expect(d.quality.score).toBe(100);
+    expect(d.bbox).toEqual({ x: 512, y: 256, width: 1024, height: 512 });
+    expect(d.red).toBe(false);
+  });
+  it('refuses an empty mask as NO_SUBJECT and flags a kept background', () => {
+    expect(() => diagnose(hist(10), null, 1024, { width: 10, height: 10 })).toThrow(/No subject/);
+    const d = diagnose(hist(1024 * 1024), { x: 0, y: 0, width: 1024, height: 1024 }, 1024, { width: 10, height: 10 });
+    expect(d.quality.flags[0].code).toBe('background-kept');
+    expect(d.red).toBe(true);
+  });
+  it('flags many soft pixels as low confidence', () => {
+    const d = diagnose(hist(100_000, 100_000), { x: 100, y: 100, width: 500, height: 500 }, 1024, { width: 10, height: 10 });
+    expect(d.quality.flags.map((f) => f.code)).toContain('low-confidence');
+    expect(d.quality.score).toBeLessThan(100);
+  });
+});
+
+describe('image codec', () => {
+  const codec = new ImageCodec(100_000_000);
+  it('decodes EXIF-rotated, CMYK, 16-bit and transparent inputs to 8-bit RGB, keeping the alpha apart', async () => {
+    const rotated = await codec.decode(await exifRotated());
+    expect([rotated.width, rotated.height]).toEqual([300, 400]);
+    for (const input of [await cmykJpeg(), await png16()]) {
+      const d = await codec.decode(input);
+      expect(d.rgb.length).toBe(d.width * d.height * 3);
+      // CMYK has no alpha; the 16-bit fixture has an opaque one, kept as all 255.
+      expect(d.alpha === null || d.alpha.every((v) => v === 255)).toBe(true);
+    }
+    expect((await codec.decode(await cmykJpeg())).alpha).toBeNull();
+    const t = await codec.decode(await transparentPng());
+    expect(t.alpha!.length).toBe(t.width * t.height);
+    expect(t.rgb[0]).toBe(255); // transparent corner flattened onto white
+  });
+  it('masks come out with one channel, and the source alpha is kept', async () => {
+    const t = await codec.decode(await transparentPng());
+    const full = Buffer.alloc(1024 * 1024, 255);
+    const alpha = await codec.maskToSize(full, 1024, t);
+    expect(alpha.length).toBe(t.width * t.height); // one channel, not three
+    expect(alpha[0]).toBe(0); // transparent in the source stays transparent
+    expect(alpha[100 * t.width + 100]).toBe(255);
+    const cutout = await codec.cutoutPng(t, alpha);
+    expect((await sharp(cutout).metadata()).channels).toBe(4);
+  });
+  it('refuses truncated files, huge declared sizes and non-images', async () => {
+    await expect(codec.decode(await truncatedJpeg())).rejects.toMatchObject({ code: 'INVALID_IMAGE' });
+    await expect(codec.probe(hugePngHeader())).rejects.toMatchObject({ code: 'TOO_LARGE' });
+    await expect(codec.probe(Buffer.from('GIF89a'))).rejects.toMatchObject({ code: 'INVALID_IMAGE' });
+    expect(await codec.probe(await productPhoto(64, 48, 'webp'))).toEqual({ format: 'webp', width: 64, height: 48 });
+  });
+});
+
+describe('ZIP entry names', () => {
+  it.each([
+    ['a/b/c.jpg', 'a/b/c.jpg'],
+    ['./x.jpg', 'x.jpg'],
+    ['dir\\win.jpg', 'dir/win.jpg'],
+  ])('accepts %s', (raw, name) => expect(checkEntryName(raw)).toEqual({ name }));
+  it.each(['../x.jpg', 'a/../../x.jpg', '/abs.jpg', 'C:/x.jpg', 'a\u0000b.jpg', ''])('refuses %j', (raw) => expect(checkEntryName(raw)).toHaveProperty('reason'));
+});
+
+describe('outbound fetches', () => {
+  it.each(['127.0.0.1', '10.1.2.3', '192.168.0.1', '172.16.5.5', '169.254.169.254', '::1', 'fe80::1', '::ffff:127.0.0.1', '0.0.0.0'])('%s is private', (a) => expect(isPrivateAddress(a)).toBe(true));
+  it.each(['8.8.8.8', '1.1.1.1', '2606:4700::1111'])('%s is public', (a) => expect(isPrivateAddress(a)).toBe(false));
+
+  it('refuses loopback unless allowed, and caps the bytes read', async () => {
+    const server = http.createServer((_req, res) => res.end(Buffer.alloc(5000)));
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const url = `http://localhost:${(server.address() as { port: number }).port}/x.jpg`;
+    try {
+      await expect(fetchPublic(url, { allowPrivate: false, maxBytes: 10_000, timeoutMs: 2000 })).rejects.toMatchObject({ kind: 'refused' });
+      expect((await fetchPublic(url, { allowPrivate: true, maxBytes: 10_000, timeoutMs: 2000 })).data.length).toBe(5000);
+      await expect(fetchPublic(url, { allowPrivate: true, maxBytes: 100, timeoutMs: 2000 })).rejects.toMatchObject({ kind: 'too-large' });
+      await expect(fetchPublic('file:///etc/passwd', { allowPrivate: true, maxBytes: 100, timeoutMs: 2000 })).rejects.toMatchObject({ kind: 'refused' });
+    } finally {
+      server.close();
+    }
+  });
+});
