@@ -274,3 +274,44 @@ describe('credits and start rules', () => {
     expect((await t.c.store.repos.accounts.findById(accountId))!.plan_credits).toBe(5);
   });
 });
+
+describe('long-poll', () => {
+  it('holds the answer while nothing changed after `since`, and answers as soon as something does', async () => {
+    const { auth } = await t.account();
+    const res = await t.app.inject({ method: 'POST', url: '/v1/jobs', headers: auth });
+    const job = res.json();
+    await upload(auth, job.id, [{ filename: 'a.jpg', data: await productPhoto() }]);
+    // Hold the model so the batch stays running with nothing changing.
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const original = t.model.predict.bind(t.model);
+    t.model.predict = async (rgb) => {
+      await gate;
+      return original(rgb);
+    };
+    try {
+      await t.app.inject({ method: 'POST', url: `/v1/jobs/${job.id}/start`, headers: auth });
+      let state = (await t.app.inject({ method: 'GET', url: `/v1/jobs/${job.id}`, headers: auth })).json();
+      for (let i = 0; i < 50 && state.items[0].stage !== 'inference'; i++) {
+        await new Promise((r) => setTimeout(r, 20));
+        state = (await t.app.inject({ method: 'GET', url: `/v1/jobs/${job.id}`, headers: auth })).json();
+      }
+      expect(state.items[0].stage).toBe('inference');
+      const began = Date.now();
+      const held = await t.app.inject({ method: 'GET', url: `/v1/jobs/${job.id}?since=${state.updatedAt}&wait=1`, headers: auth });
+      expect(Date.now() - began).toBeGreaterThanOrEqual(900);
+      // `since` is inclusive for the delta (photos changed at or after it); nothing newer happened.
+      expect(held.json().items.every((i: { status: string }) => i.status === 'processing')).toBe(true);
+      const waiting = t.app.inject({ method: 'GET', url: `/v1/jobs/${job.id}?since=${state.updatedAt}&wait=30`, headers: auth });
+      setTimeout(release, 100);
+      const woke = (await waiting).json();
+      expect(woke.delta).toBe(true);
+      expect(woke.items.length).toBe(1);
+      expect(['processing', 'done']).toContain(woke.items[0].status);
+      expect(woke.updatedAt).toBeGreaterThan(state.updatedAt);
+    } finally {
+      t.model.predict = original;
+      release();
+    }
+  });
+});

@@ -84,7 +84,8 @@ export function registerJobRoutes(app: FastifyInstance, c: Container): void {
         const arrived = c.clock();
         const abort = new AbortController();
         request.raw.once('close', () => abort.abort());
-        await batches.waitForChange(accountId, id, q.since ?? arrived + 1, q.wait * 1000, abort.signal);
+        // Something must change strictly after `since` (or after arrival): a client passing back updatedAt waits for news.
+        await batches.waitForChange(accountId, id, (q.since ?? arrived) + 1, q.wait * 1000, abort.signal);
       }
       if (q.fields === 'summary') return batches.getSummary(accountId, id);
       return batches.getJob(accountId, id, { since: q.since });

@@ -1,0 +1,39 @@
+// Reads ../shared/eval-data (photos with ground-truth masks) in place; never copied into the repo.
+import fs from 'node:fs';
+import path from 'node:path';
+import sharp from 'sharp';
+
+export const EVAL_DIR = path.resolve(import.meta.dirname, '../../../shared/eval-data');
+
+export interface EvalEntry {
+  id: string;
+  image: string;
+  mask: string;
+  kind: string;
+  mask_type: 'alpha' | 'binary';
+  width: number;
+  height: number;
+}
+
+export function evalEntries(): EvalEntry[] {
+  return JSON.parse(fs.readFileSync(path.join(EVAL_DIR, 'manifest.json'), 'utf8')) as EvalEntry[];
+}
+
+export function evalFile(rel: string): Buffer {
+  return fs.readFileSync(path.join(EVAL_DIR, rel));
+}
+
+/** IoU of alpha >= 128 against ground truth >= 128, at the ground truth's size. */
+export async function iou(cutoutPng: Buffer, entry: EvalEntry): Promise<number> {
+  const gt = await sharp(evalFile(entry.mask)).extractChannel(0).raw().toBuffer();
+  const alpha = await sharp(cutoutPng).ensureAlpha().extractChannel(3).resize(entry.width, entry.height, { fit: 'fill' }).raw().toBuffer();
+  let inter = 0;
+  let union = 0;
+  for (let i = 0; i < gt.length; i++) {
+    const a = alpha[i] >= 128;
+    const b = gt[i] >= 128;
+    if (a && b) inter++;
+    if (a || b) union++;
+  }
+  return union ? inter / union : 1;
+}

@@ -1,0 +1,62 @@
+// Starts the real server (npm start's entry) on a free port with its own DATA_DIR, as users run it.
+import { spawn, execFile, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import net from 'node:net';
+import { promisify } from 'node:util';
+
+const ROOT = path.resolve(import.meta.dirname, '../..');
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = net.createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as net.AddressInfo).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+export interface RunningServer {
+  base: string;
+  dataDir: string;
+  env: NodeJS.ProcessEnv;
+  proc: ChildProcess;
+  cli(...args: string[]): Promise<string>;
+  stop(): Promise<void>;
+}
+
+export async function startServer(extraEnv: Record<string, string> = {}): Promise<RunningServer> {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'matte-e2e-'));
+  const port = await freePort();
+  const env = { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'warn', MATTE_ALLOW_PRIVATE_NETWORKS: '1', ...extraEnv };
+  const proc = spawn(process.execPath, ['--import', 'tsx', 'src/main/api.ts'], { cwd: ROOT, env, stdio: ['ignore', 'inherit', 'inherit'] });
+  const base = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (proc.exitCode !== null) throw new Error(`server exited with ${proc.exitCode}`);
+    try {
+      if ((await fetch(`${base}/v1/openapi.json`)).ok) break;
+    } catch {
+      /* not up yet */
+    }
+    if (Date.now() > deadline) throw new Error('server did not start');
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  return {
+    base,
+    dataDir,
+    env,
+    proc,
+    async cli(...args: string[]) {
+      const { stdout } = await promisify(execFile)(path.join(ROOT, 'bin/matte'), args, { env });
+      return stdout;
+    },
+    async stop() {
+      proc.kill('SIGTERM');
+      await new Promise((r) => proc.once('exit', r));
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
