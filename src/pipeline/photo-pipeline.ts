@@ -39,20 +39,42 @@ export async function renderCutout(
   backgroundImage: Buffer | null,
   timings?: { compose: number; encode: number },
   onEncode?: () => Promise<void>,
+  /** The cutout's thumbnail when the caller has it already (it is the output's when nothing changes). */
+  cutoutThumb?: Buffer,
 ): Promise<Rendered> {
   let t = performance.now();
   const layout = planLayout(size, bbox, settings);
+  const format = outputFormatFor(settings);
+  if (format === 'png' && isIdentity(layout, size)) {
+    // Default settings draw the cutout as it is: the stored cutout already is the output, so
+    // re-rendering and re-encoding it (two full-size PNG encodes) would only cost time.
+    if (timings) timings.compose = performance.now() - t;
+    await onEncode?.();
+    t = performance.now();
+    const thumb = cutoutThumb ?? (await deps.codec.thumbnail(cutout));
+    if (timings) timings.encode = performance.now() - t;
+    return { output: cutout, format, width: size.width, height: size.height, thumb };
+  }
   const background = layout.background.kind === 'image' ? (backgroundImage ? { kind: 'image' as const, data: backgroundImage } : { kind: 'transparent' as const }) : layout.background;
   const raw = await deps.codec.render(cutout, { ...layout, background });
   if (timings) timings.compose = performance.now() - t;
   await onEncode?.();
   t = performance.now();
-  const format = outputFormatFor(settings);
   const opaque = background.kind !== 'transparent';
   const output = await deps.codec.encodeRaw(raw, format, 'off', opaque);
   const thumb = await deps.codec.thumbnail(output);
   if (timings) timings.encode = performance.now() - t;
   return { output, format, width: raw.width, height: raw.height, thumb };
+}
+
+function isIdentity(l: ReturnType<typeof planLayout>, size: { width: number; height: number }): boolean {
+  const c = l.corrections;
+  return (
+    l.background.kind === 'transparent' && !l.flip && l.rotate === 0 && l.scale === 1 && !c.sharpen && !c.brightness && !c.contrast && !c.saturation &&
+    l.canvas.width === size.width && l.canvas.height === size.height &&
+    l.place.left === 0 && l.place.top === 0 && l.place.width === size.width && l.place.height === size.height &&
+    l.crop.width === size.width && l.crop.height === size.height
+  );
 }
 
 export async function runPhoto(
@@ -91,11 +113,11 @@ export async function runPhoto(
 
   await onStage('compose');
   t = performance.now();
-  const cutout = await deps.codec.cutoutPng(decoded, alpha);
+  const { png: cutout, thumb: cutoutThumb } = await deps.codec.cutoutWithThumb(decoded, alpha);
   timings.compose = performance.now() - t;
 
   const stageTimes = { compose: 0, encode: 0 };
-  const rendered = await renderCutout(deps, cutout, decoded, diagnosis.bbox, settings, backgroundImage, stageTimes, () => onStage('encode'));
+  const rendered = await renderCutout(deps, cutout, decoded, diagnosis.bbox, settings, backgroundImage, stageTimes, () => onStage('encode'), cutoutThumb);
   timings.compose += stageTimes.compose;
   timings.encode = stageTimes.encode;
   timings.total = performance.now() - started;

@@ -55,3 +55,9 @@ export function isKnownPresetId(id: string): boolean {
 export function findPreset(id: string): Preset | undefined {
   return byId.get(id);
 }
+
+/** The upload byte limit of the preset a photo's settings (JSON) name, if it has one. */
+export function presetLimit(settingsJson: string): number | undefined {
+  const { presetId } = JSON.parse(settingsJson) as { presetId: string };
+  return findPreset(presetId)?.maxBytes;
+}

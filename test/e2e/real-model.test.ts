@@ -40,7 +40,7 @@ describe('a batch of real product photos through the real model', () => {
   it('keeps each product (IoU >= 0.9 against ground truth) and makes the background transparent', async () => {
     const job = await (await api('/v1/jobs', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name: 'e2e' }) })).json();
     const form = new FormData();
-    for (const id of PRODUCTS) form.append('files', new Blob([evalFile(entries.get(id)!.image)]), `${id}.jpg`);
+    for (const id of PRODUCTS) form.append('files', new Blob([new Uint8Array(evalFile(entries.get(id)!.image))]), `${id}.jpg`);
     const added = await (await api(`/v1/jobs/${job.id}/items`, { method: 'POST', body: form })).json();
     expect(added.added).toBe(PRODUCTS.length);
     const started = await api(`/v1/jobs/${job.id}/start`, { method: 'POST', headers: { 'idempotency-key': 'e2e-start-1' } });
@@ -81,7 +81,7 @@ describe('a batch of real product photos through the real model', () => {
 
   it('POST /v1/images answers the cut-out image with its headers, on real HTTP', async () => {
     const form = new FormData();
-    form.append('file', new Blob([evalFile(entries.get('grabcut-banana1')!.image)]), 'banana.jpg');
+    form.append('file', new Blob([new Uint8Array(evalFile(entries.get('grabcut-banana1')!.image))]), 'banana.jpg');
     form.append('format', 'png');
     const res = await api('/v1/images', { method: 'POST', body: form });
     expect(res.status).toBe(200);
@@ -94,7 +94,7 @@ describe('a batch of real product photos through the real model', () => {
   it('answers reads while a photo is at the model', async () => {
     const job = await (await api('/v1/jobs', { method: 'POST' })).json();
     const form = new FormData();
-    form.append('files', new Blob([evalFile(entries.get('grabcut-teddy')!.image)]), 'teddy.jpg');
+    form.append('files', new Blob([new Uint8Array(evalFile(entries.get('grabcut-teddy')!.image))]), 'teddy.jpg');
     await api(`/v1/jobs/${job.id}/items`, { method: 'POST', body: form });
     await api(`/v1/jobs/${job.id}/start`, { method: 'POST' });
     // Reads during inference succeed (latency is measured in `npm run bench`, not here).

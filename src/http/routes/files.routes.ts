@@ -5,6 +5,7 @@ import { ItemParams } from '../schemas/common.schemas.ts';
 import { FileQuery, type FileQuery as FileQueryT } from '../schemas/requests.schemas.ts';
 import { binary, problems } from './route-kit.ts';
 import { blobKeys } from '../../services/batch.service.ts';
+import { presetLimit } from '../../presets/presets.ts';
 import { outputName } from '../../services/job-view.ts';
 import type { ImageFormat } from '../schemas/common.schemas.ts';
 
@@ -68,7 +69,7 @@ export function registerFileRoutes(app: FastifyInstance, c: Container): void {
       const stored = await blobs.get(blobKeys.output(id, itemId));
       const format = (q.format ?? item.output_format) as ImageFormat;
       const optimize = q.optimize ?? (download ? 'marketplace' : 'off');
-      const data = format === item.output_format && optimize === 'off' ? stored : await codec.convert(stored, format, optimize);
+      const data = await codec.exportOutput(stored, item.output_format as ImageFormat, format, optimize, presetLimit(item.settings));
       if (download) reply.header('content-disposition', disposition(outputName(item.name.split('/').pop()!, format)));
       return reply.type(MIME[format]).send(data);
     },

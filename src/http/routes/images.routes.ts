@@ -11,6 +11,7 @@ import { binary, jsonBody, multipartBodies, problems } from './route-kit.ts';
 import { fingerprint, type StoredResponse } from '../../services/idempotency.service.ts';
 import { itemView, fileUrl } from '../../services/job-view.ts';
 import { blobKeys } from '../../services/batch.service.ts';
+import { presetLimit } from '../../presets/presets.ts';
 import { fetchPublic, OutboundError } from '../../adapters/outbound-http.adapter.ts';
 
 const MIME: Record<ImageFormat, string> = { png: 'image/png', jpeg: 'image/jpeg', webp: 'image/webp' };
@@ -136,7 +137,7 @@ export function registerImageRoutes(app: FastifyInstance, c: Container): void {
         if (input.response === 'json') return { status: 200, headers: jsonHeaders, body: Buffer.from(JSON.stringify(json)) };
         const stored = await blobs.get(blobKeys.output(outcome.jobId, item.id));
         const format = input.format ?? (outcome.item.output_format as ImageFormat);
-        const data = format === outcome.item.output_format && input.optimize === 'off' ? stored : await codec.convert(stored, format, input.optimize);
+        const data = await codec.exportOutput(stored, outcome.item.output_format as ImageFormat, format, input.optimize, presetLimit(outcome.item.settings));
         return {
           status: 200,
           headers: {

@@ -1,0 +1,117 @@
+// npm run bench: the figures issue #2 asks for, from one run on the same photos.
+//  1. bare model throughput: session.run alone (same session options as the service), photos/s
+//  2. Matte end-to-end batch throughput through the HTTP API (add, start, wait), photos/s, and the ratio
+//  3. p50 latency of POST /v1/images against bare inference, one 2000x2000 JPEG
+//  4. event-loop responsiveness: GET /v1/jobs/{id} latency while photos are at the model
+// This machine is shared and noisy: compare the ratios, not the absolute numbers.
+import { performance } from 'node:perf_hooks';
+import sharp from 'sharp';
+import ort from 'onnxruntime-node';
+import { readModel, sessionOptions } from '../src/adapters/model-session.mjs';
+import { imglyResourceDir, MODEL_INPUT_SIZE } from '../src/adapters/mask-model.adapter.ts';
+import { ImageCodec } from '../src/adapters/image-codec.adapter.ts';
+import { evalEntries, evalFile } from '../test/helpers/eval-data.ts';
+import { startServer } from '../test/helpers/server.ts';
+
+const PHOTOS = Number(process.env.BENCH_PHOTOS ?? 8);
+const LATENCY_RUNS = Number(process.env.BENCH_LATENCY_RUNS ?? 5);
+const THREADS = 2;
+
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+};
+const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))];
+const fmt = (n: number, d = 2) => n.toFixed(d);
+
+const entries = evalEntries().filter((e) => e.kind === 'product').slice(0, PHOTOS);
+const photos = entries.map((e) => ({ name: `${e.id}.jpg`, data: evalFile(e.image) }));
+const big = await sharp(evalFile(entries[0].image)).resize(2000, 2000, { fit: 'fill' }).jpeg({ quality: 90 }).toBuffer();
+
+// ---- 1. bare model ------------------------------------------------------------------------------
+const codec = new ImageCodec(100_000_000);
+async function tensorFor(data: Buffer): Promise<ort.Tensor> {
+  const rgb = await codec.toModelInput(await codec.decode(data), MODEL_INPUT_SIZE);
+  const plane = MODEL_INPUT_SIZE * MODEL_INPUT_SIZE;
+  const f = new Float32Array(3 * plane);
+  for (let i = 0, p = 0; i < plane; i++, p += 3) {
+    f[i] = (rgb[p] - 128) / 256;
+    f[plane + i] = (rgb[p + 1] - 128) / 256;
+    f[2 * plane + i] = (rgb[p + 2] - 128) / 256;
+  }
+  return new ort.Tensor('float32', f, [1, 3, MODEL_INPUT_SIZE, MODEL_INPUT_SIZE]);
+}
+const session = await ort.InferenceSession.create(readModel({ imglyDir: imglyResourceDir(), imglyModel: '/models/medium' }), sessionOptions(THREADS));
+const tensors = await Promise.all(photos.map((p) => tensorFor(p.data)));
+await session.run({ input: tensors[0] }, ['output']); // warm-up
+let t = performance.now();
+for (const x of tensors) await session.run({ input: x }, ['output']);
+const bareSeconds = (performance.now() - t) / 1000;
+const bareThroughput = photos.length / bareSeconds;
+
+const bigTensor = await tensorFor(big);
+const bareLatencies: number[] = [];
+for (let i = 0; i < LATENCY_RUNS; i++) {
+  t = performance.now();
+  await session.run({ input: bigTensor }, ['output']);
+  bareLatencies.push(performance.now() - t);
+}
+await session.release();
+
+// ---- 2-4. the service over HTTP -----------------------------------------------------------------
+const server = await startServer({ LOG_LEVEL: 'error' });
+try {
+  const { apiKey } = JSON.parse(await server.cli('accounts', 'create', '--email', 'bench@example.com', '--plan', '1000', '--pack', '0', '--json'));
+  const auth = { authorization: `Bearer ${apiKey}` };
+  const api = (path: string, init: RequestInit = {}) => fetch(`${server.base}${path}`, { ...init, headers: { ...auth, ...(init.headers as Record<string, string>) } });
+
+  // Warm the worker's model with one photo first, as the bare figure was warmed.
+  const warm = new FormData();
+  warm.append('file', new Blob([new Uint8Array(photos[0].data)]), 'warm.jpg');
+  await api('/v1/images', { method: 'POST', body: warm });
+
+  t = performance.now();
+  const job = await (await api('/v1/jobs', { method: 'POST' })).json();
+  const form = new FormData();
+  for (const p of photos) form.append('files', new Blob([new Uint8Array(p.data)]), p.name);
+  await api(`/v1/jobs/${job.id}/items`, { method: 'POST', body: form });
+  await api(`/v1/jobs/${job.id}/start`, { method: 'POST' });
+  const readLatencies: number[] = [];
+  let status = 'queued';
+  while (status === 'queued' || status === 'running') {
+    const r0 = performance.now();
+    const s = await (await api(`/v1/jobs/${job.id}?fields=summary`)).json();
+    readLatencies.push(performance.now() - r0);
+    status = s.status;
+    if (status === 'queued' || status === 'running') await new Promise((r) => setTimeout(r, 100));
+  }
+  const e2eSeconds = (performance.now() - t) / 1000;
+  const e2eThroughput = photos.length / e2eSeconds;
+  const finished = await (await api(`/v1/jobs/${job.id}`)).json();
+  const stageMeans: Record<string, number> = {};
+  for (const item of finished.items) for (const [k, v] of Object.entries(item.meta.timings as Record<string, number>)) stageMeans[k] = (stageMeans[k] ?? 0) + v / finished.items.length;
+
+  const imageLatencies: number[] = [];
+  for (let i = 0; i < LATENCY_RUNS; i++) {
+    const f = new FormData();
+    f.append('file', new Blob([new Uint8Array(big)]), 'big.jpg');
+    const r0 = performance.now();
+    const res = await api('/v1/images', { method: 'POST', body: f });
+    await res.arrayBuffer();
+    if (res.status !== 200) throw new Error(`POST /v1/images answered ${res.status}`);
+    imageLatencies.push(performance.now() - r0);
+  }
+
+  const lines = [
+    `Matte benchmark (${photos.length} product photos from ../shared/eval-data, ${THREADS} model threads, one run)`,
+    `bare model (session.run alone)      ${fmt(bareThroughput, 3)} photos/s  (${fmt((bareSeconds * 1000) / photos.length, 0)} ms/photo)`,
+    `Matte batch over HTTP (add+start+wait) ${fmt(e2eThroughput, 3)} photos/s  (${fmt((e2eSeconds * 1000) / photos.length, 0)} ms/photo)`,
+    `throughput ratio Matte/bare         ${fmt(e2eThroughput / bareThroughput, 3)}   (target >= 0.9)`,
+    `2000x2000 JPEG: POST /v1/images p50 ${fmt(median(imageLatencies), 0)} ms; bare inference p50 ${fmt(median(bareLatencies), 0)} ms; ratio ${fmt(median(imageLatencies) / median(bareLatencies), 3)}`,
+    `mean stage times in the batch (ms): ${Object.entries(stageMeans).map(([k, v]) => `${k} ${fmt(v, 0)}`).join(', ')}`,
+    `GET /v1/jobs/{id} while photos run: p50 ${fmt(median(readLatencies), 1)} ms, p99 ${fmt(pct(readLatencies, 99), 1)} ms, max ${fmt(Math.max(...readLatencies), 1)} ms (${readLatencies.length} reads)`,
+  ];
+  console.log(lines.join('\n'));
+} finally {
+  await server.stop();
+}
