@@ -315,3 +315,40 @@ describe('long-poll', () => {
     }
   });
 });
+
+describe('stopping a batch', () => {
+  it('cancel holds the queued photos again and releases their credits at once; continue charges them', async () => {
+    const { auth, accountId } = await t.account(10, 0);
+    const res = await t.app.inject({ method: 'POST', url: '/v1/jobs', headers: auth });
+    const job = res.json();
+    await upload(auth, job.id, await Promise.all([1, 2, 3, 4].map(async (i) => ({ filename: `${i}.jpg`, data: await productPhoto() }))));
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const original = t.model.predict.bind(t.model);
+    t.model.predict = async (rgb) => {
+      await gate;
+      return original(rgb);
+    };
+    try {
+      await t.app.inject({ method: 'POST', url: `/v1/jobs/${job.id}/start`, headers: auth });
+      expect((await t.c.store.repos.accounts.findById(accountId))!.plan_credits).toBe(6);
+      const cancelled = await t.app.inject({ method: 'POST', url: `/v1/jobs/${job.id}/cancel`, headers: auth });
+      expect(cancelled.statusCode).toBe(200);
+      const body = cancelled.json();
+      expect(body.stopped + body.inFlight).toBe(4);
+      expect(body.cancelRequestedAt).toBeGreaterThan(0);
+      expect((await t.c.store.repos.accounts.findById(accountId))!.plan_credits).toBe(6 + body.stopped);
+      release();
+      const paused = await waitForBatch(t.app, auth, job.id);
+      expect(paused.status).toBe('paused');
+      expect((paused.counts as { held: number }).held).toBe(body.stopped);
+    } finally {
+      t.model.predict = original;
+      release();
+    }
+    await t.app.inject({ method: 'POST', url: `/v1/jobs/${job.id}/continue`, headers: auth });
+    expect((await waitForBatch(t.app, auth, job.id)).status).toBe('done');
+    expect((await t.c.store.repos.accounts.findById(accountId))!.plan_credits).toBe(6);
+    expect(await t.c.store.repos.ledger.sums(accountId)).toEqual({ plan: 6, pack: 0 });
+  });
+});

@@ -59,11 +59,17 @@ export class ItemsRepository {
     await this.db.updateTable('items').set(patch).where('id', '=', id).execute();
   }
 
-  /** Moves the photos of a batch from one status to another; returns the rows moved. */
+  /**
+   * Moves the photos of a batch from one status to another. Returns the rows as they were before the
+   * move (the credits they held are what the caller releases), read in the same transaction.
+   */
   async transitionForJob(jobId: string, from: string, patch: ItemUpdate, onlyIds?: string[]): Promise<ItemRow[]> {
-    let query = this.db.updateTable('items').set(patch).where('job_id', '=', jobId).where('status', '=', from);
-    if (onlyIds) query = query.where('id', 'in', onlyIds.length ? onlyIds : ['']);
-    return query.returningAll().execute();
+    let select = this.db.selectFrom('items').selectAll().where('job_id', '=', jobId).where('status', '=', from);
+    if (onlyIds) select = select.where('id', 'in', onlyIds.length ? onlyIds : ['']);
+    const before = await select.execute();
+    if (before.length === 0) return [];
+    await this.db.updateTable('items').set(patch).where('id', 'in', before.map((r) => r.id)).where('status', '=', from).execute();
+    return before;
   }
 
   /** Updates a photo only while this worker still holds its lease; false when the lease was lost. */
