@@ -45,6 +45,9 @@ export async function createDatabase(options: DatabaseOptions): Promise<Db> {
       // bigint (OID 20) columns hold millisecond times and counters far below 2^53: read them as numbers.
       types: { getTypeParser: (oid: number, format?: string) => (oid === 20 ? Number : pg.types.getTypeParser(oid, format as 'text')) } as pg.CustomTypesConfig,
     });
+    // An idle pooled connection can be closed by the server (restart, admin termination); pg then emits
+    // 'error' on the pool, which would crash the process without a listener. The pool replaces it.
+    pool.on('error', (err) => process.emitWarning(`PostgreSQL idle connection lost: ${err.message}`));
     kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   } else {
     const file = options.databaseUrl.startsWith('sqlite:')
