@@ -10,7 +10,7 @@ import ort from 'onnxruntime-node';
 import { readModel, sessionOptions } from '../src/adapters/model-session.mjs';
 import { imglyResourceDir, MODEL_INPUT_SIZE } from '../src/adapters/mask-model.adapter.ts';
 import { ImageCodec } from '../src/adapters/image-codec.adapter.ts';
-import { evalEntries, evalFile } from '../test/helpers/eval-data.ts';
+import { evalEntries, evalFile, HAVE_EVAL_DATA } from '../test/helpers/eval-data.ts';
 import { startServer } from '../test/helpers/server.ts';
 
 const PHOTOS = Number(process.env.BENCH_PHOTOS ?? 8);
@@ -24,6 +24,7 @@ const median = (xs: number[]) => {
 const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))];
 const fmt = (n: number, d = 2) => n.toFixed(d);
 
+if (!HAVE_EVAL_DATA) throw new Error('npm run bench reads ../shared/eval-data; set MATTE_SHARED_DIR to the shared folder');
 const entries = evalEntries().filter((e) => e.kind === 'product').slice(0, PHOTOS);
 const photos = entries.map((e) => ({ name: `${e.id}.jpg`, data: evalFile(e.image) }));
 const big = await sharp(evalFile(entries[0].image)).resize(2000, 2000, { fit: 'fill' }).jpeg({ quality: 90 }).toBuffer();

@@ -2,8 +2,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import sharp from 'sharp';
+import { SHARED_DIR } from './shared-dir.ts';
 
-export const EVAL_DIR = path.resolve(import.meta.dirname, '../../../shared/eval-data');
+export const EVAL_DIR = path.join(SHARED_DIR ?? '/nonexistent', 'eval-data');
+export const HAVE_EVAL_DATA = SHARED_DIR !== undefined;
 
 export interface EvalEntry {
   id: string;
@@ -16,6 +18,7 @@ export interface EvalEntry {
 }
 
 export function evalEntries(): EvalEntry[] {
+  if (!HAVE_EVAL_DATA) return [];
   return JSON.parse(fs.readFileSync(path.join(EVAL_DIR, 'manifest.json'), 'utf8')) as EvalEntry[];
 }
 
