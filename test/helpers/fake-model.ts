@@ -6,11 +6,23 @@ import type { MaskModel, MaskPrediction } from '../../src/adapters/mask-model.ad
 export class ThresholdMaskModel implements MaskModel {
   calls = 0;
   failNext = false;
+  private gate: Promise<void> | null = null;
+
+  /** Holds every prediction until the returned release is called: photos stay `processing`. */
+  hold(): () => void {
+    let release!: () => void;
+    this.gate = new Promise<void>((r) => (release = r));
+    return () => {
+      this.gate = null;
+      release();
+    };
+  }
 
   async ready(): Promise<void> {}
 
   async predict(rgb: Buffer): Promise<MaskPrediction> {
     this.calls++;
+    if (this.gate) await this.gate;
     if (this.failNext) {
       this.failNext = false;
       throw new Error('boom');

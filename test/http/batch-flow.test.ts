@@ -282,13 +282,7 @@ describe('long-poll', () => {
     const job = res.json();
     await upload(auth, job.id, [{ filename: 'a.jpg', data: await productPhoto() }]);
     // Hold the model so the batch stays running with nothing changing.
-    let release!: () => void;
-    const gate = new Promise<void>((r) => (release = r));
-    const original = t.model.predict.bind(t.model);
-    t.model.predict = async (rgb) => {
-      await gate;
-      return original(rgb);
-    };
+    const release = t.model.hold();
     try {
       await t.app.inject({ method: 'POST', url: `/v1/jobs/${job.id}/start`, headers: auth });
       let state = (await t.app.inject({ method: 'GET', url: `/v1/jobs/${job.id}`, headers: auth })).json();
@@ -310,7 +304,6 @@ describe('long-poll', () => {
       expect(['processing', 'done']).toContain(woke.items[0].status);
       expect(woke.updatedAt).toBeGreaterThan(state.updatedAt);
     } finally {
-      t.model.predict = original;
       release();
     }
   });
@@ -322,13 +315,7 @@ describe('stopping a batch', () => {
     const res = await t.app.inject({ method: 'POST', url: '/v1/jobs', headers: auth });
     const job = res.json();
     await upload(auth, job.id, await Promise.all([1, 2, 3, 4].map(async (i) => ({ filename: `${i}.jpg`, data: await productPhoto() }))));
-    let release!: () => void;
-    const gate = new Promise<void>((r) => (release = r));
-    const original = t.model.predict.bind(t.model);
-    t.model.predict = async (rgb) => {
-      await gate;
-      return original(rgb);
-    };
+    const release = t.model.hold();
     try {
       await t.app.inject({ method: 'POST', url: `/v1/jobs/${job.id}/start`, headers: auth });
       expect((await t.c.store.repos.accounts.findById(accountId))!.plan_credits).toBe(6);
@@ -343,7 +330,6 @@ describe('stopping a batch', () => {
       expect(paused.status).toBe('paused');
       expect((paused.counts as { held: number }).held).toBe(body.stopped);
     } finally {
-      t.model.predict = original;
       release();
     }
     await t.app.inject({ method: 'POST', url: `/v1/jobs/${job.id}/continue`, headers: auth });

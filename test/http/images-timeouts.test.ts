@@ -24,13 +24,7 @@ describe('POST /v1/images at its timeout', () => {
     const t = await createTestApp();
     apps.push(t);
     const { auth, accountId } = await t.account(2);
-    let release!: () => void;
-    const gate = new Promise<void>((r) => (release = r));
-    const original = t.model.predict.bind(t.model);
-    t.model.predict = async (rgb) => {
-      await gate;
-      return original(rgb);
-    };
+    const release = t.model.hold();
     const res = await t.app.inject({ method: 'POST', url: '/v1/images', headers: auth, payload: { imageBase64: (await productPhoto()).toString('base64'), timeout: 5 } });
     expect(res.statusCode).toBe(202);
     const result = res.json();
