@@ -68,8 +68,17 @@ export class ItemsRepository {
     if (onlyIds) select = select.where('id', 'in', onlyIds.length ? onlyIds : ['']);
     const before = await select.execute();
     if (before.length === 0) return [];
-    await this.db.updateTable('items').set(patch).where('id', 'in', before.map((r) => r.id)).where('status', '=', from).execute();
-    return before;
+    // A worker may claim one of these between the read and the update (PostgreSQL, read committed):
+    // the status guard leaves it alone, and only the rows really moved are returned.
+    const moved = await this.db
+      .updateTable('items')
+      .set(patch)
+      .where('id', 'in', before.map((r) => r.id))
+      .where('status', '=', from)
+      .returning('id')
+      .execute();
+    const movedIds = new Set(moved.map((r) => r.id));
+    return before.filter((r) => movedIds.has(r.id));
   }
 
   /** Updates a photo only while this worker still holds its lease; false when the lease was lost. */
