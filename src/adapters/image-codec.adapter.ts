@@ -134,10 +134,6 @@ export class ImageCodec {
    * (no second decode). zlib level 3: about 3x faster than 6 for files some 10% larger; the
    * optimised exports recompress.
    */
-  async cutoutPng(img: DecodedImage, alpha: Buffer): Promise<Buffer> {
-    return (await this.cutoutWithThumb(img, alpha)).png;
-  }
-
   async cutoutWithThumb(img: DecodedImage, alpha: Buffer): Promise<{ png: Buffer; thumb: Buffer }> {
     const rgba = await sharp(img.rgb, { raw: { width: img.width, height: img.height, channels: 3 } })
       .joinChannel(alpha, { raw: { width: img.width, height: img.height, channels: 1 } })

@@ -93,8 +93,9 @@ describe('image codec', () => {
     expect(alpha.length).toBe(t.width * t.height); // one channel, not three
     expect(alpha[0]).toBe(0); // transparent in the source stays transparent
     expect(alpha[100 * t.width + 100]).toBe(255);
-    const cutout = await codec.cutoutPng(t, alpha);
+    const { png: cutout, thumb } = await codec.cutoutWithThumb(t, alpha);
     expect((await sharp(cutout).metadata()).channels).toBe(4);
+    expect((await sharp(thumb).metadata()).format).toBe('webp');
   });
   it('refuses truncated files, huge declared sizes and non-images', async () => {
     await expect(codec.decode(await truncatedJpeg())).rejects.toMatchObject({ code: 'INVALID_IMAGE' });
