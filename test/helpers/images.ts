@@ -75,26 +75,26 @@ export function makeZip(entries: RawZipEntry[]): Buffer {
     const method = e.compressed || e.deflate ? 8 : 0;
     const size = e.declaredSize ?? e.uncompressedSize ?? e.data.length;
     const crc = e.compressed ? 0 : zlib.crc32(e.data);
+    // Local and central headers carry the same fields (flags, method, time, date, crc, sizes, name
+    // length); the central header has them 2 bytes further on.
+    const fields = (header: Buffer, at: number) => {
+      header.writeUInt16LE(0x800, at);
+      header.writeUInt16LE(method, at + 2);
+      header.writeUInt32LE(crc >>> 0, at + 8);
+      header.writeUInt32LE(compressed.length, at + 12);
+      header.writeUInt32LE(size, at + 16);
+      header.writeUInt16LE(name.length, at + 20);
+    };
     const local = Buffer.alloc(30);
     local.writeUInt32LE(0x04034b50, 0);
     local.writeUInt16LE(20, 4);
-    local.writeUInt16LE(0x800, 6);
-    local.writeUInt16LE(method, 8);
-    local.writeUInt32LE(crc >>> 0, 14);
-    local.writeUInt32LE(compressed.length, 18);
-    local.writeUInt32LE(size, 22);
-    local.writeUInt16LE(name.length, 26);
+    fields(local, 6);
     locals.push(local, name, compressed);
     const central = Buffer.alloc(46);
     central.writeUInt32LE(0x02014b50, 0);
     central.writeUInt16LE(20, 4);
     central.writeUInt16LE(20, 6);
-    central.writeUInt16LE(0x800, 8);
-    central.writeUInt16LE(method, 10);
-    central.writeUInt32LE(crc >>> 0, 16);
-    central.writeUInt32LE(compressed.length, 20);
-    central.writeUInt32LE(size, 24);
-    central.writeUInt16LE(name.length, 28);
+    fields(central, 8);
     central.writeUInt32LE(offset, 42);
     centrals.push(central, name);
     offset += 30 + name.length + compressed.length;
