@@ -19,6 +19,8 @@ export const ConfigSchema = Type.Object({
   modelPath: Type.String(),
   /** onnxruntime intra-op threads. One per core: sharp's own threads are idle while the model runs. */
   modelThreads: Type.Integer({ minimum: 1, maximum: 64 }),
+  /** Nice value (0–19) for the process's threads other than the event loop and the model's, so that image work yields the cores to the model (Linux; 0 turns it off). */
+  helperNice: Type.Integer({ minimum: 0, maximum: 19 }),
   /** Photos a worker has in flight: 2 lets decode/encode of one photo overlap the model run of another. */
   workerConcurrency: Type.Integer({ minimum: 1, maximum: 16 }),
   /** Run the photo worker inside the API process (`MATTE_WORKER=0` for an API-only process). */
@@ -45,6 +47,7 @@ export const DEFAULTS = {
   resultTtlMs: 7_200_000,
   modelThreads: 2,
   workerConcurrency: 2,
+  helperNice: 10,
   leaseMs: 60_000,
   maxAttempts: 3,
   maxUploadBytes: 256 * MiB,
@@ -84,6 +87,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     resultTtlMs: int(env, 'MATTE_RESULT_TTL_MS', DEFAULTS.resultTtlMs),
     modelPath: env.MATTE_MODEL_PATH ?? '',
     modelThreads: int(env, 'MATTE_MODEL_THREADS', DEFAULTS.modelThreads),
+    helperNice: int(env, 'MATTE_HELPER_NICE', DEFAULTS.helperNice),
     workerConcurrency: int(env, 'MATTE_WORKER_CONCURRENCY', DEFAULTS.workerConcurrency),
     embeddedWorker: flag(env, 'MATTE_WORKER', true),
     leaseMs: int(env, 'MATTE_LEASE_MS', DEFAULTS.leaseMs),

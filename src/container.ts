@@ -7,6 +7,7 @@ import { Store } from './db/store.ts';
 import { FsBlobStore, type BlobStore } from './adapters/blob-store.ts';
 import { ImageCodec } from './adapters/image-codec.adapter.ts';
 import { OnnxMaskModel, type MaskModel } from './adapters/mask-model.adapter.ts';
+import { HelperThreadPriority } from './adapters/thread-priority.ts';
 import { EventBus } from './services/event-bus.ts';
 import { CreditsService } from './services/credits.service.ts';
 import { AccountService } from './services/account.service.ts';
@@ -58,8 +59,12 @@ export async function createContainer(config: Readonly<Config>, opts: ContainerO
 
   const model: MaskModel | null = opts.model ?? (runWorker ? new OnnxMaskModel({ modelPath: config.modelPath, threads: config.modelThreads }) : null);
   let modelState: 'loading' | 'ready' | 'failed' = model ? 'loading' : 'ready';
+  const priority = new HelperThreadPriority(config.helperNice, () => model?.threadIds() ?? []);
   model?.ready().then(
-    () => (modelState = 'ready'),
+    () => {
+      modelState = 'ready';
+      priority.apply();
+    },
     (err: unknown) => {
       modelState = 'failed';
       log.error({ err }, 'the segmentation model could not be loaded; starts answer 503');
@@ -95,7 +100,7 @@ export async function createContainer(config: Readonly<Config>, opts: ContainerO
   const worker =
     runWorker && model
       ? new PhotoWorker(
-          { batches, blobs, pipeline: { codec, model }, bus, stats, log: log.child({ component: 'worker' }) },
+          { batches, blobs, pipeline: { codec, model }, bus, stats, priority, log: log.child({ component: 'worker' }) },
           { concurrency: config.workerConcurrency, leaseMs: config.leaseMs, maxAttempts: config.maxAttempts },
         )
       : null;

@@ -23,6 +23,8 @@ export interface MaskModel {
   ready(): Promise<void>;
   /** `rgb`: 1024x1024x3 uint8. */
   predict(rgb: Buffer): Promise<MaskPrediction>;
+  /** Ids of the OS threads that run the model (empty when unknown or not on Linux). */
+  threadIds(): number[];
   close(): Promise<void>;
 }
 
@@ -40,6 +42,7 @@ export class OnnxMaskModel implements MaskModel {
   private readonly readyPromise: Promise<void>;
   private nextId = 1;
   private failure: Error | undefined;
+  private threads: number[] = [];
 
   constructor(opts: { modelPath: string; threads: number }) {
     const source = opts.modelPath ? { modelPath: path.resolve(opts.modelPath) } : { imglyDir: imglyResourceDir(), imglyModel: '/models/medium' };
@@ -49,8 +52,11 @@ export class OnnxMaskModel implements MaskModel {
       execArgv: [],
     });
     this.readyPromise = new Promise((resolve, reject) => {
-      this.worker.on('message', (msg: { type?: string; id?: number; ok?: boolean; message?: string } & Partial<MaskPrediction>) => {
-        if (msg.type === 'ready') return resolve();
+      this.worker.on('message', (msg: { type?: string; id?: number; ok?: boolean; message?: string; threads?: number[] } & Partial<MaskPrediction>) => {
+        if (msg.type === 'ready') {
+          this.threads = msg.threads ?? [];
+          return resolve();
+        }
         if (msg.type === 'fatal') {
           this.failure = new Error(`model failed to load: ${msg.message}`);
           return reject(this.failure);
@@ -83,6 +89,10 @@ export class OnnxMaskModel implements MaskModel {
 
   ready(): Promise<void> {
     return this.readyPromise;
+  }
+
+  threadIds(): number[] {
+    return [...this.threads];
   }
 
   async predict(rgb: Buffer): Promise<MaskPrediction> {

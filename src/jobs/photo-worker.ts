@@ -11,6 +11,7 @@ import type { EventBus } from '../services/event-bus.ts';
 import type { Settings } from '../http/schemas/common.schemas.ts';
 import { runPhoto, type PipelineDeps } from '../pipeline/photo-pipeline.ts';
 import type { ItemRow } from '../db/schema.ts';
+import type { HelperThreadPriority } from '../adapters/thread-priority.ts';
 
 export interface WorkerOptions {
   concurrency: number;
@@ -43,7 +44,7 @@ export class PhotoWorker {
   private maintenance: NodeJS.Timeout | null = null;
 
   constructor(
-    private readonly deps: { batches: BatchService; blobs: BlobStore; pipeline: PipelineDeps; bus: EventBus; stats: ThroughputStats; log: Logger },
+    private readonly deps: { batches: BatchService; blobs: BlobStore; pipeline: PipelineDeps; bus: EventBus; stats: ThroughputStats; priority?: Pick<HelperThreadPriority, 'apply'>; log: Logger },
     private readonly opts: WorkerOptions,
   ) {}
 
@@ -113,6 +114,7 @@ export class PhotoWorker {
     const { batches, blobs } = this.deps;
     const renew = setInterval(() => void batches.renewLease(item, this.id, this.opts.leaseMs).catch(() => undefined), Math.floor(this.opts.leaseMs / 3));
     renew.unref();
+    this.deps.priority?.apply();
     try {
       const job = await batches.getJobRowForWorker(item.job_id);
       if (!job) return;

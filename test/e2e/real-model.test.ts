@@ -1,6 +1,7 @@
 // End to end: the real server process, the real ISNet model, photos from ../shared/eval-data.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import sharp from 'sharp';
+import fs from 'node:fs';
 import { startServer, type RunningServer } from '../helpers/server.ts';
 import { evalEntries, evalFile, iou, HAVE_EVAL_DATA, type EvalEntry } from '../helpers/eval-data.ts';
 
@@ -78,6 +79,25 @@ describe.skipIf(!HAVE_EVAL_DATA)('a batch of real product photos through the rea
 
     const account = await (await api('/v1/account')).json();
     expect(account.credits).toMatchObject({ plan: 10 - PRODUCTS.length, pack: 5 });
+  });
+
+  it.skipIf(process.platform !== 'linux')('gives the model threads the CPU first: every other thread but the event loop runs at nice 10', () => {
+    // Read from outside, as an operator would: /proc of the server process after photos have run.
+    const pid = server.proc.pid!;
+    const threads = fs.readdirSync(`/proc/${pid}/task`).map((tid) => {
+      // Fields after the command name: state is field 3, utime 14, stime 15, nice 19.
+      const f = fs.readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8').split(') ')[1].split(' ');
+      return { tid: Number(tid), cpu: Number(f[11]) + Number(f[12]), nice: Number(f[16]) };
+    });
+    const busiest = [...threads].sort((a, b) => b.cpu - a.cpu).slice(0, 2);
+    // The model's two threads (MATTE_MODEL_THREADS=2) did most of the work, at full priority.
+    expect(busiest.map((t) => t.nice)).toEqual([0, 0]);
+    expect(threads.find((t) => t.tid === pid)?.nice).toBe(0);
+    const others = threads.filter((t) => t.tid !== pid && !busiest.includes(t));
+    // libuv's pool, libvips' and V8's helpers are lowered; at most one idle onnxruntime thread is not.
+    expect(others.filter((t) => t.nice === 10).length).toBeGreaterThanOrEqual(4);
+    expect(others.filter((t) => t.nice === 0).every((t) => t.cpu < busiest[1].cpu / 10)).toBe(true);
+    expect(others.filter((t) => t.nice === 0).length).toBeLessThanOrEqual(1);
   });
 
   it('POST /v1/images answers the cut-out image with its headers, on real HTTP', async () => {

@@ -47,5 +47,10 @@ export class ThresholdMaskModel implements MaskModel {
     return { mask, histogram, bbox: maxX < 0 ? null : { x: minX, y: minY, width: maxX - minX + 1, height: maxY - minY + 1 }, runMs: 1 };
   }
 
+  /** In-process and instant: no threads of its own. */
+  threadIds(): number[] {
+    return [];
+  }
+
   async close(): Promise<void> {}
 }
