@@ -5,7 +5,7 @@ import type { Config } from './config.ts';
 import { createDatabase } from './db/database.ts';
 import { Store } from './db/store.ts';
 import { FsBlobStore, type BlobStore } from './adapters/blob-store.ts';
-import { ImageCodec } from './adapters/image-codec.adapter.ts';
+import { ImageCodec, setImageThreads } from './adapters/image-codec.adapter.ts';
 import { OnnxMaskModel, type MaskModel } from './adapters/mask-model.adapter.ts';
 import { HelperThreadPriority } from './adapters/thread-priority.ts';
 import { EventBus } from './services/event-bus.ts';
@@ -51,6 +51,7 @@ export async function createContainer(config: Readonly<Config>, opts: ContainerO
   const db = await createDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   const store = new Store(db);
   const blobs = new FsBlobStore(path.join(config.dataDir, 'blobs'));
+  setImageThreads(config.imageThreads);
   const codec = new ImageCodec(config.maxInputPixels);
   const bus = new EventBus();
   const credits = new CreditsService();

@@ -3,6 +3,7 @@ import { Worker } from 'node:worker_threads';
 import os from 'node:os';
 import { HelperThreadPriority, type ThreadPriorityOps } from '../../src/adapters/thread-priority.ts';
 import { currentThreadId, threadIds } from '../../src/adapters/threads.mjs';
+import { loadConfig } from '../../src/config.ts';
 
 function fakeOps(tids: number[]): ThreadPriorityOps & { nice: Map<number, number>; sets: number } {
   const nice = new Map(tids.map((t) => [t, 0]));
@@ -72,5 +73,16 @@ describe('helper thread priority', () => {
       worker.postMessage('exit');
       await new Promise((r) => worker.once('exit', r));
     }
+  });
+});
+
+describe('configuration of the CPU settings', () => {
+  it('defaults to nice 10 and one libvips thread, and refuses values out of range', () => {
+    const config = loadConfig({});
+    expect([config.helperNice, config.imageThreads]).toEqual([10, 1]);
+    expect(loadConfig({ MATTE_HELPER_NICE: '0', MATTE_IMAGE_THREADS: '2' })).toMatchObject({ helperNice: 0, imageThreads: 2 });
+    expect(() => loadConfig({ MATTE_HELPER_NICE: '20' })).toThrow(/helperNice/);
+    expect(() => loadConfig({ MATTE_HELPER_NICE: 'low' })).toThrow(/MATTE_HELPER_NICE must be an integer/);
+    expect(() => loadConfig({ MATTE_IMAGE_THREADS: '0' })).toThrow(/imageThreads/);
   });
 });
