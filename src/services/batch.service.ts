@@ -2,6 +2,7 @@
 // held → pending → processing → done | failed. Every transition that moves credits writes its ledger
 // rows in the same transaction.
 import { randomBytes } from 'node:crypto';
+import os from 'node:os';
 import { AppError, PhotoError, notFound } from '../errors.ts';
 import { newId } from '../ids.ts';
 import type { Store, Repos } from '../db/store.ts';
@@ -12,6 +13,9 @@ import type { CreditsService } from './credits.service.ts';
 import type { EventBus } from './event-bus.ts';
 import { resolveSettings } from './settings.ts';
 import { countItems, itemView, jobSummaryView, jobView, TIER_CREDITS } from './job-view.ts';
+
+/** Photos checked at once while an upload is received (about one per core). */
+const INTAKE_PARALLELISM = Math.max(2, Math.min(4, os.availableParallelism()));
 
 export const MAX_PHOTOS_PER_BATCH = 200;
 export const MAX_ACTIVE_BATCHES = 2;
@@ -189,18 +193,38 @@ export class BatchService {
     const rejected: Rejected[] = [];
     const rows: NewItem[] = [];
 
+    type Commit = () => Promise<unknown> | unknown;
+    /**
+     * Checking a photo (a full decode for its thumbnail) is the slow part of intake: photos are checked
+     * INTAKE_PARALLELISM at a time while the upload goes on, and recorded one by one in upload order,
+     * so positions, the batch limit and `rejected` come out as if checked in turn.
+     */
+    const pending: { candidate: boolean; result: Promise<Commit> }[] = [];
+    const commitOldest = async () => {
+      const commit = await pending.shift()!.result;
+      await commit();
+    };
+    const enqueue = async (candidate: boolean, result: Promise<Commit>) => {
+      pending.push({ candidate, result });
+      while (pending.length >= INTAKE_PARALLELISM) await commitOldest();
+    };
+    const reject = (name: string, reason: string) => enqueue(false, Promise.resolve(() => rejected.push({ name, reason })));
+
     /** `shown` names the photo in `rejected`: a ZIP entry is shown as archive/path. */
     const accept = async (name: string, data: Buffer, shown = name) => {
-      if (count >= MAX_PHOTOS_PER_BATCH) return rejected.push({ name: shown, reason: `The batch already holds ${MAX_PHOTOS_PER_BATCH} photos, the most a batch takes.` });
-      let info: { format: string; width: number; height: number };
-      let thumb: Buffer;
-      try {
-        info = await inspector.probe(data);
-        thumb = await inspector.thumbnail(data);
-      } catch (err) {
-        if (err instanceof PhotoError) return rejected.push({ name: shown, reason: err.message });
-        return rejected.push({ name: shown, reason: 'The file is not a readable JPEG, PNG or WebP image.' });
-      }
+      // Near the limit, finish the photos in flight first: one of them may yet be rejected.
+      if (count + pending.filter((p) => p.candidate).length >= MAX_PHOTOS_PER_BATCH) while (pending.length) await commitOldest();
+      if (count >= MAX_PHOTOS_PER_BATCH) return reject(shown, `The batch already holds ${MAX_PHOTOS_PER_BATCH} photos, the most a batch takes.`);
+      // The header check first: it refuses an oversized image before anything is decoded.
+      const inspected = inspector.probe(data).then(async (info) => ({ info, thumb: await inspector.thumbnail(data) })).then(
+        ({ info, thumb }): Commit => () => record(name, data, info, thumb),
+        (err: unknown): Commit => () =>
+          rejected.push({ name: shown, reason: err instanceof PhotoError ? err.message : 'The file is not a readable JPEG, PNG or WebP image.' }),
+      );
+      await enqueue(true, inspected);
+    };
+
+    const record = async (name: string, data: Buffer, info: { format: string; width: number; height: number }, thumb: Buffer) => {
       const itemId = newId('img');
       const now = this.now();
       try {
@@ -252,15 +276,16 @@ export class BatchService {
 
     try {
       for await (const source of sources) {
-        if ('reason' in source) rejected.push({ name: source.name, reason: source.reason });
+        if ('reason' in source) await reject(source.name, source.reason);
         else if ('data' in source) await accept(source.name, source.data);
         else {
           for await (const entry of source.entries()) {
-            if ('reason' in entry) rejected.push({ name: `${source.name}/${entry.name}`, reason: entry.reason });
+            if ('reason' in entry) await reject(`${source.name}/${entry.name}`, entry.reason);
             else await accept(entry.name, entry.data, `${source.name}/${entry.name}`);
           }
         }
       }
+      while (pending.length) await commitOldest();
 
       await store.transaction(async (r) => {
         const current = await this.requireJob(accountId, jobId, r);
