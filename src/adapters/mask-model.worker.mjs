@@ -67,8 +67,9 @@ try {
   session = await ort.InferenceSession.create(bytes, sessionOptions(threads));
   // The threads onnxruntime started for this session, and this one (it computes too): the caller may
   // give every other thread of the process a lower priority (thread-priority.ts).
+  // Without this thread's own id none are reported, which leaves every priority as it is.
   const own = currentThreadId();
-  const modelThreads = [...(own === null ? [] : [own]), ...threadIds().filter((t) => !before.has(t))];
+  const modelThreads = own === null ? [] : [own, ...threadIds().filter((t) => !before.has(t))];
   if (!session.inputNames.includes(INPUT_NAME) || !session.outputNames.includes(OUTPUT_NAME)) {
     throw new Error(`model must have an input "${INPUT_NAME}" and an output "${OUTPUT_NAME}" (has ${session.inputNames} / ${session.outputNames})`);
   }
