@@ -10,7 +10,7 @@
 import { performance } from 'node:perf_hooks';
 import sharp from 'sharp';
 import ort from 'onnxruntime-node';
-import { readModel, sessionOptions } from '../src/adapters/model-session.mjs';
+import { fillModelInput, readModel, sessionOptions } from '../src/adapters/model-session.mjs';
 import { imglyResourceDir, MODEL_INPUT_SIZE } from '../src/adapters/mask-model.adapter.ts';
 import { ImageCodec } from '../src/adapters/image-codec.adapter.ts';
 import { evalEntries, evalFile, HAVE_EVAL_DATA } from '../test/helpers/eval-data.ts';
@@ -37,13 +37,8 @@ const big = await sharp(evalFile(entries[0].image)).resize(2000, 2000, { fit: 'f
 const codec = new ImageCodec(100_000_000);
 async function tensorFor(data: Buffer): Promise<ort.Tensor> {
   const rgb = await codec.toModelInput(await codec.decode(data), MODEL_INPUT_SIZE);
-  const plane = MODEL_INPUT_SIZE * MODEL_INPUT_SIZE;
-  const f = new Float32Array(3 * plane);
-  for (let i = 0, p = 0; i < plane; i++, p += 3) {
-    f[i] = (rgb[p] - 128) / 256;
-    f[plane + i] = (rgb[p + 1] - 128) / 256;
-    f[2 * plane + i] = (rgb[p + 2] - 128) / 256;
-  }
+  const f = new Float32Array(rgb.length);
+  fillModelInput(rgb, f);
   return new ort.Tensor('float32', f, [1, 3, MODEL_INPUT_SIZE, MODEL_INPUT_SIZE]);
 }
 const session = await ort.InferenceSession.create(readModel({ imglyDir: imglyResourceDir(), imglyModel: '/models/medium' }), sessionOptions(THREADS));

@@ -3,7 +3,7 @@
 // Plain JavaScript on purpose: a worker thread starts without the TypeScript loader of its parent.
 import { parentPort, workerData } from 'node:worker_threads';
 import ort from 'onnxruntime-node';
-import { readModel, sessionOptions } from './model-session.mjs';
+import { fillModelInput, readModel, sessionOptions } from './model-session.mjs';
 import { currentThreadId, threadIds } from './threads.mjs';
 
 /** ISNet (imgly /models/medium) I/O contract, shared by any pluggable model: see mask-model.adapter.ts. */
@@ -14,22 +14,6 @@ const PLANE = SIZE * SIZE;
 
 // One reusable input buffer: a 1024x1024x3 float tensor is 12 MiB, allocated once per worker.
 const input = new Float32Array(3 * PLANE);
-
-/** (v - 128) / 256 for every byte value: a table read is cheaper than the arithmetic, 3 million times a photo. */
-const NORMALISED = Float32Array.from({ length: 256 }, (_, v) => (v - 128) / 256);
-
-/**
- * HWC uint8 RGB → CHW float32 normalised (v - 128) / 256, as ISNet was trained. A loop and not sharp:
- * libvips' linear() casts back to 8 bit for 8-bit input, so it cannot produce these floats.
- * @param {Uint8Array} rgb
- */
-function fillInput(rgb) {
-  for (let i = 0, p = 0; i < PLANE; i++, p += 3) {
-    input[i] = NORMALISED[rgb[p]];
-    input[PLANE + i] = NORMALISED[rgb[p + 1]];
-    input[2 * PLANE + i] = NORMALISED[rgb[p + 2]];
-  }
-}
 
 /**
  * Float mask 0..1 → uint8 mask, with the figures the quality check needs, in one pass.
@@ -83,7 +67,7 @@ try {
 async function handle(msg) {
   try {
     const started = performance.now();
-    fillInput(msg.rgb);
+    fillModelInput(msg.rgb, input);
     const tensor = new ort.Tensor('float32', input, [1, 3, SIZE, SIZE]);
     // Fetch only `output`: ISNet has ten side outputs we never read.
     const result = await session.run({ [INPUT_NAME]: tensor }, [OUTPUT_NAME]);

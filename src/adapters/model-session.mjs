@@ -1,5 +1,5 @@
-// How the model is read and its onnxruntime session configured: shared by the inference worker and
-// `npm run bench`, so the bare-model figure measures exactly the service's session.
+// How the model is read, its onnxruntime session configured and its input filled: shared by the
+// inference worker and `npm run bench`, so the bare-model figure measures exactly the service's session.
 import fs from 'node:fs';
 import path from 'node:path';
 
@@ -16,6 +16,24 @@ export function readModel(source) {
   return bytes;
 }
 
+/** (v - 128) / 256 for every byte value: a table read is cheaper than the arithmetic, 3 million times a photo. */
+const NORMALISED = Float32Array.from({ length: 256 }, (_, v) => (v - 128) / 256);
+
+/**
+ * HWC uint8 RGB → CHW float32 normalised (v - 128) / 256, as ISNet was trained, written into `out`
+ * (3 planes of rgb.length / 3). A loop and not sharp: libvips' linear() casts back to 8 bit for
+ * 8-bit input, so it cannot produce these floats.
+ * @param {Uint8Array} rgb
+ * @param {Float32Array} out
+ */
+export function fillModelInput(rgb, out) {
+  const plane = rgb.length / 3;
+  for (let i = 0, p = 0; i < plane; i++, p += 3) {
+    out[i] = NORMALISED[rgb[p]];
+    out[plane + i] = NORMALISED[rgb[p + 1]];
+    out[2 * plane + i] = NORMALISED[rgb[p + 2]];
+  }
+}
 
 /** @param {number} threads */
 export function sessionOptions(threads) {
