@@ -3,13 +3,11 @@ import type { Container } from '../../container.ts';
 import { AppError } from '../../errors.ts';
 import { ItemParams } from '../schemas/common.schemas.ts';
 import { FileQuery, type FileQuery as FileQueryT } from '../schemas/requests.schemas.ts';
-import { binary, problems } from './route-kit.ts';
+import { binary, IMAGE_MIME, problems } from './route-kit.ts';
 import { blobKeys } from '../../services/batch.service.ts';
 import { presetLimit } from '../../presets/presets.ts';
 import { outputName } from '../../services/job-view.ts';
 import type { ImageFormat } from '../schemas/common.schemas.ts';
-
-const MIME: Record<string, string> = { png: 'image/png', jpeg: 'image/jpeg', webp: 'image/webp' };
 
 function disposition(name: string): string {
   const ascii = name.replace(/[^\x20-\x7e]|["\\]/g, '_');
@@ -49,7 +47,7 @@ export function registerFileRoutes(app: FastifyInstance, c: Container): void {
       switch (variant) {
         case 'input': {
           const data = await blobs.get(item.input_blob);
-          const mime = MIME[item.source_format] ?? 'application/octet-stream';
+          const mime = (IMAGE_MIME as Record<string, string | undefined>)[item.source_format] ?? 'application/octet-stream';
           if (download) reply.header('content-disposition', disposition(item.name.split('/').pop()!));
           return reply.type(mime).send(data);
         }
@@ -71,7 +69,7 @@ export function registerFileRoutes(app: FastifyInstance, c: Container): void {
       const optimize = q.optimize ?? (download ? 'marketplace' : 'off');
       const data = await codec.exportOutput(stored, item.output_format as ImageFormat, format, optimize, presetLimit(item.settings));
       if (download) reply.header('content-disposition', disposition(outputName(item.name.split('/').pop()!, format)));
-      return reply.type(MIME[format]).send(data);
+      return reply.type(IMAGE_MIME[format]).send(data);
     },
   );
 }

@@ -7,14 +7,12 @@ import { JobDefaults, type ImageFormat, type Optimize } from '../schemas/common.
 import { ImageMultipart, ImageMultipartFields, ImageRequest, ImageResult, type ImageRequest as ImageRequestT } from '../schemas/requests.schemas.ts';
 import { cleanFilename, isMultipart, parseJsonField, receiveForm } from '../multipart.ts';
 import { check } from '../validate.ts';
-import { binary, jsonBody, multipartBodies, problems } from './route-kit.ts';
+import { binary, IMAGE_MIME, jsonBody, multipartBodies, problems } from './route-kit.ts';
 import { fingerprint, type StoredResponse } from '../../services/idempotency.service.ts';
 import { itemView, fileUrl } from '../../services/job-view.ts';
 import { blobKeys } from '../../services/batch.service.ts';
 import { presetLimit } from '../../presets/presets.ts';
 import { fetchPublic, OutboundError } from '../../adapters/outbound-http.adapter.ts';
-
-const MIME: Record<ImageFormat, string> = { png: 'image/png', jpeg: 'image/jpeg', webp: 'image/webp' };
 
 interface ImageInput {
   name: string;
@@ -141,7 +139,7 @@ export function registerImageRoutes(app: FastifyInstance, c: Container): void {
         return {
           status: 200,
           headers: {
-            'content-type': MIME[format],
+            'content-type': IMAGE_MIME[format],
             'x-matte-job-id': outcome.jobId,
             'x-matte-item-id': item.id,
             'x-matte-review': item.review,

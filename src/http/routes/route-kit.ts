@@ -1,6 +1,6 @@
 // Shared pieces of route declarations: error responses per status, JSON-or-multipart bodies.
 import { Type, type TSchema } from '@sinclair/typebox';
-import { Problem } from '../schemas/common.schemas.ts';
+import { Problem, type ImageFormat } from '../schemas/common.schemas.ts';
 
 const PROBLEM_STATUS_TEXT: Record<number, string> = {
   400: 'VALIDATION: a field is missing or out of range; nothing happened',
@@ -35,5 +35,8 @@ export function jsonBody(schema: TSchema) {
   // A content-type map: Fastify validates JSON bodies against `schema` and leaves multipart to the route.
   return { content: { 'application/json': { schema } } };
 }
+
+/** Content type of each image format the service reads and writes. */
+export const IMAGE_MIME: Readonly<Record<ImageFormat, string>> = { png: 'image/png', jpeg: 'image/jpeg', webp: 'image/webp' };
 
 export const binary = (description: string) => Type.String({ format: 'binary', description });
