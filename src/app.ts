@@ -1,35 +1,45 @@
 // buildApp(container): the Fastify instance with its plugins and routes. It never listens; tests use
 // app.inject() and main/api.ts calls listen.
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import { Type } from '@sinclair/typebox';
 import multipart from '@fastify/multipart';
 import swagger from '@fastify/swagger';
 import type { Container } from './container.ts';
 import { Problem } from './http/schemas/common.schemas.ts';
-import { errorsPage, registerProblemHandling } from './http/plugins/problem.plugin.ts';
+import { clientErrorHandler, errorsPage, frameworkErrors, registerProblemHandling } from './http/plugins/problem.plugin.ts';
 import { registerAuth } from './http/plugins/auth.plugin.ts';
+import { registerValidation } from './http/plugins/validator.plugin.ts';
+import { finishOpenApiDocument } from './http/openapi.ts';
 import { multipartBodies } from './http/routes/route-kit.ts';
 import { registerJobRoutes } from './http/routes/jobs.routes.ts';
 import { registerItemRoutes } from './http/routes/items.routes.ts';
 import { registerFileRoutes } from './http/routes/files.routes.ts';
 import { registerImageRoutes } from './http/routes/images.routes.ts';
 import { registerAccountRoutes } from './http/routes/account.routes.ts';
+import { registerStudioRoutes } from './http/routes/studio.routes.ts';
 import { registerUnbuiltRoutes } from './http/routes/unbuilt.routes.ts';
+import { SESSION_COOKIE } from './services/session.service.ts';
 
 export const API_VERSION = '1.0.0';
 
 export async function buildApp(c: Container): Promise<FastifyInstance> {
+  const baseUrl = c.config.publicBaseUrl;
   const app: FastifyInstance = Fastify({
     loggerInstance: c.log as FastifyBaseLogger,
-    // Unknown fields are errors, never silently dropped; query strings are coerced from text.
-    ajv: { customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true, allErrors: true } },
     // Long-polls hold requests up to 60 s; uploads of 200 photos take a while on slow links.
     requestTimeout: 0,
     bodyLimit: 1024 * 1024,
     return503OnClosing: true,
+    // Ids are at most 64 characters; a longer path parameter is 414 URI_TOO_LONG (problem+json).
+    routerOptions: { maxParamLength: 128 },
+    // Answers made before routing (an over-long parameter, a malformed URL, headers over 16 KB) are problem+json too.
+    frameworkErrors: frameworkErrors(baseUrl),
+    clientErrorHandler: clientErrorHandler(baseUrl),
   });
 
   // Bodies are JSON or multipart only: anything else is 415, not a string handed to a JSON route.
   app.removeContentTypeParser('text/plain');
+  registerValidation(app);
   app.addSchema(Problem);
   await app.register(multipart, { throwFileSizeLimit: false });
   await app.register(swagger, {
@@ -40,13 +50,32 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
         version: API_VERSION,
         description:
           'Background removal for product photos, in batches, with an automatic quality check on every result. ' +
-          'Times named ...At, at, now, since and before are server-clock milliseconds; errors are application/problem+json. ' +
+          'Times named ...At, at, now, since and before are server-clock milliseconds (ledger times: ISO 8601 with microseconds); errors are application/problem+json. ' +
           'Design choices where the specification is silent: photos are `held` when added to a draft; a batch whose every photo failed ends `failed`; ' +
-          'a one-photo request whose photo never started ends `cancelled`; URLs in answers are paths relative to the server.',
+          'a one-photo request whose photo never started ends `cancelled`; URLs in answers are paths relative to the server. ' +
+          'Rate limits: 60 requests in any 60 seconds and 2,000 photos added in any hour, per key (or studio session), counted in sliding windows (1-second and 1-minute buckets) shared by every server process; ' +
+          'every answer carries RateLimit-Limit/-Remaining/-Reset and X-Matte-Photos-Limit/-Remaining/-Reset; over a limit: 429 RATE_LIMITED with Retry-After and `retryAfter`. Refused requests are not counted. ' +
+          'Studio operations (keys, licences, purchases, deleting the account) need a signed-in session (POST /v1/session); a key gets 403 SESSION_REQUIRED.',
+        license: { name: 'Proprietary', identifier: 'LicenseRef-Matte' },
       },
-      servers: [{ url: c.config.publicBaseUrl }],
-      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'Authorization: Bearer <API_KEY>' } } },
-      security: [{ bearer: [] }],
+      servers: [{ url: baseUrl }],
+      tags: [
+        { name: 'batches', description: 'Create, fill, start, follow and stop batches.' },
+        { name: 'photos', description: 'Photos of a batch.' },
+        { name: 'files', description: 'Files of a photo.' },
+        { name: 'single photo', description: 'One photo in one call.' },
+        { name: 'account', description: 'Credits, ledger and limits.' },
+        { name: 'studio', description: 'Studio session operations (not for API keys).' },
+        { name: 'reference', description: 'Presets and the API description.' },
+        { name: 'not built yet', description: 'Specified endpoints that answer 501 until they are built.' },
+      ],
+      components: {
+        securitySchemes: {
+          bearer: { type: 'http', scheme: 'bearer', description: 'Authorization: Bearer <API_KEY>' },
+          session: { type: 'apiKey', in: 'cookie', name: SESSION_COOKIE, description: 'Studio session cookie from POST /v1/session; changes also need X-CSRF-Token.' },
+        },
+      },
+      security: [{ bearer: [] }, { session: [] }],
     },
     refResolver: { buildLocalReference: (json, _base, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },
     transform: ({ schema, url, route }) => {
@@ -56,15 +85,32 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
       const body = (schema.body ?? { content: {} }) as { content: Record<string, unknown> };
       return { schema: { ...schema, body: { content: { ...body.content, 'multipart/form-data': { schema: form } } } }, url };
     },
+    transformObject: (document) => {
+      const openapi = (document as { openapiObject: Parameters<typeof finishOpenApiDocument>[0] }).openapiObject;
+      return finishOpenApiDocument(openapi) as Record<string, unknown>;
+    },
   });
 
-  registerProblemHandling(app, c.config.publicBaseUrl);
-  registerAuth(app, c.accounts);
+  registerProblemHandling(app, baseUrl);
+  registerAuth(app, { accounts: c.accounts, sessions: c.sessions, limits: c.limits });
 
-  app.get('/v1/openapi.json', { schema: { hide: true } }, async (_request, reply) => {
-    const doc = app.swagger() as { paths: Record<string, unknown> };
-    return reply.type('application/json').send(doc);
-  });
+  app.get(
+    '/v1/openapi.json',
+    {
+      config: { public: true },
+      schema: {
+        operationId: 'getOpenApiDocument',
+        summary: 'This OpenAPI 3.1 description of /v1 (no key needed)',
+        tags: ['reference'],
+        security: [],
+        response: {
+          200: { description: 'OpenAPI 3.1 document', content: { 'application/json': { schema: { type: 'object', additionalProperties: true } } } },
+          400: Type.Ref(Problem, { description: 'VALIDATION: a malformed request URL' }),
+        },
+      },
+    },
+    async (_request, reply) => reply.type('application/json').send(app.swagger()),
+  );
   app.get('/docs/errors', { schema: { hide: true } }, async (_request, reply) => reply.type('text/html; charset=utf-8').send(errorsPage()));
 
   registerJobRoutes(app, c);
@@ -72,6 +118,7 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
   registerFileRoutes(app, c);
   registerImageRoutes(app, c);
   registerAccountRoutes(app, c);
+  registerStudioRoutes(app, c);
   registerUnbuiltRoutes(app, c);
   return app;
 }

@@ -38,6 +38,9 @@ export const ConfigSchema = Type.Object({
   maxInputPixels: Type.Integer({ minimum: 1 }),
   maxZipEntries: Type.Integer({ minimum: 1 }),
   maxZipUncompressedBytes: Type.Integer({ minimum: 1 }),
+  /** Per key (or studio session); the spec's limits are the defaults. */
+  requestsPerMinute: Type.Integer({ minimum: 1 }),
+  photosPerHour: Type.Integer({ minimum: 1 }),
   logLevel: Type.String(),
 });
 export type Config = Static<typeof ConfigSchema>;
@@ -58,6 +61,8 @@ export const DEFAULTS = {
   maxInputPixels: 100_000_000,
   maxZipEntries: 1000,
   maxZipUncompressedBytes: 1024 * MiB,
+  requestsPerMinute: 60,
+  photosPerHour: 2000,
 } as const;
 
 type Env = Record<string, string | undefined>;
@@ -101,6 +106,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     maxInputPixels: int(env, 'MATTE_MAX_INPUT_PIXELS', DEFAULTS.maxInputPixels),
     maxZipEntries: int(env, 'MATTE_MAX_ZIP_ENTRIES', DEFAULTS.maxZipEntries),
     maxZipUncompressedBytes: int(env, 'MATTE_MAX_ZIP_UNCOMPRESSED_BYTES', DEFAULTS.maxZipUncompressedBytes),
+    requestsPerMinute: int(env, 'MATTE_REQUESTS_PER_MINUTE', DEFAULTS.requestsPerMinute),
+    photosPerHour: int(env, 'MATTE_PHOTOS_PER_HOUR', DEFAULTS.photosPerHour),
     logLevel: env.LOG_LEVEL || 'info',
     ...overrides,
   };

@@ -15,6 +15,13 @@ import { BatchService, MAX_ACTIVE_BATCHES, MAX_PHOTOS_PER_BATCH } from './servic
 import { IdempotencyService } from './services/idempotency.service.ts';
 import { ImageService } from './services/image.service.ts';
 import { PhotoWorker, ThroughputStats } from './jobs/photo-worker.ts';
+import { AccountMaintenance } from './jobs/account-maintenance.ts';
+import { RateLimitService, rateLimitRules } from './services/rate-limit.service.ts';
+import { SessionService } from './services/session.service.ts';
+import { LicenseService } from './services/license.service.ts';
+import { PurchaseService } from './services/purchase.service.ts';
+import { AccountDeletionService } from './services/account-deletion.service.ts';
+import { OperatorApprovalProvider } from './adapters/payments/operator-approval.adapter.ts';
 
 export interface Container {
   config: Readonly<Config>;
@@ -29,6 +36,12 @@ export interface Container {
   batches: BatchService;
   idempotency: IdempotencyService;
   images: ImageService;
+  limits: RateLimitService;
+  sessions: SessionService;
+  licenses: LicenseService;
+  purchases: PurchaseService;
+  deletion: AccountDeletionService;
+  maintenance: AccountMaintenance;
   stats: ThroughputStats;
   /** Present when this process runs photos (the embedded worker). */
   model: MaskModel | null;
@@ -79,8 +92,8 @@ export async function createContainer(config: Readonly<Config>, opts: ContainerO
     limits: {
       photosPerBatch: MAX_PHOTOS_PER_BATCH,
       activeBatches: MAX_ACTIVE_BATCHES,
-      requestsPerMinute: 60,
-      photosPerHour: 2000,
+      requestsPerMinute: config.requestsPerMinute,
+      photosPerHour: config.photosPerHour,
       resultsKeptForHours: Math.max(1, Math.round(config.resultTtlMs / 3_600_000)),
     },
   });
@@ -97,6 +110,12 @@ export async function createContainer(config: Readonly<Config>, opts: ContainerO
     allowPrivateNetworks: config.allowPrivateNetworks,
   });
   const idempotency = new IdempotencyService({ store, clock });
+  const limits = new RateLimitService({ store, clock, rules: rateLimitRules(config.requestsPerMinute, config.photosPerHour) });
+  const sessions = new SessionService({ store, clock, limits });
+  const licenses = new LicenseService({ store, credits, clock, maxPhotosPerBatch: MAX_PHOTOS_PER_BATCH });
+  const purchases = new PurchaseService({ store, credits, clock, provider: new OperatorApprovalProvider() });
+  const deletion = new AccountDeletionService({ store, credits, blobs, bus, clock });
+  const maintenance = new AccountMaintenance({ store, licenses, limits, clock, log: log.child({ component: 'maintenance' }) });
   const images = new ImageService({ batches, inspector: codec, clock });
   const worker =
     runWorker && model
@@ -119,10 +138,17 @@ export async function createContainer(config: Readonly<Config>, opts: ContainerO
     batches,
     idempotency,
     images,
+    limits,
+    sessions,
+    licenses,
+    purchases,
+    deletion,
+    maintenance,
     stats,
     model,
     worker,
     async close() {
+      await maintenance.stop();
       await worker?.stop();
       await model?.close();
       await store.close();

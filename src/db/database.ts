@@ -4,9 +4,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
 import pg from 'pg';
-import { Kysely, Migrator, PostgresDialect, SqliteDialect, type Migration, type MigrationProvider } from 'kysely';
+import { CompiledQuery, Kysely, Migrator, PostgresDialect, SqliteDialect, SqliteDriver, type DatabaseConnection, type Driver, type Migration, type MigrationProvider } from 'kysely';
 import type { Database } from './schema.ts';
 import * as initial from './migrations/2026-11-21T00-initial.ts';
+import * as accounts from './migrations/2026-11-23T00-accounts.ts';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -19,7 +20,27 @@ export interface Db {
 type DatedMigration = { up(db: Kysely<unknown>, dialect: Dialect): Promise<void> };
 const MIGRATIONS: Record<string, DatedMigration> = {
   '2026-11-21T00-initial': initial,
+  '2026-11-23T00-accounts': accounts,
 };
+
+/**
+ * SQLite transactions take the write lock when they begin (BEGIN IMMEDIATE). A deferred transaction
+ * that reads and then writes fails at once with SQLITE_BUSY when another process (bin/matte, a second
+ * server) wrote in between; an immediate one waits for the lock (busy_timeout) and then sees fresh rows.
+ */
+class ImmediateSqliteDriver extends SqliteDriver {
+  override async beginTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw('begin immediate'));
+  }
+}
+class ImmediateSqliteDialect extends SqliteDialect {
+  constructor(private readonly options: ConstructorParameters<typeof SqliteDialect>[0]) {
+    super(options);
+  }
+  override createDriver(): Driver {
+    return new ImmediateSqliteDriver(this.options);
+  }
+}
 
 class StaticProvider implements MigrationProvider {
   constructor(private readonly dialect: Dialect) {}
@@ -61,7 +82,7 @@ export async function createDatabase(options: DatabaseOptions): Promise<Db> {
     sqlite.pragma('busy_timeout = 5000');
     sqlite.pragma('foreign_keys = ON');
     sqlite.pragma('synchronous = NORMAL');
-    kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+    kysely = new Kysely<Database>({ dialect: new ImmediateSqliteDialect({ database: sqlite }) });
   }
   const dialect: Dialect = isPostgres ? 'postgres' : 'sqlite';
   const migrator = new Migrator({ db: kysely, provider: new StaticProvider(dialect), migrationTableName: 'matte_migrations', migrationLockTableName: 'matte_migrations_lock' });

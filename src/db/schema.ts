@@ -8,6 +8,13 @@ export interface AccountTable {
   plan_credits: number;
   pack_credits: number;
   created_at: number;
+  /** scrypt hash (see services/password.ts); null until a password is set. */
+  password_hash: string | null;
+  license_id: string | null;
+  /** Set when the account was deleted: its keys are revoked, its batches and files gone; the ledger stays. */
+  deleted_at: number | null;
+  /** Time of the account's newest ledger row in microseconds; each new row is stamped later than it. */
+  ledger_clock_us: number;
 }
 
 export interface ApiKeyTable {
@@ -20,6 +27,7 @@ export interface ApiKeyTable {
   hash: string;
   created_at: number;
   revoked_at: number | null;
+  last_used_at: number | null;
 }
 
 export interface JobTable {
@@ -103,6 +111,8 @@ export interface LedgerTable {
   balance_after: number;
   reason: string | null;
   created_at: number;
+  /** Microseconds, strictly increasing per account: the order and the paging cursor of the ledger. */
+  at_us: number;
 }
 
 export interface JobEventTable {
@@ -124,6 +134,55 @@ export interface IdempotencyTable {
   /** JSON of { headers, body(base64) } */
   response: string | null;
   created_at: number;
+  /** While in progress: after this time the record is taken to be abandoned (its process died). */
+  locked_until: number | null;
+}
+
+export interface LicenseTable {
+  id: string;
+  /** SHA-256 of the code; the code itself is shown once, to the operator who created it. */
+  code_hash: string;
+  code_prefix: string;
+  tier: number;
+  /** Plan credits per month. */
+  allowance: number;
+  /** Photos per batch under this licence (at most the service-wide 200). */
+  job_limit: number;
+  /** purchased | active | deactivated | refunded */
+  status: string;
+  account_id: string | null;
+  created_at: number;
+  activated_at: number | null;
+  next_refresh_at: number | null;
+}
+
+export interface SessionTable {
+  /** SHA-256 of the session cookie's value. */
+  id: string;
+  account_id: string;
+  csrf_token: string;
+  created_at: number;
+  expires_at: number;
+}
+
+export interface PurchaseTable {
+  id: string;
+  account_id: string;
+  pack_id: string;
+  credits: number;
+  provider: string;
+  provider_ref: string | null;
+  /** pending | completed | cancelled */
+  status: string;
+  created_at: number;
+  completed_at: number | null;
+}
+
+export interface RateLimitTable {
+  subject: string;
+  /** JSON: { [window name]: [bucketStartMs, count][] } */
+  windows: string;
+  updated_at: number;
 }
 
 export interface Database {
@@ -134,6 +193,10 @@ export interface Database {
   ledger: LedgerTable;
   job_events: JobEventTable;
   idempotency_keys: IdempotencyTable;
+  licenses: LicenseTable;
+  sessions: SessionTable;
+  purchases: PurchaseTable;
+  rate_limits: RateLimitTable;
 }
 
 export type AccountRow = Selectable<AccountTable>;
@@ -145,3 +208,6 @@ export type ItemRow = Selectable<ItemTable>;
 export type NewItem = Insertable<ItemTable>;
 export type ItemUpdate = Updateable<ItemTable>;
 export type LedgerRow = Selectable<LedgerTable>;
+export type LicenseRow = Selectable<LicenseTable>;
+export type SessionRow = Selectable<SessionTable>;
+export type PurchaseRow = Selectable<PurchaseTable>;

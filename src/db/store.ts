@@ -9,6 +9,10 @@ import { ItemsRepository } from './repositories/items.repository.ts';
 import { LedgerRepository } from './repositories/ledger.repository.ts';
 import { EventsRepository } from './repositories/events.repository.ts';
 import { IdempotencyRepository } from './repositories/idempotency.repository.ts';
+import { LicensesRepository } from './repositories/licenses.repository.ts';
+import { SessionsRepository } from './repositories/sessions.repository.ts';
+import { PurchasesRepository } from './repositories/purchases.repository.ts';
+import { RateLimitsRepository } from './repositories/rate-limits.repository.ts';
 
 export interface Repos {
   accounts: AccountsRepository;
@@ -17,6 +21,10 @@ export interface Repos {
   ledger: LedgerRepository;
   events: EventsRepository;
   idempotency: IdempotencyRepository;
+  licenses: LicensesRepository;
+  sessions: SessionsRepository;
+  purchases: PurchasesRepository;
+  rateLimits: RateLimitsRepository;
 }
 
 function reposFor(db: Kysely<Database>, dialect: Dialect): Repos {
@@ -27,6 +35,10 @@ function reposFor(db: Kysely<Database>, dialect: Dialect): Repos {
     ledger: new LedgerRepository(db),
     events: new EventsRepository(db),
     idempotency: new IdempotencyRepository(db),
+    licenses: new LicensesRepository(db),
+    sessions: new SessionsRepository(db),
+    purchases: new PurchasesRepository(db),
+    rateLimits: new RateLimitsRepository(db, dialect),
   };
 }
 

@@ -129,7 +129,11 @@ export class PhotoWorker {
       await blobs.put(blobKeys.thumb(item.job_id, item.id), result.thumb);
       const settled = await batches.settleDone(item, this.id, { red: result.red, quality: result.quality, meta: result.meta, outputFormat: result.format });
       if (settled) this.deps.stats.record(result.meta.timings?.total ?? 0);
-      else log.warn('lease lost before the photo settled; result dropped');
+      else if (!(await batches.getJobRowForWorker(item.job_id))) {
+        // The batch was deleted while the photo ran (its account was deleted): leave no files behind.
+        await blobs.deletePrefix(blobKeys.job(item.job_id));
+        log.info('batch deleted while the photo ran; result dropped');
+      } else log.warn('lease lost before the photo settled; result dropped');
     } catch (err) {
       const photoError =
         err instanceof PhotoError ? err : new PhotoError('PROCESSING_FAILED', 'The photo could not be processed; retrying may help.', false);

@@ -1,13 +1,15 @@
-// Accounts and API keys. A key is shown once; only its SHA-256 and a display prefix are stored.
-import { createHash, randomBytes } from 'node:crypto';
+// Accounts, API keys and what GET /v1/account tells. A key is shown once; only its SHA-256 and a
+// display prefix are stored. A request is judged on its bearer alone (see http/plugins/auth.plugin.ts).
 import { AppError } from '../errors.ts';
 import { newId } from '../ids.ts';
-import type { Store } from '../db/store.ts';
+import type { Repos, Store } from '../db/store.ts';
+import type { AccountRow, ApiKeyRow, LicenseRow } from '../db/schema.ts';
 import type { CreditsService } from './credits.service.ts';
 import { SPEND_ORDER } from './credits.service.ts';
+import { daysUntil } from './calendar.ts';
+import { hashPassword, MIN_PASSWORD_LENGTH } from './password.ts';
+import { newSecret, sha256 } from './secrets.ts';
 
-const KEY_PREFIX = 'mk_';
-const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 export const KEY_PATTERN = /^mk_[0-9A-Za-z]{40}$/;
 /** `mk_` and 8 characters: enough to tell keys apart, far too few to guess the rest (40 base62 ≈ 238 bits). */
 const DISPLAY_LENGTH = 11;
@@ -15,20 +17,10 @@ export const MAX_ACTIVE_KEYS = 10;
 
 export interface AuthContext {
   accountId: string;
-  keyId: string;
-  keyPrefix: string;
-}
-
-export function hashKey(secret: string): string {
-  return createHash('sha256').update(secret).digest('hex');
-}
-
-function newSecret(): string {
-  const bytes = randomBytes(40);
-  let out = KEY_PREFIX;
-  // 62 does not divide 256; the bias of byte % 62 (at most 1/256 per character) is harmless at 238 bits.
-  for (const b of bytes) out += BASE62[b % 62];
-  return out;
+  via: 'key' | 'session';
+  /** The key's id, or the session's, for per-credential rate limits. */
+  credentialId: string;
+  keyPrefix: string | null;
 }
 
 export interface AccountLimits {
@@ -39,70 +31,169 @@ export interface AccountLimits {
   resultsKeptForHours: number;
 }
 
-export class AccountService {
-  constructor(
-    private readonly deps: { store: Store; credits: CreditsService; clock: () => number; limits: AccountLimits },
-  ) {}
+export interface ApiKeyView {
+  id: string;
+  name: string;
+  prefix: string;
+  state: 'active' | 'revoked';
+  createdAt: number;
+  revokedAt: number | null;
+  lastUsedAt: number | null;
+}
 
-  async createAccount(input: { email: string; plan: number; pack: number }): Promise<{ accountId: string; apiKey: string }> {
+export function keyView(row: ApiKeyRow): ApiKeyView {
+  return {
+    id: row.id,
+    name: row.name,
+    prefix: row.prefix,
+    state: row.revoked_at === null ? 'active' : 'revoked',
+    createdAt: row.created_at,
+    revokedAt: row.revoked_at,
+    lastUsedAt: row.last_used_at,
+  };
+}
+
+export function normaliseEmail(raw: string): string {
+  const email = raw.trim().toLowerCase();
+  if (!/^[^\s@]+@[^\s@]+$/.test(email) || email.length > 254) throw new AppError('VALIDATION', `"${raw}" is not an email address.`, { errors: [{ path: 'email', message: 'must be an email address' }] });
+  return email;
+}
+
+export function checkPasswordStrength(password: string): void {
+  if (password.length < MIN_PASSWORD_LENGTH || password.length > 1024) {
+    throw new AppError('VALIDATION', `A password has ${MIN_PASSWORD_LENGTH} to 1024 characters.`, { errors: [{ path: 'password', message: `must be ${MIN_PASSWORD_LENGTH}-1024 characters` }] });
+  }
+}
+
+export class AccountService {
+  constructor(private readonly deps: { store: Store; credits: CreditsService; clock: () => number; limits: AccountLimits }) {}
+
+  async createAccount(input: { email: string; plan: number; pack: number; password?: string }): Promise<{ accountId: string; apiKey: string }> {
     const { store, credits, clock } = this.deps;
     const now = clock();
-    const email = input.email.trim().toLowerCase();
-    if (!/^[^\s@]+@[^\s@]+$/.test(email)) throw new AppError('VALIDATION', `"${input.email}" is not an email address.`);
+    const email = normaliseEmail(input.email);
     if (!Number.isInteger(input.plan) || input.plan < 0 || !Number.isInteger(input.pack) || input.pack < 0) {
       throw new AppError('VALIDATION', 'plan and pack must be whole numbers of credits, 0 or more.');
     }
+    if (input.password !== undefined) checkPasswordStrength(input.password);
+    const passwordHash = input.password === undefined ? null : await hashPassword(input.password);
     return store.transaction(async (r) => {
-      if (await r.accounts.findByEmail(email)) throw new AppError('CONFLICT', `An account with email ${email} exists already.`);
+      if (await r.accounts.findByEmail(email)) throw new AppError('CONFLICT', `An account with email ${email} exists already.`, { reason: 'EMAIL_TAKEN' });
       const accountId = newId('acc');
-      await r.accounts.insert({ id: accountId, email, plan_credits: 0, pack_credits: 0, created_at: now });
-      await credits.grant(r, accountId, 'plan', input.plan, 'grant', 'plan credits at account creation', now);
-      await credits.grant(r, accountId, 'pack', input.pack, 'purchase', 'pack credits at account creation', now);
+      await r.accounts.insert({ id: accountId, email, plan_credits: 0, pack_credits: 0, created_at: now, password_hash: passwordHash, license_id: null, deleted_at: null, ledger_clock_us: 0 });
+      await credits.grant(r, accountId, 'plan', input.plan, 'welcome', 'plan credits at account creation', now);
+      await credits.grant(r, accountId, 'pack', input.pack, 'welcome', 'pack credits at account creation', now);
       const apiKey = await this.insertKey(r, accountId, 'default', now);
       return { accountId, apiKey };
     });
   }
 
-  async createKey(accountId: string, name: string): Promise<{ keyId: string; apiKey: string }> {
-    return this.deps.store.transaction(async (r) => {
-      const active = (await r.accounts.listKeys(accountId)).filter((k) => k.revoked_at === null);
-      if (active.length >= MAX_ACTIVE_KEYS) throw new AppError('KEY_LIMIT', `The account has ${MAX_ACTIVE_KEYS} active keys already.`);
-      const apiKey = await this.insertKey(r, accountId, name, this.deps.clock());
-      const key = await r.accounts.findKeyByHash(hashKey(apiKey));
-      return { keyId: key!.id, apiKey };
+  async setPassword(accountId: string, password: string): Promise<void> {
+    checkPasswordStrength(password);
+    const hash = await hashPassword(password);
+    await this.deps.store.transaction(async (r) => {
+      await this.requireAccount(r, accountId);
+      await r.accounts.update(accountId, { password_hash: hash });
+      // A new password signs every studio session out.
+      await r.sessions.deleteForAccount(accountId);
     });
   }
 
-  private async insertKey(r: Parameters<Parameters<Store['transaction']>[0]>[0], accountId: string, name: string, now: number): Promise<string> {
-    const secret = newSecret();
-    await r.accounts.insertKey({ id: newId('key'), account_id: accountId, name, prefix: secret.slice(0, DISPLAY_LENGTH), hash: hashKey(secret), created_at: now, revoked_at: null });
+  async requireAccount(r: Repos, accountId: string): Promise<AccountRow> {
+    const account = await r.accounts.findById(accountId);
+    if (!account || account.deleted_at !== null) throw new AppError('NOT_FOUND', `No account ${accountId}.`);
+    return account;
+  }
+
+  // ---- keys ----------------------------------------------------------------------------------------
+
+  async createKey(accountId: string, name: string): Promise<{ key: ApiKeyView; apiKey: string }> {
+    const trimmed = name.trim();
+    if (!trimmed || trimmed.length > 64) throw new AppError('VALIDATION', 'A key name has 1 to 64 characters.', { errors: [{ path: 'name', message: 'must be 1-64 characters' }] });
+    return this.deps.store.transaction(async (r) => {
+      // The account row lock makes the count and the insert one step: two creates at once cannot make an eleventh key.
+      const account = await r.accounts.findForUpdate(accountId);
+      if (!account || account.deleted_at !== null) throw new AppError('NOT_FOUND', `No account ${accountId}.`);
+      if ((await r.accounts.countActiveKeys(accountId)) >= MAX_ACTIVE_KEYS) {
+        throw new AppError('KEY_LIMIT', `The account has ${MAX_ACTIVE_KEYS} active keys already; revoke one first.`);
+      }
+      const apiKey = await this.insertKey(r, accountId, trimmed, this.deps.clock());
+      const row = await r.accounts.findKeyByHash(sha256(apiKey));
+      return { key: keyView(row!), apiKey };
+    });
+  }
+
+  async listKeys(accountId: string): Promise<ApiKeyView[]> {
+    return (await this.deps.store.repos.accounts.listKeys(accountId)).map(keyView);
+  }
+
+  /** Revoking is idempotent: a revoked key answers as it is. The key is refused from its next request on. */
+  async revokeKey(accountId: string, keyId: string): Promise<ApiKeyView> {
+    const repo = this.deps.store.repos.accounts;
+    await repo.revokeKey(accountId, keyId, this.deps.clock());
+    const row = await repo.findKey(accountId, keyId);
+    if (!row) throw new AppError('NOT_FOUND', 'No key with that id on this account.');
+    return keyView(row);
+  }
+
+  private async insertKey(r: Repos, accountId: string, name: string, now: number): Promise<string> {
+    const secret = newSecret('mk_', 40);
+    await r.accounts.insertKey({ id: newId('key'), account_id: accountId, name, prefix: secret.slice(0, DISPLAY_LENGTH), hash: sha256(secret), created_at: now, revoked_at: null, last_used_at: null });
     return secret;
   }
 
   /** Judges a bearer on itself alone: malformed, unknown and revoked keys are all INVALID_KEY. */
   async authenticate(bearer: string): Promise<AuthContext> {
     if (!KEY_PATTERN.test(bearer)) throw new AppError('INVALID_KEY', 'The API key is malformed.');
-    const key = await this.deps.store.repos.accounts.findKeyByHash(hashKey(bearer));
+    const repo = this.deps.store.repos.accounts;
+    const key = await repo.findKeyByHash(sha256(bearer));
     if (!key || key.revoked_at !== null) throw new AppError('INVALID_KEY', 'The API key is unknown or revoked.');
-    return { accountId: key.account_id, keyId: key.id, keyPrefix: key.prefix };
+    await repo.touchKey(key.id, this.deps.clock());
+    return { accountId: key.account_id, via: 'key', credentialId: key.id, keyPrefix: key.prefix };
+  }
+
+  // ---- what the account looks like -----------------------------------------------------------------
+
+  /** Photos one batch may hold: the licence's batch limit, never above the service-wide one. */
+  async photosPerBatch(accountId: string): Promise<number> {
+    const account = await this.deps.store.repos.accounts.findById(accountId);
+    const license = account?.license_id ? await this.deps.store.repos.licenses.findById(account.license_id) : undefined;
+    return license?.status === 'active' ? Math.min(license.job_limit, this.deps.limits.photosPerBatch) : this.deps.limits.photosPerBatch;
   }
 
   async describe(auth: AuthContext) {
-    const account = await this.deps.store.repos.accounts.findById(auth.accountId);
-    if (!account) throw new AppError('INVALID_KEY', 'The account of this key no longer exists.');
+    const { store, credits, clock } = this.deps;
+    const now = clock();
+    // A renewal that fell due is applied before the balances are shown.
+    await store.transaction((r) => credits.renew(r, auth.accountId, now));
+    const account = await store.repos.accounts.findById(auth.accountId);
+    if (!account || account.deleted_at !== null) throw new AppError('INVALID_KEY', 'The account of this key no longer exists.');
+    const license = account.license_id ? await store.repos.licenses.findById(account.license_id) : undefined;
+    const renewing = license?.status === 'active' && license.next_refresh_at !== null ? license.next_refresh_at : null;
     return {
       credits: {
         total: account.plan_credits + account.pack_credits,
         plan: account.plan_credits,
         pack: account.pack_credits,
-        // Self-hosted accounts have no billing cycle: plan credits never reset or expire on their own.
-        planResetsInDays: null,
-        expiring: null,
+        planResetsInDays: renewing === null ? null : daysUntil(renewing, now),
+        // Plan credits left at the renewal expire then; pack credits never do.
+        expiring: renewing === null || account.plan_credits === 0 ? null : { credits: account.plan_credits, at: new Date(renewing).toISOString(), inDays: daysUntil(renewing, now) },
       },
-      license: null,
+      license: license ? licenseView(license) : null,
       spendOrder: [...SPEND_ORDER],
-      limits: { ...this.deps.limits },
-      auth: { via: 'key' as const, key: auth.keyPrefix },
+      limits: { ...this.deps.limits, photosPerBatch: await this.photosPerBatch(auth.accountId) },
+      auth: { via: auth.via, key: auth.keyPrefix },
     };
   }
+}
+
+export function licenseView(row: LicenseRow) {
+  return {
+    tier: row.tier,
+    status: row.status as 'purchased' | 'active' | 'deactivated' | 'refunded',
+    allowance: row.allowance,
+    jobLimit: row.job_limit,
+    nextRefreshAt: row.status === 'active' && row.next_refresh_at !== null ? new Date(row.next_refresh_at).toISOString() : null,
+    activatedAt: row.activated_at === null ? null : new Date(row.activated_at).toISOString(),
+  };
 }

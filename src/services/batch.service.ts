@@ -39,6 +39,26 @@ export interface CreateJobInput {
   webhookEvents?: EventName[];
 }
 
+/** The caller's hourly photo budget (see RateLimitService). */
+export interface PhotoBudget {
+  limit: number;
+  /** Photos that may still be added: intake refuses the rest without decoding them. */
+  remaining: number;
+  /** Takes up to `n` photos inside the transaction that adds them; returns how many fit. */
+  take(r: Repos, n: number): Promise<{ granted: number }>;
+}
+
+export interface AddPhotosOptions {
+  /** Photos the batch may hold (the account licence's batch limit; default 200). */
+  maxPhotos?: number;
+  budget?: PhotoBudget;
+}
+
+const OVER_BUDGET = 'Over the hourly photo budget';
+const overBudget = (limit: number) => `${OVER_BUDGET} of this key (${limit} photos an hour); add it again later (see X-Matte-Photos-Reset).`;
+/** True for the `rejected` reason of a photo refused because the hourly budget was spent. */
+export const isOverBudget = (reason: string) => reason.startsWith(OVER_BUDGET);
+
 export interface StartInput {
   sample?: number;
   trial?: number;
@@ -183,8 +203,11 @@ export class BatchService {
    * Adds photos to a draft. Each source is checked (format, pixel limit, a full decode for the input
    * thumbnail); what fails lands in `rejected` with a reason and the rest is added.
    */
-  async addPhotos(accountId: string, jobId: string, sources: AsyncIterable<PhotoSource> | PhotoSource[]): Promise<Job & { added: number }> {
+  async addPhotos(accountId: string, jobId: string, sources: AsyncIterable<PhotoSource> | PhotoSource[], opts: AddPhotosOptions = {}): Promise<Job & { added: number }> {
     const { store, blobs, inspector } = this.deps;
+    const maxPhotos = opts.maxPhotos ?? MAX_PHOTOS_PER_BATCH;
+    const budget = opts.budget;
+    let acceptedHere = 0;
     const job = await this.requireJob(accountId, jobId);
     if (job.status !== 'draft') throw new AppError('NOT_DRAFT', 'Photos can only be added before the batch is started.');
     const settings = (JSON.parse(job.options) as { defaults: Settings }).defaults;
@@ -192,6 +215,7 @@ export class BatchService {
     let position = await store.repos.items.maxPosition(jobId);
     const rejected: Rejected[] = [];
     const rows: NewItem[] = [];
+    const overflow: NewItem[] = [];
 
     type Commit = () => Promise<unknown> | unknown;
     /**
@@ -212,9 +236,11 @@ export class BatchService {
 
     /** `shown` names the photo in `rejected`: a ZIP entry is shown as archive/path. */
     const accept = async (name: string, data: Buffer, shown = name) => {
-      // Near the limit, finish the photos in flight first: one of them may yet be rejected.
-      if (count + pending.filter((p) => p.candidate).length >= MAX_PHOTOS_PER_BATCH) while (pending.length) await commitOldest();
-      if (count >= MAX_PHOTOS_PER_BATCH) return reject(shown, `The batch already holds ${MAX_PHOTOS_PER_BATCH} photos, the most a batch takes.`);
+      // Near a limit, finish the photos in flight first: one of them may yet be rejected.
+      const inFlight = pending.filter((p) => p.candidate).length;
+      if (count + inFlight >= maxPhotos || (budget && acceptedHere + inFlight >= budget.remaining)) while (pending.length) await commitOldest();
+      if (count >= maxPhotos) return reject(shown, `The batch already holds ${maxPhotos} photos, the most a batch takes.`);
+      if (budget && acceptedHere >= budget.remaining) return reject(shown, overBudget(budget.limit));
       // The header check first: it refuses an oversized image before anything is decoded.
       const inspected = inspector.probe(data).then(async (info) => ({ info, thumb: await inspector.thumbnail(data) })).then(
         ({ info, thumb }): Commit => () => record(name, data, info, thumb),
@@ -235,6 +261,7 @@ export class BatchService {
         throw storageError(err);
       }
       count++;
+      acceptedHere++;
       rows.push({
         id: itemId,
         job_id: jobId,
@@ -290,14 +317,22 @@ export class BatchService {
       await store.transaction(async (r) => {
         const current = await this.requireJob(accountId, jobId, r);
         if (current.status !== 'draft') throw new AppError('NOT_DRAFT', 'The batch was started while the photos were uploading.');
+        // The hourly budget is spent in the transaction that adds the photos: two uploads at once can
+        // never both take its last photos. What does not fit is refused like any other photo.
+        const granted = budget ? (await budget.take(r, rows.length)).granted : rows.length;
+        for (const row of rows.splice(granted)) {
+          overflow.push(row);
+          rejected.push({ name: row.name, reason: overBudget(budget!.limit) });
+        }
         await r.items.insertMany(rows);
         await r.jobs.update(jobId, { rejected: JSON.stringify([...JSON.parse(current.rejected), ...rejected]), updated_at: this.now() });
       });
     } catch (err) {
       // Nothing half-written: the rows never landed, so their files go too.
-      await Promise.all(rows.map((row) => blobs.deletePrefix(`${blobKeys.job(jobId)}/${row.id}`)));
+      await Promise.all([...rows, ...overflow].map((row) => blobs.deletePrefix(`${blobKeys.job(jobId)}/${row.id}`)));
       throw err;
     }
+    await Promise.all(overflow.map((row) => blobs.deletePrefix(`${blobKeys.job(jobId)}/${row.id}`)));
     this.deps.bus.jobChanged(jobId);
     const view = await this.getJob(accountId, jobId);
     return { ...view, added: rows.length };
@@ -307,6 +342,7 @@ export class BatchService {
 
   async deleteItems(accountId: string, jobId: string, itemIds: string[]): Promise<Job & { removed: number }> {
     const removed = await this.deps.store.transaction(async (r) => {
+      await this.lockAccount(r, accountId);
       await this.requireJob(accountId, jobId, r);
       const doomed: ItemRow[] = [];
       for (const id of new Set(itemIds)) {
@@ -322,6 +358,7 @@ export class BatchService {
 
   async deleteItem(accountId: string, jobId: string, itemId: string): Promise<Job> {
     const removed = await this.deps.store.transaction(async (r) => {
+      await this.lockAccount(r, accountId);
       await this.requireJob(accountId, jobId, r);
       const item = await r.items.findInJob(jobId, itemId);
       if (!item) throw notFound('photo');
@@ -351,6 +388,7 @@ export class BatchService {
 
   async deleteJob(accountId: string, jobId: string): Promise<void> {
     await this.deps.store.transaction(async (r) => {
+      await this.lockAccount(r, accountId);
       const job = await this.requireJob(accountId, jobId, r);
       if (ACTIVE.includes(job.status)) throw new AppError('CONFLICT', 'The batch is running; stop it first.', { reason: 'RUNNING', jobId });
       await this.releaseAll(r, jobId, 'batch deleted');
@@ -369,10 +407,22 @@ export class BatchService {
 
   // ---- starting, stopping, continuing -----------------------------------------------------------
 
+  /**
+   * Every transaction that moves credits or counts running batches takes the account's row lock first
+   * (PostgreSQL; SQLite's write lock covers it). Two starts at once then run one after the other: the
+   * second sees the first's batch as started (NOT_DRAFT), counted among the running ones
+   * (TOO_MANY_ACTIVE) and its credits gone (NO_CREDITS). One lock order, account first, also rules
+   * out deadlocks with the worker's settlements.
+   */
+  private async lockAccount(r: Repos, accountId: string): Promise<void> {
+    await r.accounts.findForUpdate(accountId);
+  }
+
   async start(accountId: string, jobId: string, input: StartInput): Promise<Job> {
     if (this.deps.modelState() === 'failed') throw new AppError('SERVICE_UNAVAILABLE', 'Photo processing is unavailable right now; nothing was charged. Try again later.');
     const now = this.now();
     await this.deps.store.transaction(async (r) => {
+      await this.lockAccount(r, accountId);
       const job = await this.requireJob(accountId, jobId, r);
       if (job.status !== 'draft') throw new AppError('NOT_DRAFT', 'The batch was started already.');
       const items = await r.items.listForJob(jobId);
@@ -410,6 +460,7 @@ export class BatchService {
   async cancel(accountId: string, jobId: string): Promise<Job & { stopped: number; inFlight: number }> {
     const now = this.now();
     const result = await this.deps.store.transaction(async (r) => {
+      await this.lockAccount(r, accountId);
       const job = await this.requireJob(accountId, jobId, r);
       if (!ACTIVE.includes(job.status)) throw new AppError('NOT_RUNNING', `The batch is ${job.status}, not running.`);
       const stopped = await r.items.transitionForJob(jobId, 'pending', { status: 'held', reserved_plan: 0, reserved_pack: 0, updated_at: now });
@@ -426,6 +477,7 @@ export class BatchService {
   async continue(accountId: string, jobId: string): Promise<Job> {
     const now = this.now();
     await this.deps.store.transaction(async (r) => {
+      await this.lockAccount(r, accountId);
       const job = await this.requireJob(accountId, jobId, r);
       const held = (await r.items.listForJob(jobId)).filter((i) => i.status === 'held');
       if (job.status === 'draft') throw new AppError('NOT_DRAFT', 'The batch has not been started; start it instead.');

@@ -1,12 +1,21 @@
-// Idempotency-Key for start and POST /v1/images: the same key replays the first successful answer
-// instead of running (and charging) twice. Keys are per account and endpoint, remembered 24 h.
-// A request that failed is forgotten, so a retry after fixing the cause (say, buying credits) runs.
+// Idempotency-Key for start and POST /v1/images: the same key replays the first answer instead of
+// running (and charging) twice. Keys are per account and endpoint, remembered 24 h.
+//  - The first answer is what the operation decided: its success, or its refusal (402, 404, 409 …).
+//    A refusal is replayed too, as the spec says; to try again after fixing the cause (credits
+//    bought, a batch finished), send a new key.
+//  - Server faults (5xx) and rate limiting (429) decided nothing: they are forgotten, so a retry runs.
+//  - While the first request runs, the same key answers 409 IN_PROGRESS. Two identical requests at the
+//    same instant: one inserts the record and runs, the other finds it (the primary key decides).
+//  - A record whose process died mid-request (still in progress after LOCK_MS) is taken over.
 import { createHash } from 'node:crypto';
-import { AppError } from '../errors.ts';
+import { AppError, type ErrorCode, type ProblemExtras } from '../errors.ts';
 import type { Store } from '../db/store.ts';
+import type { IdempotencyTable } from '../db/schema.ts';
 
 export const IDEMPOTENCY_KEY_PATTERN = /^[A-Za-z0-9._:-]{8,128}$/;
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
+/** Longer than any idempotent operation takes (POST /v1/images waits at most 60 s plus the upload). */
+const LOCK_MS = 5 * 60 * 1000;
 
 export interface StoredResponse {
   status: number;
@@ -14,10 +23,17 @@ export interface StoredResponse {
   body: Buffer;
 }
 
+type Stored = { kind: 'response'; headers: Record<string, string>; body: string } | { kind: 'error'; code: ErrorCode; detail: string; extras: ProblemExtras; status: number };
+
 export function fingerprint(...parts: (string | Buffer)[]): string {
   const hash = createHash('sha256');
   for (const part of parts) hash.update(part).update('\0');
   return hash.digest('hex');
+}
+
+/** Refusals that are the operation's answer, replayed under the same key. */
+function isDecided(err: unknown): err is AppError {
+  return err instanceof AppError && err.status >= 400 && err.status < 500 && err.code !== 'RATE_LIMITED' && err.code !== 'IN_PROGRESS';
 }
 
 export class IdempotencyService {
@@ -35,26 +51,39 @@ export class IdempotencyService {
     if (key === undefined) return { ...(await fn()), replayed: false };
     const repo = this.deps.store.repos.idempotency;
     const now = this.deps.clock();
-    let existing = await repo.begin({ account_id: accountId, scope, key, fingerprint: print, state: 'in_progress', status_code: null, response: null, created_at: now });
+    const fresh: IdempotencyTable = { account_id: accountId, scope, key, fingerprint: print, state: 'in_progress', status_code: null, response: null, created_at: now, locked_until: now + LOCK_MS };
+    let existing = await repo.begin(fresh);
     if (existing && existing.created_at < now - IDEMPOTENCY_TTL_MS) {
       await repo.remove(accountId, scope, key);
-      existing = await repo.begin({ account_id: accountId, scope, key, fingerprint: print, state: 'in_progress', status_code: null, response: null, created_at: now });
+      existing = await repo.begin(fresh);
     }
     if (existing) {
       if (existing.fingerprint !== print) {
-        throw new AppError('CONFLICT', 'This Idempotency-Key was used with a different request.', { reason: 'IDEMPOTENCY_KEY_REUSED' });
+        throw new AppError('CONFLICT', 'This Idempotency-Key was used with a different request; use a new key for a new request.', { reason: 'IDEMPOTENCY_KEY_REUSED' });
       }
-      if (existing.state !== 'done') throw new AppError('IN_PROGRESS', 'A request with this Idempotency-Key is still being processed; retry shortly.');
-      const stored = JSON.parse(existing.response!) as { headers: Record<string, string>; body: string };
-      return { status: existing.status_code!, headers: stored.headers, body: Buffer.from(stored.body, 'base64'), replayed: true };
+      if (existing.state !== 'done') {
+        const abandoned = (existing.locked_until ?? 0) < now && (await repo.takeOver(accountId, scope, key, existing.locked_until, now + LOCK_MS));
+        if (!abandoned) throw new AppError('IN_PROGRESS', 'A request with this Idempotency-Key is still being processed; retry shortly.');
+      } else {
+        const stored = JSON.parse(existing.response!) as Stored;
+        if (stored.kind === 'error') throw Object.assign(new AppError(stored.code, stored.detail, stored.extras, stored.status), { replayed: true });
+        return { status: existing.status_code!, headers: stored.headers, body: Buffer.from(stored.body, 'base64'), replayed: true };
+      }
     }
+    let response: StoredResponse;
     try {
-      const response = await fn();
-      await repo.complete(accountId, scope, key, response.status, JSON.stringify({ headers: response.headers, body: response.body.toString('base64') }));
-      return { ...response, replayed: false };
+      response = await fn();
     } catch (err) {
-      await repo.remove(accountId, scope, key);
+      if (isDecided(err)) {
+        const stored: Stored = { kind: 'error', code: err.code, detail: err.message, extras: err.extras, status: err.status };
+        await repo.complete(accountId, scope, key, err.status, JSON.stringify(stored));
+      } else {
+        await repo.remove(accountId, scope, key);
+      }
       throw err;
     }
+    const stored: Stored = { kind: 'response', headers: response.headers, body: response.body.toString('base64') };
+    await repo.complete(accountId, scope, key, response.status, JSON.stringify(stored));
+    return { ...response, replayed: false };
   }
 }

@@ -2,7 +2,7 @@
 import { AppError, PhotoError } from '../errors.ts';
 import type { ItemRow } from '../db/schema.ts';
 import type { JobDefaults } from '../http/schemas/common.schemas.ts';
-import type { BatchService, PhotoInspector } from './batch.service.ts';
+import { isOverBudget, type AddPhotosOptions, type BatchService, type PhotoInspector } from './batch.service.ts';
 
 export type ImageOutcome =
   | { state: 'done'; jobId: string; item: ItemRow }
@@ -11,7 +11,7 @@ export type ImageOutcome =
 export class ImageService {
   constructor(private readonly deps: { batches: BatchService; inspector: PhotoInspector; clock: () => number }) {}
 
-  async process(accountId: string, input: { name: string; data: Buffer; settings?: JobDefaults; timeoutMs: number }): Promise<ImageOutcome> {
+  async process(accountId: string, input: { name: string; data: Buffer; settings?: JobDefaults; timeoutMs: number }, intake: AddPhotosOptions = {}): Promise<ImageOutcome> {
     const { batches, clock } = this.deps;
     const deadline = clock() + input.timeoutMs;
     // Input at fault is refused before anything exists or is charged.
@@ -23,9 +23,11 @@ export class ImageService {
     }
     const job = await batches.createJob(accountId, { defaults: input.settings }, null);
     try {
-      const added = await batches.addPhotos(accountId, job.id, [{ name: input.name, data: input.data }]);
+      const added = await batches.addPhotos(accountId, job.id, [{ name: input.name, data: input.data }], intake);
       if (added.added === 0) {
         const reason = added.rejected[0]?.reason ?? 'The file is not a readable JPEG, PNG or WebP image.';
+        // Another request spent the last of the hourly budget while this photo was checked.
+        if (isOverBudget(reason)) throw new AppError('RATE_LIMITED', reason, { retryAfter: 60 });
         throw new AppError('PROCESSING_FAILED', reason, { reason: 'INVALID_IMAGE' }, 422);
       }
       await batches.start(accountId, job.id, {});

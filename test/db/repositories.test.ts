@@ -132,7 +132,7 @@ for (const { dialect, skip } of DIALECTS) {
     });
 
     it('remembers an idempotency key once per account and scope', async () => {
-      const row = { account_id: 'acc', scope: 's', key: 'k1234567', fingerprint: 'f', state: 'in_progress', status_code: null, response: null, created_at: now };
+      const row = { account_id: 'acc', scope: 's', key: 'k1234567', fingerprint: 'f', state: 'in_progress', status_code: null, response: null, created_at: now, locked_until: null };
       expect(await store.repos.idempotency.begin(row)).toBeUndefined();
       expect((await store.repos.idempotency.begin(row))!.state).toBe('in_progress');
       expect(await store.repos.idempotency.begin({ ...row, scope: 'other' })).toBeUndefined();

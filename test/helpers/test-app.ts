@@ -14,17 +14,17 @@ export interface TestApp {
   c: Container;
   model: ThresholdMaskModel;
   dataDir: string;
-  account(plan?: number, pack?: number): Promise<{ accountId: string; apiKey: string; auth: { authorization: string } }>;
+  account(plan?: number, pack?: number, password?: string): Promise<{ accountId: string; apiKey: string; email: string; auth: { authorization: string } }>;
   close(): Promise<void>;
 }
 
 let n = 0;
 
-export async function createTestApp(overrides: Partial<Config> = {}, opts: { runWorker?: boolean } = {}): Promise<TestApp> {
+export async function createTestApp(overrides: Partial<Config> = {}, opts: { runWorker?: boolean; clock?: () => number } = {}): Promise<TestApp> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'matte-test-'));
   const config = loadConfig({}, { dataDir, publicBaseUrl: 'http://matte.test', logLevel: 'silent', leaseMs: 5000, ...overrides });
   const model = new ThresholdMaskModel();
-  const c = await createContainer(config, { model, log: pino({ level: 'silent' }), runWorker: opts.runWorker ?? true });
+  const c = await createContainer(config, { model, log: pino({ level: 'silent' }), runWorker: opts.runWorker ?? true, clock: opts.clock });
   const app = await buildApp(c);
   await app.ready();
   c.worker?.start();
@@ -33,9 +33,10 @@ export async function createTestApp(overrides: Partial<Config> = {}, opts: { run
     c,
     model,
     dataDir,
-    async account(plan = 100, pack = 0) {
-      const out = await c.accounts.createAccount({ email: `user${++n}-${Date.now()}@example.com`, plan, pack });
-      return { ...out, auth: { authorization: `Bearer ${out.apiKey}` } };
+    async account(plan = 100, pack = 0, password?: string) {
+      const email = `user${++n}-${Date.now()}@example.com`;
+      const out = await c.accounts.createAccount({ email, plan, pack, password });
+      return { ...out, email, auth: { authorization: `Bearer ${out.apiKey}` } };
     },
     async close() {
       await app.close();

@@ -70,7 +70,10 @@ describe('a batch from upload to cut-out', () => {
     const ledger = (await t.app.inject({ method: 'GET', url: '/v1/credits/ledger', headers: auth })).json();
     const kinds = ledger.entries.map((e: { kind: string }) => e.kind);
     expect(kinds.filter((k: string) => k === 'commit')).toHaveLength(5);
-    expect(kinds.filter((k: string) => k === 'reserve')).toHaveLength(2);
+    // One reservation row per photo (plan 3 then pack 2), each naming its photo.
+    const reserves = ledger.entries.filter((e: { kind: string }) => e.kind === 'reserve');
+    expect(reserves.map((e: { pool: string }) => e.pool).sort()).toEqual(['pack', 'pack', 'plan', 'plan', 'plan']);
+    expect(new Set(reserves.map((e: { itemId: string }) => e.itemId)).size).toBe(5);
   });
 
   it('serves every variant: output as transparent PNG at source size, converted formats, thumbnails, cutout, input', async () => {

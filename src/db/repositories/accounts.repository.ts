@@ -1,5 +1,5 @@
-import type { Kysely } from 'kysely';
-import type { AccountRow, ApiKeyRow, Database } from '../schema.ts';
+import type { Kysely, Updateable } from 'kysely';
+import type { AccountRow, AccountTable, ApiKeyRow, Database } from '../schema.ts';
 import type { Dialect } from '../database.ts';
 
 export class AccountsRepository {
@@ -20,14 +20,32 @@ export class AccountsRepository {
     return this.db.selectFrom('accounts').selectAll().where('email', '=', email).executeTakeFirst();
   }
 
-  /** Reads the balances for a change; on PostgreSQL the row stays locked until the transaction ends. */
+  async list(opts: { limit: number; includeDeleted?: boolean }): Promise<AccountRow[]> {
+    let query = this.db.selectFrom('accounts').selectAll();
+    if (!opts.includeDeleted) query = query.where('deleted_at', 'is', null);
+    return query.orderBy('created_at', 'desc').orderBy('id').limit(opts.limit).execute();
+  }
+
+  /**
+   * Reads the account for a change. PostgreSQL: the row stays locked until the transaction ends, so
+   * concurrent starts, settlements and grants of one account queue behind each other. SQLite: the
+   * write lock of the transaction serialises them already.
+   */
   async findForUpdate(id: string): Promise<AccountRow | undefined> {
     const query = this.db.selectFrom('accounts').selectAll().where('id', '=', id);
     return (this.dialect === 'postgres' ? query.forUpdate() : query).executeTakeFirst();
   }
 
-  async setBalances(id: string, plan: number, pack: number): Promise<void> {
-    await this.db.updateTable('accounts').set({ plan_credits: plan, pack_credits: pack }).where('id', '=', id).execute();
+  async setBalances(id: string, plan: number, pack: number, ledgerClockUs: number): Promise<void> {
+    await this.db.updateTable('accounts').set({ plan_credits: plan, pack_credits: pack, ledger_clock_us: ledgerClockUs }).where('id', '=', id).execute();
+  }
+
+  async setLicense(id: string, licenseId: string | null): Promise<void> {
+    await this.db.updateTable('accounts').set({ license_id: licenseId }).where('id', '=', id).execute();
+  }
+
+  async update(id: string, patch: Updateable<AccountTable>): Promise<void> {
+    await this.db.updateTable('accounts').set(patch).where('id', '=', id).execute();
   }
 
   async insertKey(row: ApiKeyRow): Promise<void> {
@@ -38,8 +56,22 @@ export class AccountsRepository {
     return this.db.selectFrom('api_keys').selectAll().where('hash', '=', hash).executeTakeFirst();
   }
 
+  async findKey(accountId: string, keyId: string): Promise<ApiKeyRow | undefined> {
+    return this.db.selectFrom('api_keys').selectAll().where('account_id', '=', accountId).where('id', '=', keyId).executeTakeFirst();
+  }
+
   async listKeys(accountId: string): Promise<ApiKeyRow[]> {
-    return this.db.selectFrom('api_keys').selectAll().where('account_id', '=', accountId).orderBy('created_at').execute();
+    return this.db.selectFrom('api_keys').selectAll().where('account_id', '=', accountId).orderBy('created_at').orderBy('id').execute();
+  }
+
+  async countActiveKeys(accountId: string): Promise<number> {
+    const row = await this.db
+      .selectFrom('api_keys')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('account_id', '=', accountId)
+      .where('revoked_at', 'is', null)
+      .executeTakeFirstOrThrow();
+    return Number(row.n);
   }
 
   async revokeKey(accountId: string, keyId: string, at: number): Promise<boolean> {
@@ -51,5 +83,19 @@ export class AccountsRepository {
       .where('revoked_at', 'is', null)
       .executeTakeFirst();
     return Number(result.numUpdatedRows) > 0;
+  }
+
+  async revokeAllKeys(accountId: string, at: number): Promise<void> {
+    await this.db.updateTable('api_keys').set({ revoked_at: at }).where('account_id', '=', accountId).where('revoked_at', 'is', null).execute();
+  }
+
+  /** Marks a key used, at most once a minute per key (a write per request would cost more than it tells). */
+  async touchKey(keyId: string, at: number): Promise<void> {
+    await this.db
+      .updateTable('api_keys')
+      .set({ last_used_at: at })
+      .where('id', '=', keyId)
+      .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<', at - 60_000)]))
+      .execute();
   }
 }

@@ -21,10 +21,24 @@ export class IdempotencyRepository {
       .executeTakeFirst();
   }
 
+  /** Takes over an in-progress record whose lock ran out (its process died); true for exactly one caller. */
+  async takeOver(accountId: string, scope: string, key: string, lockedUntil: number | null, newLock: number): Promise<boolean> {
+    let query = this.db
+      .updateTable('idempotency_keys')
+      .set({ locked_until: newLock })
+      .where('account_id', '=', accountId)
+      .where('scope', '=', scope)
+      .where('key', '=', key)
+      .where('state', '=', 'in_progress');
+    query = lockedUntil === null ? query.where('locked_until', 'is', null) : query.where('locked_until', '=', lockedUntil);
+    const result = await query.executeTakeFirst();
+    return Number(result.numUpdatedRows) > 0;
+  }
+
   async complete(accountId: string, scope: string, key: string, statusCode: number, response: string): Promise<void> {
     await this.db
       .updateTable('idempotency_keys')
-      .set({ state: 'done', status_code: statusCode, response })
+      .set({ state: 'done', status_code: statusCode, response, locked_until: null })
       .where('account_id', '=', accountId)
       .where('scope', '=', scope)
       .where('key', '=', key)

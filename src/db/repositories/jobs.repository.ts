@@ -27,6 +27,10 @@ export class JobsRepository {
     return query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(opts.limit).execute();
   }
 
+  async listIdsForAccount(accountId: string): Promise<string[]> {
+    return (await this.db.selectFrom('jobs').select('id').where('account_id', '=', accountId).execute()).map((row) => row.id);
+  }
+
   async update(id: string, patch: JobUpdate): Promise<void> {
     await this.db.updateTable('jobs').set(patch).where('id', '=', id).execute();
   }

@@ -8,11 +8,15 @@ export class LedgerRepository {
     if (rows.length) await this.db.insertInto('ledger').values(rows).execute();
   }
 
-  /** Newest first; `before` is a creation time in ms (exclusive). */
-  async list(accountId: string, opts: { limit: number; before?: number }): Promise<LedgerRow[]> {
+  /** Newest first; `beforeUs` is exclusive. Ledger times are unique per account, so pages never overlap. */
+  async list(accountId: string, opts: { limit: number; beforeUs?: number }): Promise<LedgerRow[]> {
     let query = this.db.selectFrom('ledger').selectAll().where('account_id', '=', accountId);
-    if (opts.before !== undefined) query = query.where('created_at', '<', opts.before);
-    return query.orderBy('id', 'desc').limit(opts.limit).execute();
+    if (opts.beforeUs !== undefined) query = query.where('at_us', '<', opts.beforeUs);
+    return query.orderBy('at_us', 'desc').orderBy('id', 'desc').limit(opts.limit).execute();
+  }
+
+  async listForAccount(accountId: string): Promise<LedgerRow[]> {
+    return this.db.selectFrom('ledger').selectAll().where('account_id', '=', accountId).orderBy('at_us').orderBy('id').execute();
   }
 
   /** Sum of signed movements per pool: must equal the account's balances. */

@@ -1,6 +1,9 @@
 // The one place errors become application/problem+json (RFC 9457), as the spec's Errors section defines.
+import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, ERROR_CODES, type ErrorCode, type ProblemExtras } from '../../errors.ts';
+import { RateLimitedError } from '../../services/rate-limit.service.ts';
+import { setRateLimitHeaders } from './rate-limit-headers.ts';
 
 export function problemBody(baseUrl: string, code: ErrorCode, detail: string, extras: ProblemExtras = {}, status?: number) {
   return {
@@ -15,6 +18,9 @@ export function problemBody(baseUrl: string, code: ErrorCode, detail: string, ex
 
 export function sendProblem(reply: FastifyReply, baseUrl: string, err: AppError): FastifyReply {
   if (err.code === 'RATE_LIMITED' && err.extras.retryAfter !== undefined) reply.header('retry-after', String(err.extras.retryAfter));
+  if (err instanceof RateLimitedError) setRateLimitHeaders(reply, err.windows);
+  // The first answer to an Idempotency-Key, given again (see services/idempotency.service.ts).
+  if ((err as AppError & { replayed?: boolean }).replayed) reply.header('idempotent-replayed', 'true');
   return reply.code(err.status).type('application/problem+json').send(problemBody(baseUrl, err.code, err.message, err.extras, err.status));
 }
 
@@ -44,6 +50,10 @@ function fromFastify(err: FastifyError): AppError {
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
     case 'FST_INVALID_MULTIPART_CONTENT_TYPE':
       return new AppError('UNSUPPORTED_MEDIA_TYPE', 'Send application/json or multipart/form-data as the endpoint describes.');
+    case 'FST_ERR_MAX_PARAM_LENGTH':
+      return new AppError('URI_TOO_LONG', 'A path parameter is longer than any id the API hands out.');
+    case 'FST_ERR_BAD_URL':
+      return new AppError('VALIDATION', 'The request path is not a valid URL (bad percent-encoding).', { errors: [{ path: 'url', message: 'malformed' }] });
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
     case 'FST_PROTO_VIOLATION':
     case 'FST_ERR_CTP_INVALID_TYPE':
@@ -52,6 +62,33 @@ function fromFastify(err: FastifyError): AppError {
       if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500) return new AppError('VALIDATION', err.message);
       return new AppError('INTERNAL', 'Something went wrong on our side; nothing was charged.');
   }
+}
+
+/**
+ * Errors Node's HTTP parser meets before Fastify sees a request (headers over 16 KB, a malformed
+ * request line, a client too slow to send its headers) are written on the socket as problem+json too.
+ */
+export function clientErrorHandler(baseUrl: string) {
+  return function onClientError(err: NodeJS.ErrnoException, socket: Socket): void {
+    if (err.code === 'ECONNRESET' || socket.destroyed) return;
+    const problem =
+      err.code === 'HPE_HEADER_OVERFLOW'
+        ? new AppError('HEADERS_TOO_LARGE', 'The request headers are larger than 16 KB.')
+        : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+          ? new AppError('REQUEST_TIMEOUT', 'The request was not received in time.')
+          : new AppError('VALIDATION', 'The request is not well-formed HTTP.', { errors: [{ path: 'request', message: err.code ?? 'malformed' }] });
+    const body = JSON.stringify(problemBody(baseUrl, problem.code, problem.message, problem.extras));
+    const reason = problem.status === 431 ? 'Request Header Fields Too Large' : problem.status === 408 ? 'Request Timeout' : 'Bad Request';
+    if (socket.writable) {
+      socket.write(`HTTP/1.1 ${problem.status} ${reason}\r\nContent-Type: application/problem+json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+    }
+    socket.destroy(err);
+  };
+}
+
+/** Fastify's own early answers (an over-long path parameter, a malformed URL) go through the error handler. */
+export function frameworkErrors(baseUrl: string) {
+  return (error: FastifyError, _request: FastifyRequest, reply: FastifyReply) => sendProblem(reply, baseUrl, fromFastify(error));
 }
 
 export function registerProblemHandling(app: FastifyInstance, baseUrl: string): void {

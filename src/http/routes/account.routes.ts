@@ -4,17 +4,32 @@ import { AppError } from '../../errors.ts';
 import { Account, LedgerPage, LedgerQuery, PresetList, type LedgerQuery as LedgerQueryT } from '../schemas/requests.schemas.ts';
 import { problems } from './route-kit.ts';
 import { PRESETS } from '../../presets/presets.ts';
+import { formatMicros, parseMicros } from '../../domain/instant.ts';
 
 export function registerAccountRoutes(app: FastifyInstance, c: Container): void {
   app.get(
     '/v1/account',
-    { schema: { summary: 'Credits, limits and which key is speaking', tags: ['account'], response: { 200: Account, ...problems() } } },
+    {
+      schema: {
+        operationId: 'getAccount',
+        summary: 'Credits, licence, limits and which key (or session) is speaking',
+        tags: ['account'],
+        response: { 200: Account, ...problems() },
+      },
+    },
     async (request) => c.accounts.describe(request.auth),
   );
 
   app.get(
     '/v1/presets',
-    { schema: { summary: 'Marketplace presets (canvas, fill, background, format, upload limit)', tags: ['reference'], response: { 200: PresetList, ...problems() } } },
+    {
+      schema: {
+        operationId: 'listPresets',
+        summary: 'Marketplace presets (canvas, fill, background, format, upload limit)',
+        tags: ['reference'],
+        response: { 200: PresetList, ...problems() },
+      },
+    },
     async () => ({ presets: PRESETS }),
   );
 
@@ -22,7 +37,11 @@ export function registerAccountRoutes(app: FastifyInstance, c: Container): void 
     '/v1/credits/ledger',
     {
       schema: {
+        operationId: 'listLedger',
         summary: 'Every credit movement, newest first',
+        description:
+          'Ledger times have microseconds and are unique per account, so `before=<nextBefore>` continues exactly where the page ended: no row twice, none skipped, however many rows were written in one millisecond. ' +
+          '`before` takes any ISO 8601 date-time with a timezone (digits past the microsecond are ignored).',
         tags: ['account'],
         querystring: LedgerQuery,
         response: { 200: LedgerPage, ...problems(400) },
@@ -31,14 +50,14 @@ export function registerAccountRoutes(app: FastifyInstance, c: Container): void 
     async (request) => {
       const q = request.query as LedgerQueryT;
       const limit = q.limit ?? 50;
-      let before: number | undefined;
+      let beforeUs: number | undefined;
       if (q.before !== undefined) {
-        before = Date.parse(q.before);
-        if (Number.isNaN(before) || !/(Z|[+-]\d\d:?\d\d)$/i.test(q.before)) {
-          throw new AppError('VALIDATION', 'before must be an ISO 8601 date-time with a timezone.', { errors: [{ path: 'querystring/before', message: 'must be ISO 8601 with timezone' }] });
+        beforeUs = parseMicros(q.before);
+        if (beforeUs === undefined) {
+          throw new AppError('VALIDATION', 'before must be an ISO 8601 date-time with a timezone, such as nextBefore.', { errors: [{ path: 'querystring/before', message: 'must be ISO 8601 with timezone' }] });
         }
       }
-      const rows = await c.store.repos.ledger.list(request.auth.accountId, { limit: limit + 1, before });
+      const rows = await c.store.repos.ledger.list(request.auth.accountId, { limit: limit + 1, beforeUs });
       const page = rows.slice(0, limit);
       const hasMore = rows.length > limit;
       return {
@@ -52,12 +71,10 @@ export function registerAccountRoutes(app: FastifyInstance, c: Container): void 
           units: r.units,
           balanceAfter: r.balance_after,
           reason: r.reason,
-          createdAt: new Date(r.created_at).toISOString(),
+          createdAt: formatMicros(r.at_us),
         })),
         hasMore,
-        // Rows created in the same millisecond as the last one are on the next page only if they are older by id;
-        // paging by time is what the spec gives, so rows sharing the boundary millisecond may repeat, never go missing.
-        nextBefore: hasMore ? new Date(page[page.length - 1].created_at + 1).toISOString() : null,
+        nextBefore: hasMore ? formatMicros(page[page.length - 1].at_us) : null,
       };
     },
   );

@@ -20,6 +20,7 @@ export function registerFileRoutes(app: FastifyInstance, c: Container): void {
     '/v1/jobs/:id/items/:itemId/file',
     {
       schema: {
+        operationId: 'getItemFile',
         summary: 'One file of a photo; every URL in a batch answer points here',
         description: '`format` converts the output (JPEG flattens onto white); `optimize` defaults to `marketplace` with `download`, `off` otherwise.',
         tags: ['files'],

@@ -13,6 +13,7 @@ import { itemView, fileUrl } from '../../services/job-view.ts';
 import { blobKeys } from '../../services/batch.service.ts';
 import { presetLimit } from '../../presets/presets.ts';
 import { fetchPublic, OutboundError } from '../../adapters/outbound-http.adapter.ts';
+import { intakeLimits } from '../photo-budget.ts';
 
 interface ImageInput {
   name: string;
@@ -89,6 +90,7 @@ export function registerImageRoutes(app: FastifyInstance, c: Container): void {
     '/v1/images',
     {
       schema: {
+        operationId: 'cutOutImage',
         summary: 'Cut out one photo: creates and starts a one-photo batch and waits for the result',
         description:
           'Multipart (`file`, `settings`, `response`, `format`, `optimize`, `timeout`) or JSON ImageRequest (`imageUrl` or `imageBase64`). ' +
@@ -112,10 +114,11 @@ export function registerImageRoutes(app: FastifyInstance, c: Container): void {
     async (request, reply) => {
       const accountId = request.auth.accountId;
       const key = idempotency.checkKey(request.headers['idempotency-key'] as string | undefined);
+      const limits = await intakeLimits(c, request);
       const input = await readInput(request);
       const print = fingerprint(input.data, JSON.stringify({ ...input, data: undefined }));
       const result = await idempotency.run(accountId, 'images', key, print, async (): Promise<StoredResponse> => {
-        const outcome = await images.process(accountId, { name: input.name, data: input.data, settings: input.settings, timeoutMs: input.timeout * 1000 });
+        const outcome = await images.process(accountId, { name: input.name, data: input.data, settings: input.settings, timeoutMs: input.timeout * 1000 }, limits);
         const item = itemView(outcome.item);
         const charged = outcome.item.status === 'done' && outcome.item.refunded === 0 ? outcome.item.charged : 0;
         const json: typeof ImageResult.static = {

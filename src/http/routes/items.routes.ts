@@ -8,6 +8,7 @@ import { isMultipart, receiveForm } from '../multipart.ts';
 import { sourcesFromFiles, sourcesFromUrls } from '../photo-sources.ts';
 import { jsonBody, multipartBodies, problems } from './route-kit.ts';
 import { MAX_PHOTOS_PER_BATCH } from '../../services/batch.service.ts';
+import { intakeLimits } from '../photo-budget.ts';
 
 export function registerItemRoutes(app: FastifyInstance, c: Container): void {
   const { batches, config } = c;
@@ -17,12 +18,13 @@ export function registerItemRoutes(app: FastifyInstance, c: Container): void {
     '/v1/jobs/:id/items',
     {
       schema: {
+        operationId: 'addItems',
         summary: 'Add photos to a draft (step 2 of 3): files (JPEG, PNG, WebP, ZIPs of them) or links',
-        description: `Refused files and links come back in \`rejected\` with a reason; the rest is added. Limits: ${MAX_PHOTOS_PER_BATCH} photos per batch; each uploaded file (ZIPs included) at most MATTE_MAX_UPLOAD_BYTES (default 256 MiB); each image at most MATTE_MAX_IMAGE_BYTES (default 50 MiB) and MATTE_MAX_INPUT_PIXELS (default 100 megapixels); a ZIP at most MATTE_MAX_ZIP_ENTRIES entries (default 1000) unpacking to at most MATTE_MAX_ZIP_UNCOMPRESSED_BYTES (default 1 GiB); entries with absolute or ".." paths are refused, folders inside are kept in the photo name; macOS metadata and hidden files are skipped. A ZIP inside a ZIP is refused.`,
+        description: `Refused files and links come back in \`rejected\` with a reason; the rest is added. Counts against the key's hourly photo budget (2,000 by default; 429 RATE_LIMITED when it is spent, and photos past it are refused in \`rejected\`). Limits: ${MAX_PHOTOS_PER_BATCH} photos per batch (or the licence's lower batch limit); each uploaded file (ZIPs included) at most MATTE_MAX_UPLOAD_BYTES (default 256 MiB); each image at most MATTE_MAX_IMAGE_BYTES (default 50 MiB) and MATTE_MAX_INPUT_PIXELS (default 100 megapixels); a ZIP at most MATTE_MAX_ZIP_ENTRIES entries (default 1000) unpacking to at most MATTE_MAX_ZIP_UNCOMPRESSED_BYTES (default 1 GiB); entries with absolute or ".." paths are refused, folders inside are kept in the photo name; macOS metadata and hidden files are skipped. A ZIP inside a ZIP is refused.`,
         tags: ['photos'],
         params: IdParams,
         body: jsonBody(UrlItemsRequest),
-        response: { 200: JobWithAdded, ...problems(400, 404, 409, 500, 507) },
+        response: { 200: JobWithAdded, ...problems(400, 404, 409, 413, 415, 500, 507) },
       },
       // Multipart bodies stream to disk; the JSON form (links) stays small.
       bodyLimit: 1024 * 1024,
@@ -33,6 +35,7 @@ export function registerItemRoutes(app: FastifyInstance, c: Container): void {
       // Refuse before reading a large upload into temp files.
       const job = await batches.requireJob(accountId, id);
       if (job.status !== 'draft') throw new AppError('NOT_DRAFT', 'Photos can only be added before the batch is started.');
+      const limits = await intakeLimits(c, request);
       if (isMultipart(request)) {
         const form = await receiveForm(request, path.join(config.dataDir, 'tmp'), { fileSize: config.maxUploadBytes, files: 500 });
         try {
@@ -40,7 +43,7 @@ export function registerItemRoutes(app: FastifyInstance, c: Container): void {
             throw new AppError('VALIDATION', 'Only files are accepted in this form.', { errors: Object.keys(form.fields).map((f) => ({ path: `body/${f}`, message: 'is not a known field' })) });
           }
           if (form.files.length === 0) throw new AppError('VALIDATION', 'Send at least one file in the "files" field.', { errors: [{ path: 'body/files', message: 'required' }] });
-          return await batches.addPhotos(accountId, id, sourcesFromFiles(form.files, config));
+          return await batches.addPhotos(accountId, id, sourcesFromFiles(form.files, config), limits);
         } finally {
           await form.cleanup();
         }
@@ -49,7 +52,7 @@ export function registerItemRoutes(app: FastifyInstance, c: Container): void {
       if (!body || ((body.urls ?? []).length === 0 && !body.zipUrl)) {
         throw new AppError('VALIDATION', 'Send files (multipart) or at least one link (urls or zipUrl).', { errors: [{ path: 'body/urls', message: 'must not be empty' }] });
       }
-      return batches.addPhotos(accountId, id, sourcesFromUrls(body.urls ?? [], body.zipUrl, config));
+      return batches.addPhotos(accountId, id, sourcesFromUrls(body.urls ?? [], body.zipUrl, config), limits);
     },
   );
 
@@ -57,6 +60,7 @@ export function registerItemRoutes(app: FastifyInstance, c: Container): void {
     '/v1/jobs/:id/items',
     {
       schema: {
+        operationId: 'deleteItems',
         summary: 'Remove several photos; photos in flight and unknown ids are skipped, nothing is refunded',
         tags: ['photos'],
         params: IdParams,
@@ -69,7 +73,7 @@ export function registerItemRoutes(app: FastifyInstance, c: Container): void {
 
   app.delete(
     '/v1/jobs/:id/items/:itemId',
-    { schema: { summary: 'Remove one photo (409 while it is at the model)', tags: ['photos'], params: ItemParams, response: { 200: Job, ...problems(404, 409) } } },
+    { schema: { operationId: 'deleteItem', summary: 'Remove one photo (409 while it is at the model)', tags: ['photos'], params: ItemParams, response: { 200: Job, ...problems(404, 409) } } },
     async (request) => {
       const { id, itemId } = request.params as { id: string; itemId: string };
       return batches.deleteItem(request.auth.accountId, id, itemId);

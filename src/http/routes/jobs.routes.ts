@@ -19,6 +19,7 @@ export function registerJobRoutes(app: FastifyInstance, c: Container): void {
     '/v1/jobs',
     {
       schema: {
+        operationId: 'createJob',
         summary: 'Create an empty batch (step 1 of 3; nothing charged)',
         tags: ['batches'],
         body: jsonBody(CreateJobRequest),
@@ -53,6 +54,7 @@ export function registerJobRoutes(app: FastifyInstance, c: Container): void {
     '/v1/jobs',
     {
       schema: {
+        operationId: 'listJobs',
         summary: 'List batches, newest first, without photos',
         tags: ['batches'],
         querystring: ListJobsQuery,
@@ -69,6 +71,7 @@ export function registerJobRoutes(app: FastifyInstance, c: Container): void {
     '/v1/jobs/:id',
     {
       schema: {
+        operationId: 'getJob',
         summary: 'Read a batch; optionally only what changed since a time, optionally waiting for a change',
         tags: ['batches'],
         params: IdParams,
@@ -95,7 +98,7 @@ export function registerJobRoutes(app: FastifyInstance, c: Container): void {
   app.delete(
     '/v1/jobs/:id',
     {
-      schema: { summary: 'Delete a batch now (not while running)', tags: ['batches'], params: IdParams, response: { 204: Type.Null(), ...problems(404, 409) } },
+      schema: { operationId: 'deleteJob', summary: 'Delete a batch now (not while running)', tags: ['batches'], params: IdParams, response: { 204: Type.Null(), ...problems(404, 409) } },
     },
     async (request, reply) => {
       await batches.deleteJob(request.auth.accountId, (request.params as { id: string }).id);
@@ -107,6 +110,7 @@ export function registerJobRoutes(app: FastifyInstance, c: Container): void {
     '/v1/jobs/:id/start',
     {
       schema: {
+        operationId: 'startJob',
         summary: 'Charge and start a draft (step 3 of 3); Idempotency-Key honoured',
         tags: ['batches'],
         params: IdParams,
@@ -131,7 +135,7 @@ export function registerJobRoutes(app: FastifyInstance, c: Container): void {
   app.post(
     '/v1/jobs/:id/continue',
     {
-      schema: { summary: 'Run the held photos (after a sample run or a stop); charged here', tags: ['batches'], params: IdParams, response: { 202: Job, ...problems(402, 404, 409) } },
+      schema: { operationId: 'continueJob', summary: 'Run the held photos (after a sample run or a stop); charged here', tags: ['batches'], params: IdParams, response: { 202: Job, ...problems(402, 404, 409) } },
     },
     async (request, reply) => reply.code(202).send(await batches.continue(request.auth.accountId, (request.params as { id: string }).id)),
   );
@@ -139,7 +143,7 @@ export function registerJobRoutes(app: FastifyInstance, c: Container): void {
   app.post(
     '/v1/jobs/:id/cancel',
     {
-      schema: { summary: 'Stop a running batch; queued photos are held again and their credits released', tags: ['batches'], params: IdParams, response: { 200: JobWithStopped, ...problems(404, 409) } },
+      schema: { operationId: 'cancelJob', summary: 'Stop a running batch; queued photos are held again and their credits released', tags: ['batches'], params: IdParams, response: { 200: JobWithStopped, ...problems(404, 409) } },
     },
     async (request) => batches.cancel(request.auth.accountId, (request.params as { id: string }).id),
   );

@@ -54,6 +54,7 @@ const Delivery = Type.Object(
 interface Unbuilt {
   method: 'GET' | 'POST';
   url: string;
+  operationId: string;
   summary: string;
   params: TSchema;
   body?: TSchema;
@@ -65,6 +66,7 @@ const UNBUILT: Unbuilt[] = [
   {
     method: 'GET',
     url: '/v1/jobs/:id/download',
+    operationId: 'downloadJob',
     summary: 'ZIP of finished photos, streamed',
     params: IdParams,
     querystring: Type.Object(
@@ -85,6 +87,7 @@ const UNBUILT: Unbuilt[] = [
   {
     method: 'POST',
     url: '/v1/jobs/:id/apply',
+    operationId: 'applySettings',
     summary: 'Change the output of finished photos from stored cutouts (free, no model call)',
     params: IdParams,
     body: Open('ApplyRequest: photo selection and settings changes'),
@@ -93,6 +96,7 @@ const UNBUILT: Unbuilt[] = [
   {
     method: 'POST',
     url: '/v1/jobs/:id/retry',
+    operationId: 'retryItems',
     summary: 'Run photos through the model again (one credit each)',
     params: IdParams,
     body: Open('RetryRequest: itemIds, or the failed photos'),
@@ -101,6 +105,7 @@ const UNBUILT: Unbuilt[] = [
   {
     method: 'POST',
     url: '/v1/jobs/:id/items/:itemId/retry',
+    operationId: 'retryItem',
     summary: 'Run one photo again (1 credit; heavy tier 2)',
     params: ItemParams,
     body: Type.Object({ tier: Type.Optional(Tier) }),
@@ -109,6 +114,7 @@ const UNBUILT: Unbuilt[] = [
   {
     method: 'POST',
     url: '/v1/jobs/:id/items/:itemId/preview',
+    operationId: 'previewItem',
     summary: 'Render one photo with other settings; nothing saved',
     params: ItemParams,
     body: Open('PreviewRequest: settings to try'),
@@ -117,6 +123,7 @@ const UNBUILT: Unbuilt[] = [
   {
     method: 'GET',
     url: '/v1/jobs/:id/review',
+    operationId: 'getReviewQueue',
     summary: 'Photos flagged by the check (not charged) or failed',
     params: IdParams,
     response: {
@@ -127,6 +134,7 @@ const UNBUILT: Unbuilt[] = [
   {
     method: 'POST',
     url: '/v1/jobs/:id/items/:itemId/report',
+    operationId: 'reportItem',
     summary: 'Report a broken result; refunded when the pixel check agrees',
     params: ItemParams,
     body: Open('ReportRequest: region and reason'),
@@ -141,6 +149,7 @@ const UNBUILT: Unbuilt[] = [
   {
     method: 'GET',
     url: '/v1/jobs/:id/events',
+    operationId: 'streamEvents',
     summary: 'Server-Sent Events of a batch',
     params: IdParams,
     response: { 200: { description: 'text/event-stream', content: { 'text/event-stream': { schema: Type.String() } } }, ...problems(404, 501) },
@@ -148,6 +157,7 @@ const UNBUILT: Unbuilt[] = [
   {
     method: 'GET',
     url: '/v1/jobs/:id/webhooks',
+    operationId: 'listWebhookDeliveries',
     summary: 'Webhook deliveries of a batch, with the sent bodies',
     params: IdParams,
     response: {
@@ -163,6 +173,7 @@ export function registerUnbuiltRoutes(app: FastifyInstance, c: Container): void 
       method: route.method,
       url: route.url,
       schema: {
+        operationId: route.operationId,
         summary: `${route.summary} (not built yet: 501)`,
         tags: ['not built yet'],
         params: route.params,

@@ -89,7 +89,7 @@ export type FileQuery = Static<typeof FileQuery>;
 export const LedgerQuery = Type.Object(
   {
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })),
-    before: Type.Optional(Type.String({ format: 'date-time', description: 'ISO 8601 with timezone; pass nextBefore to page.' })),
+    before: Type.Optional(Type.String({ maxLength: 64, description: 'ISO 8601 date-time with timezone (microseconds allowed); pass nextBefore to page.' })),
   },
   closed,
 );
@@ -203,7 +203,10 @@ export const Account = Type.Object(
       { photosPerBatch: Type.Integer(), activeBatches: Type.Integer(), requestsPerMinute: Type.Integer(), photosPerHour: Type.Integer(), resultsKeptForHours: Type.Integer() },
       closed,
     ),
-    auth: Type.Object({ via: Type.Union([Type.Literal('key'), Type.Literal('session')]), key: Nullable(Type.String()) }, closed),
+    auth: Type.Object(
+      { via: Type.Union([Type.Literal('key'), Type.Literal('session')]), key: Nullable(Type.String({ description: "The key's display prefix; null for a studio session." })) },
+      closed,
+    ),
   },
   closed,
 );
@@ -216,10 +219,10 @@ export const LedgerEntry = Type.Object(
     kind: Type.String({ description: 'reserve, commit, release, claim, grant, purchase, welcome, refresh, expire or adjust' }),
     pool: Type.Union([Type.Literal('plan'), Type.Literal('pack')]),
     amount: Type.Integer({ description: 'Signed movement.' }),
-    units: Type.Integer(),
+    units: Type.Integer({ description: 'Credits the row concerns, unsigned (a commit moves nothing: its units are the credits charged).' }),
     balanceAfter: Type.Integer(),
     reason: Nullable(Type.String()),
-    createdAt: Type.String({ format: 'date-time' }),
+    createdAt: Type.String({ format: 'date-time', description: 'ISO 8601 with microseconds; unique per account, and the cursor for `before`.' }),
   },
   closed,
 );

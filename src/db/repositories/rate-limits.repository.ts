@@ -1,0 +1,36 @@
+import type { Kysely } from 'kysely';
+import type { Database } from '../schema.ts';
+import type { Dialect } from '../database.ts';
+
+export class RateLimitsRepository {
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly dialect: Dialect,
+  ) {}
+
+  /** The subject's windows (JSON), its row created if missing and locked until the transaction ends. */
+  async lock(subject: string, now: number): Promise<string> {
+    await this.db
+      .insertInto('rate_limits')
+      .values({ subject, windows: '{}', updated_at: now })
+      .onConflict((oc) => oc.column('subject').doNothing())
+      .execute();
+    const query = this.db.selectFrom('rate_limits').select('windows').where('subject', '=', subject);
+    const row = await (this.dialect === 'postgres' ? query.forUpdate() : query).executeTakeFirstOrThrow();
+    return row.windows;
+  }
+
+  async read(subject: string): Promise<string | undefined> {
+    const row = await this.db.selectFrom('rate_limits').select('windows').where('subject', '=', subject).executeTakeFirst();
+    return row?.windows;
+  }
+
+  async save(subject: string, windows: string, now: number): Promise<void> {
+    await this.db.updateTable('rate_limits').set({ windows, updated_at: now }).where('subject', '=', subject).execute();
+  }
+
+  /** Rows untouched for longer than the longest window hold nothing that still counts. */
+  async deleteIdleSince(cutoff: number): Promise<void> {
+    await this.db.deleteFrom('rate_limits').where('updated_at', '<', cutoff).execute();
+  }
+}

@@ -1,0 +1,75 @@
+// Studio (session) operations: signing in, API keys, licences, credit packs, deleting the account.
+import { Type, type Static } from '@sinclair/typebox';
+import { Nullable } from './common.schemas.ts';
+
+const closed = { additionalProperties: false } as const;
+
+export const SignInRequest = Type.Object(
+  {
+    email: Type.String({ minLength: 3, maxLength: 254 }),
+    password: Type.String({ minLength: 1, maxLength: 1024 }),
+  },
+  { ...closed, description: 'Studio sign-in. Ten attempts per address in 15 minutes, then 429.' },
+);
+export type SignInRequest = Static<typeof SignInRequest>;
+
+export const SessionInfo = Type.Object(
+  {
+    accountId: Type.String(),
+    email: Type.String(),
+    csrfToken: Type.String({ description: 'Send as X-CSRF-Token on every request that changes something with this session.' }),
+    expiresAt: Type.Integer({ description: 'Server-clock ms; sign in again after it.' }),
+  },
+  closed,
+);
+
+export const ApiKeyInfo = Type.Object(
+  {
+    id: Type.String(),
+    name: Type.String(),
+    prefix: Type.String({ description: 'The first characters of the secret, to tell keys apart (GET /v1/account auth.key).' }),
+    state: Type.Union([Type.Literal('active'), Type.Literal('revoked')]),
+    createdAt: Type.Integer(),
+    revokedAt: Nullable(Type.Integer()),
+    lastUsedAt: Nullable(Type.Integer({ description: 'Within a minute.' })),
+  },
+  closed,
+);
+export const ApiKeyList = Type.Object({ keys: Type.Array(ApiKeyInfo, { description: 'Active and revoked keys, oldest first.' }) }, closed);
+export const CreateKeyRequest = Type.Object({ name: Type.String({ minLength: 1, maxLength: 64 }) }, closed);
+export type CreateKeyRequest = Static<typeof CreateKeyRequest>;
+export const CreatedKey = Type.Object(
+  { key: ApiKeyInfo, apiKey: Type.String({ description: 'The secret, shown only in this answer; only its hash is stored.' }) },
+  closed,
+);
+export const KeyParams = Type.Object({ keyId: Type.String({ maxLength: 64 }) }, closed);
+
+export const RedeemLicenseRequest = Type.Object({ code: Type.String({ minLength: 1, maxLength: 64, description: 'A licence code (lic_…) from the operator.' }) }, closed);
+export type RedeemLicenseRequest = Static<typeof RedeemLicenseRequest>;
+
+export const CreditPack = Type.Object({ id: Type.String(), credits: Type.Integer() }, closed);
+export const CreditPackList = Type.Object({ packs: Type.Array(CreditPack) }, closed);
+export const PurchaseRequest = Type.Object({ packId: Type.String({ minLength: 1, maxLength: 64 }) }, closed);
+export type PurchaseRequest = Static<typeof PurchaseRequest>;
+export const Purchase = Type.Object(
+  {
+    id: Type.String(),
+    packId: Type.String(),
+    credits: Type.Integer(),
+    status: Type.Union([Type.Literal('pending'), Type.Literal('completed'), Type.Literal('cancelled')], {
+      description: 'pending until the payment provider (this installation: the operator) confirms it; completed adds the credits to the pack pool, once.',
+    }),
+    provider: Type.String(),
+    instructions: Nullable(Type.String({ description: 'What happens next (in the answer to a purchase).' })),
+    createdAt: Type.String({ format: 'date-time' }),
+    completedAt: Nullable(Type.String({ format: 'date-time' })),
+  },
+  closed,
+);
+export const PurchaseList = Type.Object({ purchases: Type.Array(Purchase) }, closed);
+
+export const DeleteAccountRequest = Type.Object(
+  { password: Type.String({ minLength: 1, maxLength: 1024, description: "The account's password, to confirm." }) },
+  closed,
+);
+export type DeleteAccountRequest = Static<typeof DeleteAccountRequest>;
