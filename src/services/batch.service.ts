@@ -531,7 +531,7 @@ export class BatchService {
   async settleDone(item: ItemRow, owner: string, outcome: { red: boolean; quality: unknown; meta: unknown; outputFormat: string }): Promise<boolean> {
     const now = this.now();
     const settled = await this.deps.store.transaction(async (r) => {
-      const current = await r.items.findById(item.id);
+      const current = await this.lockForSettling(r, item);
       if (!current || current.status !== 'processing' || current.lease_owner !== owner) return false;
       let charged = 0;
       if (outcome.red) await this.deps.credits.release(r, current, now, 'flagged by the automatic check');
@@ -565,10 +565,19 @@ export class BatchService {
     return settled;
   }
 
+  /**
+   * A photo is settled once: the worker finishing it and the sweep failing it after its lease ran out
+   * may meet. Both lock the account, then the photo row, and check its state under those locks.
+   */
+  private async lockForSettling(r: Repos, item: Pick<ItemRow, 'id' | 'account_id'>): Promise<ItemRow | undefined> {
+    await this.lockAccount(r, item.account_id);
+    return r.items.findForUpdate(item.id);
+  }
+
   async settleFailed(item: ItemRow, owner: string | null, error: PhotoError): Promise<boolean> {
     const now = this.now();
     const settled = await this.deps.store.transaction(async (r) => {
-      const current = await r.items.findById(item.id);
+      const current = await this.lockForSettling(r, item);
       if (!current || current.status !== 'processing' || (owner !== null && current.lease_owner !== owner)) return false;
       await this.deps.credits.release(r, current, now, `photo failed: ${error.code}`);
       await r.items.update(item.id, {

@@ -29,6 +29,12 @@ export class ItemsRepository {
     return this.db.selectFrom('items').selectAll().where('id', '=', id).executeTakeFirst();
   }
 
+  /** Reads a photo to settle it; on PostgreSQL the row stays locked until the transaction ends. */
+  async findForUpdate(id: string): Promise<ItemRow | undefined> {
+    const query = this.db.selectFrom('items').selectAll().where('id', '=', id);
+    return (this.dialect === 'postgres' ? query.forUpdate() : query).executeTakeFirst();
+  }
+
   async countForJob(jobId: string): Promise<number> {
     const row = await this.db.selectFrom('items').select((eb) => eb.fn.countAll<number>().as('n')).where('job_id', '=', jobId).executeTakeFirstOrThrow();
     return Number(row.n);
