@@ -85,7 +85,9 @@ async function main(argv: string[]): Promise<number> {
     process.stderr.write(`${USAGE}\n`);
     return 2;
   }
-  const { values } = parseArgs({ args: rest, options: OPTIONS, strict: true });
+  // `--amount -10` reads as an option to parseArgs; a negative number after --amount is its value.
+  const args = rest.flatMap((arg, i) => (arg === '--amount' && /^-\d+$/.test(rest[i + 1] ?? '') ? [] : i > 0 && rest[i - 1] === '--amount' && /^-\d+$/.test(arg) ? [`--amount=${arg}`] : [arg]));
+  const { values } = parseArgs({ args, options: OPTIONS, strict: true });
   const config = loadConfig();
   const store = new Store(await createDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir }));
   const credits = new CreditsService();

@@ -142,6 +142,8 @@ export class PhotoWorker {
       await batches.settleFailed(item, this.id, photoError).catch((e: unknown) => log.error({ err: e }, 'recording a failure failed'));
     } finally {
       clearInterval(renew);
+      // libvips starts workers while it encodes; lower them now rather than when the next photo starts.
+      this.deps.priority?.apply();
     }
   }
 }

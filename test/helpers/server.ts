@@ -24,6 +24,8 @@ export interface RunningServer {
   env: NodeJS.ProcessEnv;
   proc: ChildProcess;
   cli(...args: string[]): Promise<string>;
+  /** Runs bin/matte with optional standard input; resolves with its exit code and output, whatever they are. */
+  run(args: string[], input?: string): Promise<{ code: number; stdout: string; stderr: string }>;
   stop(): Promise<void>;
 }
 
@@ -52,6 +54,18 @@ export async function startServer(extraEnv: Record<string, string> = {}): Promis
     async cli(...args: string[]) {
       const { stdout } = await promisify(execFile)(path.join(ROOT, 'bin/matte'), args, { env });
       return stdout;
+    },
+    run(args: string[], input?: string) {
+      return new Promise((resolve, reject) => {
+        const child = spawn(path.join(ROOT, 'bin/matte'), args, { env, stdio: ['pipe', 'pipe', 'pipe'] });
+        let stdout = '';
+        let stderr = '';
+        child.stdout.on('data', (d) => (stdout += d));
+        child.stderr.on('data', (d) => (stderr += d));
+        child.on('error', reject);
+        child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
+        child.stdin.end(input ?? '');
+      });
     },
     async stop() {
       proc.kill('SIGTERM');

@@ -267,3 +267,53 @@ describe('the OpenAPI document', () => {
     expect(problems.map((p) => `${p.severity} ${p.ruleId}: ${p.message} at ${p.location[0]?.pointer}`)).toEqual([]);
   });
 });
+
+describe('Idempotency-Key', () => {
+  it('answers 409 IN_PROGRESS while the first request runs, then replays its answer; a different request under the key is refused', async () => {
+    const { auth, accountId } = await t.account(3);
+    const photo = (await productPhoto()).toString('base64');
+    const headers = { ...auth, 'idempotency-key': 'image.in-progress:1' };
+    const release = t.model.hold();
+    // inject() dispatches when its result is awaited or then-ed: start the first request now.
+    const first = Promise.resolve(t.app.inject({ method: 'POST', url: '/v1/images', headers, payload: { imageBase64: photo, response: 'json' } }));
+    try {
+      // The first request is waiting for the model: the same key now is IN_PROGRESS, and nothing runs twice.
+      let second;
+      for (let i = 0; i < 50; i++) {
+        second = await t.app.inject({ method: 'POST', url: '/v1/images', headers, payload: { imageBase64: photo, response: 'json' } });
+        if (second.statusCode === 409) break;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      expect(second!.statusCode).toBe(409);
+      expect(second!.json().code).toBe('IN_PROGRESS');
+    } finally {
+      release();
+    }
+    const answered = await first;
+    expect(answered.statusCode).toBe(200);
+    const replay = await t.app.inject({ method: 'POST', url: '/v1/images', headers, payload: { imageBase64: photo, response: 'json' } });
+    expect(replay.headers['idempotent-replayed']).toBe('true');
+    expect(replay.json().jobId).toBe(answered.json().jobId);
+    const other = await t.app.inject({ method: 'POST', url: '/v1/images', headers, payload: { imageBase64: photo, response: 'json', timeout: 30 } });
+    expect(other.json()).toMatchObject({ code: 'CONFLICT', reason: 'IDEMPOTENCY_KEY_REUSED' });
+    expect((await t.c.store.repos.accounts.findById(accountId))!.plan_credits).toBe(2);
+    expect((await t.app.inject({ method: 'GET', url: '/v1/jobs', headers: auth })).json().jobs).toHaveLength(1);
+  });
+
+  it('replays a refusal too (the first answer), while a request without the key runs afresh', async () => {
+    const { auth, accountId } = await t.account(1);
+    const job = (await t.app.inject({ method: 'POST', url: '/v1/jobs', headers: auth, payload: {} })).json();
+    const photo = await productPhoto();
+    await upload(auth, job.id, [{ filename: 'a.jpg', data: photo }, { filename: 'b.jpg', data: photo }]);
+    const headers = { ...auth, 'idempotency-key': 'start-refused-01' };
+    const refused = await t.app.inject({ method: 'POST', url: `/v1/jobs/${job.id}/start`, headers });
+    expect(refused.json()).toMatchObject({ code: 'NO_CREDITS', needed: 2, balance: 1 });
+    await t.c.store.transaction((r) => t.c.credits.grant(r, accountId, 'pack', 5, 'grant', 'top-up', Date.now()));
+    const replayed = await t.app.inject({ method: 'POST', url: `/v1/jobs/${job.id}/start`, headers });
+    expect(replayed.statusCode).toBe(402);
+    expect(replayed.headers['idempotent-replayed']).toBe('true');
+    expect(replayed.json()).toMatchObject({ code: 'NO_CREDITS', needed: 2, balance: 1 });
+    const fresh = await t.app.inject({ method: 'POST', url: `/v1/jobs/${job.id}/start`, headers: { ...auth, 'idempotency-key': 'start-refused-02' } });
+    expect(fresh.statusCode).toBe(202);
+  });
+});
