@@ -148,7 +148,9 @@ export class AccountService {
     const repo = this.deps.store.repos.accounts;
     const key = await repo.findKeyByHash(sha256(bearer));
     if (!key || key.revoked_at !== null) throw new AppError('INVALID_KEY', 'The API key is unknown or revoked.');
-    await repo.touchKey(key.id, this.deps.clock());
+    const now = this.deps.clock();
+    // "Last used" to the minute: one write a minute per key, not one per request.
+    if (key.last_used_at === null || key.last_used_at < now - 60_000) await repo.touchKey(key.id, now);
     return { accountId: key.account_id, via: 'key', credentialId: key.id, keyPrefix: key.prefix };
   }
 

@@ -54,6 +54,7 @@ export interface AddPhotosOptions {
   budget?: PhotoBudget;
 }
 
+const batchFull = (max: number) => `The batch already holds ${max} photos, the most a batch takes.`;
 const OVER_BUDGET = 'Over the hourly photo budget';
 const overBudget = (limit: number) => `${OVER_BUDGET} of this key (${limit} photos an hour); add it again later (see X-Matte-Photos-Reset).`;
 /** True for the `rejected` reason of a photo refused because the hourly budget was spent. */
@@ -239,7 +240,7 @@ export class BatchService {
       // Near a limit, finish the photos in flight first: one of them may yet be rejected.
       const inFlight = pending.filter((p) => p.candidate).length;
       if (count + inFlight >= maxPhotos || (budget && acceptedHere + inFlight >= budget.remaining)) while (pending.length) await commitOldest();
-      if (count >= maxPhotos) return reject(shown, `The batch already holds ${maxPhotos} photos, the most a batch takes.`);
+      if (count >= maxPhotos) return reject(shown, batchFull(maxPhotos));
       if (budget && acceptedHere >= budget.remaining) return reject(shown, overBudget(budget.limit));
       // The header check first: it refuses an oversized image before anything is decoded.
       const inspected = inspector.probe(data).then(async (info) => ({ info, thumb: await inspector.thumbnail(data) })).then(
@@ -315,8 +316,15 @@ export class BatchService {
       while (pending.length) await commitOldest();
 
       await store.transaction(async (r) => {
+        await this.lockAccount(r, accountId);
         const current = await this.requireJob(accountId, jobId, r);
         if (current.status !== 'draft') throw new AppError('NOT_DRAFT', 'The batch was started while the photos were uploading.');
+        // Another upload to this batch may have landed while these photos were checked: count again.
+        const room = Math.max(0, maxPhotos - (await r.items.countForJob(jobId)));
+        for (const row of rows.splice(room)) {
+          overflow.push(row);
+          rejected.push({ name: row.name, reason: batchFull(maxPhotos) });
+        }
         // The hourly budget is spent in the transaction that adds the photos: two uploads at once can
         // never both take its last photos. What does not fit is refused like any other photo.
         const granted = budget ? (await budget.take(r, rows.length)).granted : rows.length;

@@ -98,7 +98,7 @@ export class CreditsService {
     await r.licenses.update(license.id, { next_refresh_at: nextMonthlyRefresh(license.activated_at!, now) });
   }
 
-  /** Applies a due plan refresh (the maintenance sweep and account reads call this); true when one ran. */
+  /** Applies a plan refresh that fell due (the maintenance sweep and account reads call this). */
   async renew(r: Repos, accountId: string, now: number): Promise<void> {
     const purse = await this.open(r, accountId, now);
     await purse.save(r);

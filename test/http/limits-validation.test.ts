@@ -317,3 +317,18 @@ describe('Idempotency-Key', () => {
     expect(fresh.statusCode).toBe(202);
   });
 });
+
+describe('photos per batch', () => {
+  it('two uploads to one draft at once never add more than 200 photos together', async () => {
+    const { auth } = await t.account();
+    const job = (await t.app.inject({ method: 'POST', url: '/v1/jobs', headers: auth, payload: {} })).json();
+    const tiny = await productPhoto(48, 36);
+    const zipOf = (tag: string) => makeZip(Array.from({ length: 150 }, (_, i) => ({ name: `${tag}-${i}.jpg`, data: tiny })));
+    const answers = await Promise.all(['a', 'b'].map((tag) => upload(auth, job.id, [{ filename: `${tag}.zip`, data: zipOf(tag) }])));
+    const added = answers.map((a) => a.json().added as number);
+    expect(added[0] + added[1]).toBe(200);
+    const full = await t.app.inject({ method: 'GET', url: `/v1/jobs/${job.id}`, headers: auth });
+    expect(full.json().counts.total).toBe(200);
+    expect(full.json().rejected.filter((r: { reason: string }) => r.reason.includes('200 photos'))).toHaveLength(100);
+  });
+});
