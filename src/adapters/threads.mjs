@@ -20,3 +20,15 @@ export function currentThreadId() {
     return null;
   }
 }
+
+/**
+ * A thread's name (/proc/self/task/<tid>/comm), or null when it ended or /proc is missing.
+ * @param {number} tid
+ */
+export function threadName(tid) {
+  try {
+    return fs.readFileSync(`/proc/self/task/${tid}/comm`, 'utf8').trim();
+  } catch {
+    return null;
+  }
+}

@@ -86,9 +86,11 @@ describe.skipIf(!HAVE_EVAL_DATA)('a batch of real product photos through the rea
     const pid = server.proc.pid!;
     const threads = fs.readdirSync(`/proc/${pid}/task`).map((tid) => {
       // Fields after the command name: state is field 3, utime 14, stime 15, nice 19.
-      const f = fs.readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8').split(') ')[1].split(' ');
-      return { tid: Number(tid), cpu: Number(f[11]) + Number(f[12]), nice: Number(f[16]) };
+      const stat = fs.readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      const f = stat.split(') ')[1].split(' ');
+      return { tid: Number(tid), name: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')), cpu: Number(f[11]) + Number(f[12]), nice: Number(f[16]) };
     });
+    const table = JSON.stringify(threads.map((t) => `${t.tid} ${t.name} cpu ${t.cpu} nice ${t.nice}`));
     const busiest = [...threads].sort((a, b) => b.cpu - a.cpu).slice(0, 2);
     // The model's two threads (MATTE_MODEL_THREADS=2) did most of the work, at full priority.
     expect(busiest.map((t) => t.nice)).toEqual([0, 0]);
@@ -97,7 +99,7 @@ describe.skipIf(!HAVE_EVAL_DATA)('a batch of real product photos through the rea
     // libuv's pool, libvips' and V8's helpers are lowered; at most one idle onnxruntime thread is not.
     expect(others.filter((t) => t.nice === 10).length).toBeGreaterThanOrEqual(4);
     expect(others.filter((t) => t.nice === 0).every((t) => t.cpu < busiest[1].cpu / 10)).toBe(true);
-    expect(others.filter((t) => t.nice === 0).length).toBeLessThanOrEqual(1);
+    expect(others.filter((t) => t.nice === 0).length, table).toBeLessThanOrEqual(1);
   });
 
   it('POST /v1/images answers the cut-out image with its headers, on real HTTP', async () => {
@@ -118,13 +120,17 @@ describe.skipIf(!HAVE_EVAL_DATA)('a batch of real product photos through the rea
     form.append('files', new Blob([new Uint8Array(evalFile(entries.get('grabcut-teddy')!.image))]), 'teddy.jpg');
     await api(`/v1/jobs/${job.id}/items`, { method: 'POST', body: form });
     await api(`/v1/jobs/${job.id}/start`, { method: 'POST' });
-    // Reads during inference succeed (latency is measured in `npm run bench`, not here).
+    // Reads during inference succeed (latency is measured in `npm run bench`, not here). Followed with
+    // long-polls, as a client within its 60 requests a minute does: each answers at the next change.
     let sawProcessing = false;
-    for (let i = 0; i < 100; i++) {
-      const s = await (await api(`/v1/jobs/${job.id}?fields=summary`)).json();
+    let since = 0;
+    for (let i = 0; i < 40; i++) {
+      const res = await api(`/v1/jobs/${job.id}?fields=summary&wait=10&since=${since}`);
+      expect(res.status).toBe(200);
+      const s = await res.json();
+      since = s.updatedAt;
       if (s.counts.processing > 0) sawProcessing = true;
       if (s.status === 'done') break;
-      await new Promise((r) => setTimeout(r, 50));
     }
     expect(sawProcessing).toBe(true);
   });
