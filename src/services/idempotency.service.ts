@@ -25,6 +25,12 @@ export interface StoredResponse {
 
 type Stored = { kind: 'response'; headers: Record<string, string>; body: string } | { kind: 'error'; code: ErrorCode; detail: string; extras: ProblemExtras; status: number };
 
+/** The rules above, for the OpenAPI descriptions of the endpoints that honour the header. */
+export const IDEMPOTENCY_RULES =
+  'Idempotency-Key (8-128 of A-Z a-z 0-9 . _ : -) replays the first answer to the same request for 24 h, a refusal (402, 404, 409) as well as a success, with the header Idempotent-Replayed: true; ' +
+  '5xx and 429 answers are forgotten, so a retry with the key runs. While the first request runs, the key answers 409 IN_PROGRESS. ' +
+  'A different request under a used key answers 409 CONFLICT reason IDEMPOTENCY_KEY_REUSED. To try again after fixing a refusal (credits bought, a batch finished), send a new key.';
+
 export function fingerprint(...parts: (string | Buffer)[]): string {
   const hash = createHash('sha256');
   for (const part of parts) hash.update(part).update('\0');

@@ -8,7 +8,7 @@ import { ImageMultipart, ImageMultipartFields, ImageRequest, ImageResult, type I
 import { cleanFilename, isMultipart, parseJsonField, receiveForm } from '../multipart.ts';
 import { check } from '../validate.ts';
 import { binary, IMAGE_MIME, jsonBody, multipartBodies, problems } from './route-kit.ts';
-import { fingerprint, type StoredResponse } from '../../services/idempotency.service.ts';
+import { fingerprint, IDEMPOTENCY_RULES, type StoredResponse } from '../../services/idempotency.service.ts';
 import { itemView, fileUrl } from '../../services/job-view.ts';
 import { blobKeys } from '../../services/batch.service.ts';
 import { presetLimit } from '../../presets/presets.ts';
@@ -96,7 +96,7 @@ export function registerImageRoutes(app: FastifyInstance, c: Container): void {
           'Multipart (`file`, `settings`, `response`, `format`, `optimize`, `timeout`) or JSON ImageRequest (`imageUrl` or `imageBase64`). ' +
           'Answers the image with X-Matte-Job-Id, X-Matte-Item-Id, X-Matte-Review, X-Matte-Charged and X-Matte-Score headers, or ImageResult with response=json; 202 ImageResult when still processing at `timeout`. ' +
           '422 PROCESSING_FAILED `reason`: INVALID_IMAGE, TOO_LARGE, NO_SUBJECT (the input is at fault), URL_REFUSED, URL_UNREACHABLE (imageUrl could not be fetched); 503 PROCESSING_FAILED reason PROCESSING_FAILED when our side failed. Nothing is charged on any of them. ' +
-          'Idempotency-Key replays the first successful answer for the same request; a different request under a used key answers 409 CONFLICT reason IDEMPOTENCY_KEY_REUSED.',
+          IDEMPOTENCY_RULES + ' Counts one photo against the key\'s hourly budget.',
         tags: ['single photo'],
         headers: { type: 'object', properties: { 'idempotency-key': { type: 'string', pattern: '^[A-Za-z0-9._:-]{8,128}$' } } },
         body: jsonBody(ImageRequest),
@@ -114,10 +114,11 @@ export function registerImageRoutes(app: FastifyInstance, c: Container): void {
     async (request, reply) => {
       const accountId = request.auth.accountId;
       const key = idempotency.checkKey(request.headers['idempotency-key'] as string | undefined);
-      const limits = await intakeLimits(c, request);
       const input = await readInput(request);
       const print = fingerprint(input.data, JSON.stringify({ ...input, data: undefined }));
       const result = await idempotency.run(accountId, 'images', key, print, async (): Promise<StoredResponse> => {
+        // Inside the idempotent operation: replaying an earlier answer spends no photo budget.
+        const limits = await intakeLimits(c, request);
         const outcome = await images.process(accountId, { name: input.name, data: input.data, settings: input.settings, timeoutMs: input.timeout * 1000 }, limits);
         const item = itemView(outcome.item);
         const charged = outcome.item.status === 'done' && outcome.item.refunded === 0 ? outcome.item.charged : 0;

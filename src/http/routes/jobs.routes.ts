@@ -7,7 +7,7 @@ import { CreateJobMultipart, CreateJobRequest, GetJobQuery, ListJobsQuery, Start
 import { isMultipart, parseJsonField, receiveForm } from '../multipart.ts';
 import { check } from '../validate.ts';
 import { jsonBody, multipartBodies, problems } from './route-kit.ts';
-import { fingerprint } from '../../services/idempotency.service.ts';
+import { fingerprint, IDEMPOTENCY_RULES } from '../../services/idempotency.service.ts';
 import path from 'node:path';
 import fsp from 'node:fs/promises';
 
@@ -112,6 +112,7 @@ export function registerJobRoutes(app: FastifyInstance, c: Container): void {
       schema: {
         operationId: 'startJob',
         summary: 'Charge and start a draft (step 3 of 3); Idempotency-Key honoured',
+        description: `Reserves one credit per photo that runs, plan pool first, then pack. ${IDEMPOTENCY_RULES}`,
         tags: ['batches'],
         params: IdParams,
         headers: Type.Object({ 'idempotency-key': Type.Optional(Type.String({ pattern: '^[A-Za-z0-9._:-]{8,128}$' })) }),

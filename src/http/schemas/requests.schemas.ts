@@ -68,7 +68,7 @@ export const GetJobQuery = Type.Object(
   {
     since: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_SAFE, description: 'Only photos changed at or after this server time; the answer has delta: true.' })),
     fields: Type.Optional(Type.Union([Type.Literal('full'), Type.Literal('summary')], { default: 'full' })),
-    wait: Type.Optional(Type.Integer({ minimum: 1, maximum: 60, description: 'Hold the answer up to this many seconds until something changes after `since` (or after the request arrived), or the batch stops running.' })),
+    wait: Type.Optional(Type.Integer({ minimum: 1, maximum: 60, description: 'Hold the answer up to this many seconds until something changes after `since` (or after the request arrived), or the batch stops running. Each answer counts against the 60 requests a minute of the key.' })),
   },
   closed,
 );
