@@ -149,14 +149,14 @@ export class CreditsService {
   }
 
   /** Adds (or with `adjust`, also removes) credits: sign-up, operator grants and corrections, purchases. */
-  async grant(r: Repos, accountId: string, pool: Pool, amount: number, kind: 'grant' | 'welcome' | 'purchase' | 'adjust', reason: string, now: number, ids: { jobId?: string } = {}): Promise<AccountRow> {
+  async grant(r: Repos, accountId: string, pool: Pool, amount: number, kind: 'grant' | 'welcome' | 'purchase' | 'adjust', reason: string, now: number): Promise<AccountRow> {
     if (!Number.isInteger(amount) || (kind !== 'adjust' && amount < 0)) throw new AppError('VALIDATION', `A ${kind} adds a whole number of credits, 0 or more.`);
     const purse = await this.open(r, accountId, now);
     if (amount) {
       if (pool === 'plan' ? purse.plan + amount < 0 : purse.pack + amount < 0) {
         throw new AppError('VALIDATION', `The ${pool} pool holds ${pool === 'plan' ? purse.plan : purse.pack} credits; it cannot go below zero.`);
       }
-      purse.move(pool, amount, Math.abs(amount), kind, reason, ids);
+      purse.move(pool, amount, Math.abs(amount), kind, reason);
     }
     await purse.save(r);
     return { ...purse.account, plan_credits: purse.plan, pack_credits: purse.pack };

@@ -6,17 +6,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDatabase } from '../../src/db/database.ts';
 import { Store } from '../../src/db/store.ts';
-import { CreditsService } from '../../src/services/credits.service.ts';
-import { AccountService } from '../../src/services/account.service.ts';
-import { BatchService } from '../../src/services/batch.service.ts';
 import { LicenseService } from '../../src/services/license.service.ts';
 import { PurchaseService } from '../../src/services/purchase.service.ts';
 import { OperatorApprovalProvider } from '../../src/adapters/payments/operator-approval.adapter.ts';
-import { EventBus } from '../../src/services/event-bus.ts';
-import { FsBlobStore } from '../../src/adapters/blob-store.ts';
-import { ImageCodec } from '../../src/adapters/image-codec.adapter.ts';
 import { AppError, PhotoError } from '../../src/errors.ts';
 import { DIALECTS, createTestDatabase, type TestDatabase } from '../helpers/databases.ts';
+import { dbTierServices } from '../helpers/services.ts';
 import { productPhoto } from '../helpers/images.ts';
 
 /** Refusals a random history may meet; anything else (a deadlock, a crash) fails the test. */
@@ -53,20 +48,7 @@ for (const { dialect, skip } of DIALECTS) {
       const seed = Number(process.env.MATTE_INVARIANT_SEED ?? Date.now() % 100000);
       const random = prng(seed);
       const pick = <T,>(xs: T[]): T | undefined => xs[Math.floor(random() * xs.length)];
-      const credits = new CreditsService();
-      const accounts = new AccountService({ store, credits, clock, limits: { photosPerBatch: 200, activeBatches: 2, requestsPerMinute: 60, photosPerHour: 2000, resultsKeptForHours: 2 } });
-      const batches = new BatchService({
-        store,
-        blobs: new FsBlobStore(`${tdb.dataDir}/blobs`),
-        credits,
-        bus: new EventBus(),
-        inspector: new ImageCodec(100_000_000),
-        clock,
-        resultTtlMs: 7_200_000,
-        perImageMs: () => 1000,
-        modelState: () => 'ready',
-        allowPrivateNetworks: false,
-      });
+      const { credits, accounts, batches } = dbTierServices(store, tdb.dataDir, clock);
       const licenses = new LicenseService({ store, credits, clock, maxPhotosPerBatch: 200 });
       const purchases = new PurchaseService({ store, credits, clock, provider: new OperatorApprovalProvider() });
       const photo = await productPhoto(48, 36);

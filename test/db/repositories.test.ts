@@ -3,14 +3,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pino from 'pino';
 import { createDatabase } from '../../src/db/database.ts';
 import { Store } from '../../src/db/store.ts';
-import { CreditsService } from '../../src/services/credits.service.ts';
 import { AccountService } from '../../src/services/account.service.ts';
 import { BatchService } from '../../src/services/batch.service.ts';
-import { EventBus } from '../../src/services/event-bus.ts';
-import { FsBlobStore } from '../../src/adapters/blob-store.ts';
-import { ImageCodec } from '../../src/adapters/image-codec.adapter.ts';
 import { PhotoError } from '../../src/errors.ts';
 import { DIALECTS, createTestDatabase, type TestDatabase } from '../helpers/databases.ts';
+import { dbTierServices } from '../helpers/services.ts';
 import { productPhoto } from '../helpers/images.ts';
 
 void pino;
@@ -27,20 +24,7 @@ for (const { dialect, skip } of DIALECTS) {
     beforeAll(async () => {
       tdb = await createTestDatabase(dialect);
       store = new Store(await createDatabase({ databaseUrl: tdb.databaseUrl, dataDir: tdb.dataDir }));
-      const credits = new CreditsService();
-      accounts = new AccountService({ store, credits, clock, limits: { photosPerBatch: 200, activeBatches: 2, requestsPerMinute: 60, photosPerHour: 2000, resultsKeptForHours: 2 } });
-      batches = new BatchService({
-        store,
-        blobs: new FsBlobStore(`${tdb.dataDir}/blobs`),
-        credits,
-        bus: new EventBus(),
-        inspector: new ImageCodec(100_000_000),
-        clock,
-        resultTtlMs: 7_200_000,
-        perImageMs: () => 1000,
-        modelState: () => 'ready',
-        allowPrivateNetworks: false,
-      });
+      ({ accounts, batches } = dbTierServices(store, tdb.dataDir, clock));
     });
     afterAll(async () => {
       await store?.close();
