@@ -18,8 +18,16 @@ export default tseslint.config(
     // Services hold the rules; they talk to the outside only through the interfaces they are given.
     files: ['src/services/**/*.ts'],
     rules: {
-      'no-restricted-imports': ['error', { paths: ['fastify', 'kysely', 'sharp', 'onnxruntime-node', 'node:fs', 'fs', 'node:fs/promises'] }],
+      'no-restricted-imports': [
+        'error',
+        { paths: ['fastify', 'kysely', 'sharp', 'onnxruntime-node', 'node:fs', 'fs', 'node:fs/promises'], patterns: [{ group: ['**/http/**'], message: 'Domain types live in src/domain.' }] },
+      ],
     },
+  },
+  {
+    // Below http: the domain, the pipeline, adapters and the worker import no HTTP module.
+    files: ['src/domain/**/*.ts', 'src/pipeline/**/*.ts', 'src/adapters/**/*.ts', 'src/jobs/**/*.ts', 'src/db/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [{ group: ['**/http/**'], message: 'Domain types live in src/domain.' }] }] },
   },
   {
     // Tests read loosely typed JSON answers; `any` there is deliberate.

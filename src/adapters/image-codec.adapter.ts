@@ -2,7 +2,7 @@
 // limitInputPixels: libvips reads the declared size from the header and refuses before decoding.
 import sharp, { type Metadata, type Sharp } from 'sharp';
 import { PhotoError } from '../errors.ts';
-import type { ImageFormat, Optimize } from '../http/schemas/common.schemas.ts';
+import type { ImageFormat, Optimize } from '../domain/batch.schemas.ts';
 
 // libvips' own cache holds decoded tiles of images we never read twice; turn it off to keep memory flat.
 sharp.cache(false);

@@ -5,7 +5,7 @@
 import path from 'node:path';
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
-import type { BBox } from '../http/schemas/common.schemas.ts';
+import type { BBox } from '../domain/batch.schemas.ts';
 
 export const MODEL_INPUT_SIZE = 1024;
 

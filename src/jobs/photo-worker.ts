@@ -8,7 +8,7 @@ import type { BlobStore } from '../adapters/blob-store.ts';
 import type { BatchService } from '../services/batch.service.ts';
 import { blobKeys } from '../services/batch.service.ts';
 import type { EventBus } from '../services/event-bus.ts';
-import type { Settings } from '../http/schemas/common.schemas.ts';
+import type { Settings } from '../domain/batch.schemas.ts';
 import { runPhoto, type PipelineDeps } from '../pipeline/photo-pipeline.ts';
 import type { ItemRow } from '../db/schema.ts';
 import type { HelperThreadPriority } from '../adapters/thread-priority.ts';

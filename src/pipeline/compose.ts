@@ -1,9 +1,9 @@
 // compose: where the cutout lands on the canvas. A pure function of sizes and Settings, so every
 // layout rule is unit-tested without pixels; the codec adapter draws what it returns.
-import type { BBox, Settings } from '../http/schemas/common.schemas.ts';
+import type { BBox, Settings } from '../domain/batch.schemas.ts';
 import type { RenderPlan } from '../adapters/image-codec.adapter.ts';
 import { findPreset } from '../presets/presets.ts';
-import type { ImageFormat } from '../http/schemas/common.schemas.ts';
+import type { ImageFormat } from '../domain/batch.schemas.ts';
 
 export type Layout = Omit<RenderPlan, 'background'> & { background: RenderPlan['background'] | { kind: 'image' } };
 

@@ -2,7 +2,7 @@
 // The full automatic check (holes, spill, halos, several objects) comes later; this stage already
 // refuses empty results (NO_SUBJECT) and flags what a mask histogram and bounding box can show.
 import { PhotoError } from '../errors.ts';
-import type { BBox, Quality, QualityFlag } from '../http/schemas/common.schemas.ts';
+import type { BBox, Quality, QualityFlag } from '../domain/batch.schemas.ts';
 
 /** Below this share of foreground pixels there is no subject to cut out. */
 export const NO_SUBJECT_FILL = 0.001;

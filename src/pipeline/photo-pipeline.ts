@@ -5,7 +5,7 @@ import { performance } from 'node:perf_hooks';
 import type { ImageCodec } from '../adapters/image-codec.adapter.ts';
 import { MODEL_INPUT_SIZE, type MaskModel } from '../adapters/mask-model.adapter.ts';
 import { PhotoError } from '../errors.ts';
-import type { BBox, ImageFormat, ItemMeta, Quality, Settings, Stage } from '../http/schemas/common.schemas.ts';
+import type { BBox, ImageFormat, ItemMeta, Quality, Settings, Stage } from '../domain/batch.schemas.ts';
 import { diagnose } from './diagnose.ts';
 import { outputFormatFor, planLayout } from './compose.ts';
 

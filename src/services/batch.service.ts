@@ -8,7 +8,7 @@ import { newId } from '../ids.ts';
 import type { Store, Repos } from '../db/store.ts';
 import type { ItemRow, JobRow, NewItem } from '../db/schema.ts';
 import type { BlobStore } from '../adapters/blob-store.ts';
-import type { EventName, Item, Job, JobDefaults, JobSummary, Rejected, Settings } from '../http/schemas/common.schemas.ts';
+import type { EventName, Item, Job, JobDefaults, JobSummary, Rejected, Settings } from '../domain/batch.schemas.ts';
 import type { CreditsService } from './credits.service.ts';
 import type { EventBus } from './event-bus.ts';
 import { resolveSettings } from './settings.ts';

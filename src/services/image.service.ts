@@ -1,7 +1,7 @@
 // POST /v1/images: a one-photo batch created, started and waited for in one request.
 import { AppError, PhotoError } from '../errors.ts';
 import type { ItemRow } from '../db/schema.ts';
-import type { JobDefaults } from '../http/schemas/common.schemas.ts';
+import type { JobDefaults } from '../domain/batch.schemas.ts';
 import { isOverBudget, type AddPhotosOptions, type BatchService, type PhotoInspector } from './batch.service.ts';
 
 export type ImageOutcome =

@@ -1,6 +1,6 @@
 // Rows → the API's Job, JobSummary and Item shapes. Pure: the same rows always give the same answer.
 import type { ItemRow, JobRow } from '../db/schema.ts';
-import type { Counts, Estimate, Item, Job, JobSummary, Quality, Settings, ItemMeta, Stage, JobStatus } from '../http/schemas/common.schemas.ts';
+import type { Counts, Estimate, Item, Job, JobSummary, Quality, Settings, ItemMeta, Stage, JobStatus } from '../domain/batch.schemas.ts';
 
 export const TIER_CREDITS = { light: 1, heavy: 2 } as const;
 

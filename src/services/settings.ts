@@ -1,6 +1,6 @@
 // Settings every photo starts with: request defaults merged over the service defaults and the preset's own.
 import { AppError } from '../errors.ts';
-import type { JobDefaults, Settings } from '../http/schemas/common.schemas.ts';
+import type { JobDefaults, Settings } from '../domain/batch.schemas.ts';
 import { findPreset, isKnownPresetId } from '../presets/presets.ts';
 
 export function resolveSettings(input: JobDefaults | undefined, opts: { hasBackgroundImage: boolean; path: string }): Settings {

@@ -1,0 +1,260 @@
+// The things themselves, as TypeBox schemas: settings, photos, batches, quality. One source for the
+// TypeScript types, request validation and the OpenAPI document; imported by http, services, the
+// pipeline and adapters alike, and importing none of them. Objects are closed unless the spec marks them open.
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
+
+const closed = { additionalProperties: false } as const;
+export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+const Int = (opts: object = {}) => Type.Integer(opts);
+const Ms = (description: string) => Type.Integer({ minimum: 0, description });
+
+export const BBox = Type.Object(
+  { x: Type.Number(), y: Type.Number(), width: Type.Number(), height: Type.Number() },
+  { ...closed, description: 'A region in cutout pixels.' },
+);
+export type BBox = Static<typeof BBox>;
+
+export const Align = Type.Union([Type.Literal('center'), Type.Literal('top-left'), Type.Literal('top-right'), Type.Literal('bottom-left'), Type.Literal('bottom-right')]);
+export type Align = Static<typeof Align>;
+
+export const BackgroundMode = Type.Union([Type.Literal('transparent'), Type.Literal('white'), Type.Literal('solid'), Type.Literal('image')]);
+export const Scale = Type.Union([Type.Literal(1), Type.Literal(2), Type.Literal(4)]);
+export const Rotate = Type.Union([Type.Literal(0), Type.Literal(90), Type.Literal(180), Type.Literal(270)]);
+export const ImageFormat = Type.Union([Type.Literal('png'), Type.Literal('jpeg'), Type.Literal('webp')]);
+export type ImageFormat = Static<typeof ImageFormat>;
+export const Optimize = Type.Union([Type.Literal('marketplace'), Type.Literal('lossless'), Type.Literal('web'), Type.Literal('off')]);
+export type Optimize = Static<typeof Optimize>;
+
+const CustomSize = Type.Object(
+  { width: Int({ minimum: 100, maximum: 8000 }), height: Int({ minimum: 100, maximum: 8000 }) },
+  closed,
+);
+
+const settingsFields = {
+  presetId: Type.String({ minLength: 1, maxLength: 64, description: 'Marketplace preset id (GET /v1/presets), `original` or `custom`.' }),
+  customSize: CustomSize,
+  background: Type.Object(
+    {
+      mode: BackgroundMode,
+      color: Type.Optional(Type.String({ pattern: '^#?[0-9A-Fa-f]{6}$', description: 'Hex colour for mode `solid`.' })),
+    },
+    closed,
+  ),
+  align: Align,
+  scale: Scale,
+  fill: Type.Number({ minimum: 0.5, maximum: 1, description: 'How much of the canvas the subject spans.' }),
+  flip: Type.Boolean({ description: 'Mirror horizontally.' }),
+  rotate: Rotate,
+  foregroundScale: Type.Number({ minimum: 0.25, maximum: 1 }),
+  sharpen: Type.Number({ minimum: 0, maximum: 100 }),
+  brightness: Type.Number({ minimum: -30, maximum: 30 }),
+  contrast: Type.Number({ minimum: -30, maximum: 30 }),
+  saturation: Type.Number({ minimum: -50, maximum: 50 }),
+};
+
+export const JobDefaults = Type.Object(
+  {
+    presetId: Type.Optional(settingsFields.presetId),
+    customSize: Type.Optional(settingsFields.customSize),
+    background: Type.Optional(settingsFields.background),
+    align: Type.Optional(settingsFields.align),
+    scale: Type.Optional(settingsFields.scale),
+    fill: Type.Optional(settingsFields.fill),
+    flip: Type.Optional(settingsFields.flip),
+    rotate: Type.Optional(settingsFields.rotate),
+    foregroundScale: Type.Optional(settingsFields.foregroundScale),
+    sharpen: Type.Optional(settingsFields.sharpen),
+    brightness: Type.Optional(settingsFields.brightness),
+    contrast: Type.Optional(settingsFields.contrast),
+    saturation: Type.Optional(settingsFields.saturation),
+    trial: Type.Optional(Int({ minimum: 1, maximum: 200, description: 'Alias of `sample`.' })),
+  },
+  { ...closed, description: 'Settings every photo starts with; every field has a default (presetId `original`, background transparent, align center, scale 1, corrections 0).' },
+);
+export type JobDefaults = Static<typeof JobDefaults>;
+
+export const Settings = Type.Object(
+  {
+    presetId: settingsFields.presetId,
+    customSize: Type.Optional(settingsFields.customSize),
+    background: Type.Object(
+      { mode: BackgroundMode, color: Type.Optional(Type.String()), hasImage: Type.Boolean({ description: 'A background image is set (never returned).' }) },
+      closed,
+    ),
+    align: Align,
+    scale: Scale,
+    fill: Type.Optional(settingsFields.fill),
+    flip: Type.Optional(settingsFields.flip),
+    rotate: Type.Optional(settingsFields.rotate),
+    foregroundScale: Type.Optional(settingsFields.foregroundScale),
+    sharpen: Type.Number(),
+    brightness: Type.Number(),
+    contrast: Type.Number(),
+    saturation: Type.Number(),
+  },
+  { ...closed, description: 'How a photo is rendered; changing them never runs the model.' },
+);
+export type Settings = Static<typeof Settings>;
+
+export const JobStatus = Type.Union(
+  [Type.Literal('draft'), Type.Literal('queued'), Type.Literal('running'), Type.Literal('paused'), Type.Literal('done'), Type.Literal('failed'), Type.Literal('cancelled')],
+  { description: 'draft = photos still being added, nothing charged; paused = queued photos finished, some still held (a stopped batch is paused); failed = every photo failed; cancelled = a one-photo request whose photo never started.' },
+);
+export type JobStatus = Static<typeof JobStatus>;
+export const ItemStatus = Type.Union([Type.Literal('held'), Type.Literal('pending'), Type.Literal('processing'), Type.Literal('done'), Type.Literal('failed')], {
+  description: 'held = waiting (a draft, a sample run or a stopped batch; photos are held when added); pending = queued; processing = at the model.',
+});
+export type ItemStatus = Static<typeof ItemStatus>;
+export const Stage = Type.Union([Type.Literal('decode'), Type.Literal('inference'), Type.Literal('diagnose'), Type.Literal('compose'), Type.Literal('encode')]);
+export type Stage = Static<typeof Stage>;
+export const Tier = Type.Union([Type.Literal('light'), Type.Literal('heavy')]);
+export type Tier = Static<typeof Tier>;
+export const EventName = Type.Union([
+  Type.Literal('job.started'),
+  Type.Literal('item.done'),
+  Type.Literal('item.needs_review'),
+  Type.Literal('item.failed'),
+  Type.Literal('job.paused'),
+  Type.Literal('job.done'),
+]);
+export type EventName = Static<typeof EventName>;
+
+export const Counts = Type.Object(
+  { total: Int(), held: Int(), pending: Int(), processing: Int(), done: Int(), failed: Int(), refunded: Int({ description: 'Finished photos that were not charged.' }) },
+  closed,
+);
+export type Counts = Static<typeof Counts>;
+
+export const Estimate = Type.Object(
+  {
+    perImageMs: Int({ description: 'Recent average time a photo takes.' }),
+    remainingMs: Int({ description: 'Rough time to finish what is queued or in flight.' }),
+    heldMs: Int({ description: 'Rough time the held photos would take once continued.' }),
+    now: Ms('Server clock at serialisation.'),
+  },
+  closed,
+);
+export type Estimate = Static<typeof Estimate>;
+
+export const Rejected = Type.Object({ name: Type.String(), reason: Type.String() }, closed);
+export type Rejected = Static<typeof Rejected>;
+
+export const ItemErrorCode = Type.Union(
+  ['INVALID_IMAGE', 'TOO_LARGE', 'REMOTE_NOT_CONFIGURED', 'REMOTE_AUTH', 'REMOTE_CREDIT', 'REMOTE_RATE_LIMIT', 'REMOTE_BAD_INPUT', 'REMOTE_UNAVAILABLE', 'PROCESSING_FAILED', 'NO_SUBJECT', 'CANCELLED'].map((c) => Type.Literal(c)),
+);
+export const ItemError = Type.Object({ code: ItemErrorCode, message: Type.String() }, closed);
+
+export const QualityFlagCode = Type.Union(
+  ['background-kept', 'hole-in-subject', 'low-confidence', 'subject-too-small', 'colour-spill', 'subject-touches-edge', 'multiple-objects', 'uncertain-edges', 'halo'].map((c) => Type.Literal(c)),
+);
+export const QualityFlag = Type.Object(
+  { code: QualityFlagCode, label: Type.String(), bbox: Nullable(BBox), severity: Type.Number({ minimum: 0, maximum: 1 }) },
+  closed,
+);
+export type QualityFlag = Static<typeof QualityFlag>;
+export const Quality = Type.Object(
+  { score: Type.Number({ minimum: 0, maximum: 100, description: 'Lower = more likely broken.' }), flags: Type.Array(QualityFlag) },
+  closed,
+);
+export type Quality = Static<typeof Quality>;
+
+export const Claim = Type.Object(
+  {
+    reason: Type.Union(['background-kept', 'missing-part', 'hole', 'extra-object', 'rough-edges'].map((c) => Type.Literal(c))),
+    region: BBox,
+    verdict: Type.Union([Type.Literal('accepted'), Type.Literal('rejected')]),
+    confidence: Type.Number(),
+    evidence: Type.String(),
+    at: Ms('When the report was judged.'),
+  },
+  closed,
+);
+
+const Dimensions = { width: Int(), height: Int() };
+export const ItemMeta = Type.Object(
+  {
+    timings: Type.Optional(
+      Type.Object(
+        { decode: Type.Number(), inference: Type.Number(), diagnose: Type.Number(), compose: Type.Number(), encode: Type.Number(), total: Type.Number() },
+        { ...closed, description: 'Milliseconds per stage of the last run.' },
+      ),
+    ),
+    output: Type.Optional(Type.Object({ ...Dimensions, format: ImageFormat, bytes: Int() }, closed)),
+    source: Type.Optional(Type.Object({ ...Dimensions, format: Type.Optional(Type.String()) }, closed)),
+    cutout: Type.Optional(Type.Object(Dimensions, closed)),
+    bbox: Type.Optional(Nullable(BBox)),
+    subjectFill: Type.Optional(Nullable(Type.Number())),
+    warnings: Type.Optional(Type.Array(Type.String())),
+    presetId: Type.Optional(Type.String()),
+  },
+  closed,
+);
+export type ItemMeta = Static<typeof ItemMeta>;
+
+export const Item = Type.Object(
+  {
+    id: Type.String(),
+    name: Type.String({ description: 'File name it was uploaded with (the path inside a ZIP).' }),
+    status: ItemStatus,
+    error: Type.Optional(ItemError),
+    outputName: Type.Optional(Type.String()),
+    outputUrl: Type.Optional(Type.String({ description: 'Current output; append `&format=png|jpeg|webp` to convert, `&download=1` for an attachment; same API key required.' })),
+    pngUrl: Type.Optional(Type.String()),
+    thumbUrl: Type.Optional(Type.String()),
+    inputThumbUrl: Type.Optional(Type.String()),
+    cutoutUrl: Type.Optional(Type.String()),
+    inputUrl: Type.String(),
+    quality: Type.Optional(Quality),
+    review: Type.Union([Type.Literal('none'), Type.Literal('red')]),
+    refunded: Type.Boolean(),
+    claims: Type.Array(Claim),
+    canReport: Type.Boolean(),
+    canRerun: Type.Boolean(),
+    tier: Tier,
+    credits: Int({ description: 'What the photo costs: its tier price while waiting or when charged; 0 once refunded or failed.' }),
+    settings: Settings,
+    rev: Int({ description: 'Bumped on every render; cache-busts file URLs.' }),
+    meta: Type.Optional(ItemMeta),
+    stage: Type.Optional(Stage),
+    stageStartedAt: Type.Optional(Ms('')),
+    startedAt: Type.Optional(Ms('')),
+    finishedAt: Type.Optional(Ms('')),
+    updatedAt: Ms('Server clock of last change; use as `since`.'),
+    attempts: Int(),
+  },
+  closed,
+);
+export type Item = Static<typeof Item>;
+
+export const JobOptions = Type.Object(
+  { sample: Type.Optional(Int({ description: 'Photos run first by a sample start.' })), defaults: Settings },
+  closed,
+);
+
+const jobSummaryFields = {
+  id: Type.String(),
+  status: JobStatus,
+  createdAt: Ms(''),
+  updatedAt: Ms('Server clock of last change; pass back as `since`.'),
+  finishedAt: Type.Optional(Ms('')),
+  cancelRequestedAt: Type.Optional(Ms('')),
+  options: JobOptions,
+  counts: Counts,
+  downloadUrl: Nullable(Type.String()),
+  continueUrl: Nullable(Type.String()),
+  estimate: Estimate,
+};
+export const JobSummary = Type.Object(jobSummaryFields, closed);
+export type JobSummary = Static<typeof JobSummary>;
+
+/** The members of Job, for the answers that add a member or two (http/schemas). */
+export const jobFields = {
+  ...jobSummaryFields,
+  items: Type.Array(Item, { description: 'Every photo, or only those changed since `since` when `delta` is true.' }),
+  delta: Type.Optional(Type.Boolean({ description: 'True for a `since` response: merge `items` by id.' })),
+  rejected: Type.Array(Rejected),
+};
+export const Job = Type.Object(jobFields, closed);
+export type Job = Static<typeof Job>;
+
+export const WebhookEvents = Type.Union([Type.Literal('all'), Type.Array(EventName, { minItems: 1, maxItems: 6 })]);
