@@ -11,7 +11,12 @@ import { HelperThreadPriority } from './adapters/thread-priority.ts';
 import { EventBus } from './services/event-bus.ts';
 import { CreditsService } from './services/credits.service.ts';
 import { AccountService } from './services/account.service.ts';
-import { BatchService, MAX_ACTIVE_BATCHES, MAX_PHOTOS_PER_BATCH } from './services/batch.service.ts';
+import { BatchService } from './services/batch.service.ts';
+import { BatchQueries } from './services/batch-queries.service.ts';
+import { BatchProgress } from './services/batch-progress.ts';
+import { IntakeService } from './services/intake.service.ts';
+import { PhotoQueue } from './services/photo-queue.service.ts';
+import { MAX_ACTIVE_BATCHES, MAX_PHOTOS_PER_BATCH } from './domain/batch-rules.ts';
 import { IdempotencyService } from './services/idempotency.service.ts';
 import { ImageService } from './services/image.service.ts';
 import { PhotoWorker, ThroughputStats } from './jobs/photo-worker.ts';
@@ -34,6 +39,9 @@ export interface Container {
   credits: CreditsService;
   accounts: AccountService;
   batches: BatchService;
+  queries: BatchQueries;
+  intake: IntakeService;
+  queue: PhotoQueue;
   idempotency: IdempotencyService;
   images: ImageService;
   limits: RateLimitService;
@@ -97,6 +105,8 @@ export async function createContainer(config: Readonly<Config>, opts: ContainerO
       resultsKeptForHours: Math.max(1, Math.round(config.resultTtlMs / 3_600_000)),
     },
   });
+  const queries = new BatchQueries({ store, bus, clock, perImageMs: () => stats.perImageMs() });
+  const progress = new BatchProgress(config.resultTtlMs);
   const batches = new BatchService({
     store,
     blobs,
@@ -104,11 +114,13 @@ export async function createContainer(config: Readonly<Config>, opts: ContainerO
     bus,
     inspector: codec,
     clock,
-    resultTtlMs: config.resultTtlMs,
-    perImageMs: () => stats.perImageMs(),
+    queries,
+    progress,
     modelState: () => modelState,
     allowPrivateNetworks: config.allowPrivateNetworks,
   });
+  const intake = new IntakeService({ store, blobs, inspector: codec, bus, clock, queries });
+  const queue = new PhotoQueue({ store, blobs, credits, bus, clock, progress, resultTtlMs: config.resultTtlMs });
   const idempotency = new IdempotencyService({ store, clock });
   const limits = new RateLimitService({ store, clock, rules: rateLimitRules(config.requestsPerMinute, config.photosPerHour) });
   const sessions = new SessionService({ store, clock, limits });
@@ -116,11 +128,11 @@ export async function createContainer(config: Readonly<Config>, opts: ContainerO
   const purchases = new PurchaseService({ store, credits, clock, provider: new OperatorApprovalProvider() });
   const deletion = new AccountDeletionService({ store, credits, blobs, bus, clock });
   const maintenance = new AccountMaintenance({ store, licenses, limits, clock, log: log.child({ component: 'maintenance' }) });
-  const images = new ImageService({ batches, inspector: codec, clock });
+  const images = new ImageService({ batches, intake, queries, queue, inspector: codec, clock });
   const worker =
     runWorker && model
       ? new PhotoWorker(
-          { batches, blobs, pipeline: { codec, model }, bus, stats, priority, log: log.child({ component: 'worker' }) },
+          { queue, blobs, pipeline: { codec, model }, bus, stats, priority, log: log.child({ component: 'worker' }) },
           { concurrency: config.workerConcurrency, leaseMs: config.leaseMs, maxAttempts: config.maxAttempts },
         )
       : null;
@@ -136,6 +148,9 @@ export async function createContainer(config: Readonly<Config>, opts: ContainerO
     credits,
     accounts,
     batches,
+    queries,
+    intake,
+    queue,
     idempotency,
     images,
     limits,

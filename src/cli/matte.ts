@@ -9,7 +9,7 @@ import { CreditsService } from '../services/credits.service.ts';
 import { AccountService, keyView } from '../services/account.service.ts';
 import { LicenseService } from '../services/license.service.ts';
 import { PurchaseService, purchaseView } from '../services/purchase.service.ts';
-import { MAX_ACTIVE_BATCHES, MAX_PHOTOS_PER_BATCH } from '../services/batch.service.ts';
+import { MAX_ACTIVE_BATCHES, MAX_PHOTOS_PER_BATCH } from '../domain/batch-rules.ts';
 import { OperatorApprovalProvider } from '../adapters/payments/operator-approval.adapter.ts';
 import { AppError } from '../errors.ts';
 import { formatMicros } from '../domain/instant.ts';

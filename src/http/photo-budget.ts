@@ -2,7 +2,7 @@
 // the batch service, which spends it in the transaction that adds the photos.
 import type { FastifyRequest } from 'fastify';
 import type { Container } from '../container.ts';
-import type { AddPhotosOptions } from '../services/batch.service.ts';
+import type { AddPhotosOptions } from '../services/intake.service.ts';
 import { rateLimitSubject } from './plugins/auth.plugin.ts';
 
 export async function intakeLimits(c: Container, request: FastifyRequest): Promise<AddPhotosOptions> {

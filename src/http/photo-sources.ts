@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import type { Config } from '../config.ts';
 import { looksLikeZip, readZip, ZipError } from '../adapters/zip-archive.adapter.ts';
 import { fetchPublic, OutboundError } from '../adapters/outbound-http.adapter.ts';
-import type { PhotoSource } from '../services/batch.service.ts';
+import type { PhotoSource } from '../services/intake.service.ts';
 import type { ReceivedFile } from './multipart.ts';
 
 type Limits = Pick<Config, 'maxImageBytes' | 'maxUploadBytes' | 'maxZipEntries' | 'maxZipUncompressedBytes' | 'allowPrivateNetworks' | 'dataDir'>;

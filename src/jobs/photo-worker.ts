@@ -5,8 +5,8 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { PhotoError } from '../errors.ts';
 import type { BlobStore } from '../adapters/blob-store.ts';
-import type { BatchService } from '../services/batch.service.ts';
-import { blobKeys } from '../services/batch.service.ts';
+import type { PhotoQueue } from '../services/photo-queue.service.ts';
+import { blobKeys } from '../services/blob-keys.ts';
 import type { EventBus } from '../services/event-bus.ts';
 import type { Settings } from '../domain/batch.schemas.ts';
 import { runPhoto, type PipelineDeps } from '../pipeline/photo-pipeline.ts';
@@ -44,7 +44,7 @@ export class PhotoWorker {
   private maintenance: NodeJS.Timeout | null = null;
 
   constructor(
-    private readonly deps: { batches: BatchService; blobs: BlobStore; pipeline: PipelineDeps; bus: EventBus; stats: ThroughputStats; priority?: Pick<HelperThreadPriority, 'apply'>; log: Logger },
+    private readonly deps: { queue: PhotoQueue; blobs: BlobStore; pipeline: PipelineDeps; bus: EventBus; stats: ThroughputStats; priority?: Pick<HelperThreadPriority, 'apply'>; log: Logger },
     private readonly opts: WorkerOptions,
   ) {}
 
@@ -69,8 +69,8 @@ export class PhotoWorker {
 
   private async maintain(): Promise<void> {
     try {
-      await this.deps.batches.requeueExpired(this.opts.maxAttempts);
-      await this.deps.batches.deleteExpired();
+      await this.deps.queue.requeueExpired(this.opts.maxAttempts);
+      await this.deps.queue.deleteExpired();
     } catch (err) {
       this.deps.log.error({ err }, 'worker maintenance failed');
     }
@@ -97,7 +97,7 @@ export class PhotoWorker {
     while (this.running) {
       let item: ItemRow | undefined;
       try {
-        item = await this.deps.batches.claimNext(this.id, this.opts.leaseMs);
+        item = await this.deps.queue.claimNext(this.id, this.opts.leaseMs);
       } catch (err) {
         this.deps.log.error({ err }, 'claiming a photo failed');
       }
@@ -111,25 +111,25 @@ export class PhotoWorker {
 
   async process(item: ItemRow): Promise<void> {
     const log = this.deps.log.child({ jobId: item.job_id, itemId: item.id });
-    const { batches, blobs } = this.deps;
-    const renew = setInterval(() => void batches.renewLease(item, this.id, this.opts.leaseMs).catch(() => undefined), Math.floor(this.opts.leaseMs / 3));
+    const { queue, blobs } = this.deps;
+    const renew = setInterval(() => void queue.renewLease(item, this.id, this.opts.leaseMs).catch(() => undefined), Math.floor(this.opts.leaseMs / 3));
     renew.unref();
     this.deps.priority?.apply();
     try {
-      const job = await batches.getJobRowForWorker(item.job_id);
+      const job = await queue.getJobRowForWorker(item.job_id);
       if (!job) return;
       const input = await blobs.get(item.input_blob);
       const settings = JSON.parse(item.settings) as Settings;
-      const background = settings.background.mode === 'image' ? await batches.loadBackground(job) : null;
+      const background = settings.background.mode === 'image' ? await queue.loadBackground(job) : null;
       const result = await runPhoto(this.deps.pipeline, input, settings, background, async (stage) => {
-        await batches.markStage(item, this.id, stage);
+        await queue.markStage(item, this.id, stage);
       });
       await blobs.put(blobKeys.cutout(item.job_id, item.id), result.cutout);
       await blobs.put(blobKeys.output(item.job_id, item.id), result.output);
       await blobs.put(blobKeys.thumb(item.job_id, item.id), result.thumb);
-      const settled = await batches.settleDone(item, this.id, { red: result.red, quality: result.quality, meta: result.meta, outputFormat: result.format });
+      const settled = await queue.settleDone(item, this.id, { red: result.red, quality: result.quality, meta: result.meta, outputFormat: result.format });
       if (settled) this.deps.stats.record(result.meta.timings?.total ?? 0);
-      else if (!(await batches.getJobRowForWorker(item.job_id))) {
+      else if (!(await queue.getJobRowForWorker(item.job_id))) {
         // The batch was deleted while the photo ran (its account was deleted): leave no files behind.
         await blobs.deletePrefix(blobKeys.job(item.job_id));
         log.info('batch deleted while the photo ran; result dropped');
@@ -139,7 +139,7 @@ export class PhotoWorker {
         err instanceof PhotoError ? err : new PhotoError('PROCESSING_FAILED', 'The photo could not be processed; retrying may help.', false);
       if (!(err instanceof PhotoError)) log.error({ err }, 'photo failed');
       else log.info({ code: err.code }, 'photo failed');
-      await batches.settleFailed(item, this.id, photoError).catch((e: unknown) => log.error({ err: e }, 'recording a failure failed'));
+      await queue.settleFailed(item, this.id, photoError).catch((e: unknown) => log.error({ err: e }, 'recording a failure failed'));
     } finally {
       clearInterval(renew);
       // libvips starts workers while it encodes; lower them now rather than when the next photo starts.

@@ -7,7 +7,7 @@ import type { BlobStore } from '../adapters/blob-store.ts';
 import type { CreditsService } from './credits.service.ts';
 import type { EventBus } from './event-bus.ts';
 import { verifyPassword } from './password.ts';
-import { blobKeys } from './batch.service.ts';
+import { blobKeys } from './blob-keys.ts';
 
 export class AccountDeletionService {
   constructor(private readonly deps: { store: Store; credits: CreditsService; blobs: BlobStore; bus: EventBus; clock: () => number }) {}

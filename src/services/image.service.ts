@@ -2,17 +2,20 @@
 import { AppError, PhotoError } from '../errors.ts';
 import type { ItemRow } from '../db/schema.ts';
 import type { JobDefaults } from '../domain/batch.schemas.ts';
-import { isOverBudget, type AddPhotosOptions, type BatchService, type PhotoInspector } from './batch.service.ts';
+import type { BatchService } from './batch.service.ts';
+import type { BatchQueries } from './batch-queries.service.ts';
+import type { PhotoQueue } from './photo-queue.service.ts';
+import { isOverBudget, type AddPhotosOptions, type IntakeService, type PhotoInspector } from './intake.service.ts';
 
 export type ImageOutcome =
   | { state: 'done'; jobId: string; item: ItemRow }
   | { state: 'processing'; jobId: string; item: ItemRow };
 
 export class ImageService {
-  constructor(private readonly deps: { batches: BatchService; inspector: PhotoInspector; clock: () => number }) {}
+  constructor(private readonly deps: { batches: BatchService; intake: IntakeService; queries: BatchQueries; queue: PhotoQueue; inspector: PhotoInspector; clock: () => number }) {}
 
   async process(accountId: string, input: { name: string; data: Buffer; settings?: JobDefaults; timeoutMs: number }, intake: AddPhotosOptions = {}): Promise<ImageOutcome> {
-    const { batches, clock } = this.deps;
+    const { batches, intake: photos, queries, queue, clock } = this.deps;
     const deadline = clock() + input.timeoutMs;
     // Input at fault is refused before anything exists or is charged.
     try {
@@ -23,7 +26,7 @@ export class ImageService {
     }
     const job = await batches.createJob(accountId, { defaults: input.settings }, null);
     try {
-      const added = await batches.addPhotos(accountId, job.id, [{ name: input.name, data: input.data }], intake);
+      const added = await photos.addPhotos(accountId, job.id, [{ name: input.name, data: input.data }], intake);
       if (added.added === 0) {
         const reason = added.rejected[0]?.reason ?? 'The file is not a readable JPEG, PNG or WebP image.';
         // Another request spent the last of the hourly budget while this photo was checked.
@@ -36,10 +39,10 @@ export class ImageService {
       await batches.deleteJob(accountId, job.id).catch(() => undefined);
       throw err;
     }
-    const itemId = (await batches.getJob(accountId, job.id)).items[0].id;
+    const itemId = (await queries.getJob(accountId, job.id)).items[0].id;
 
     for (;;) {
-      const item = await batches.getItem(accountId, job.id, itemId);
+      const item = await queries.getItem(accountId, job.id, itemId);
       if (item.status === 'done') return { state: 'done', jobId: job.id, item };
       if (item.status === 'failed') {
         const inputFault = item.error_input_fault === 1;
@@ -47,12 +50,12 @@ export class ImageService {
       }
       const remaining = deadline - clock();
       if (remaining <= 0) {
-        if (item.status === 'pending' && (await batches.abandonUnstarted(job.id, itemId))) {
+        if (item.status === 'pending' && (await queue.abandonUnstarted(job.id, itemId))) {
           throw new AppError('TIMEOUT', 'The photo did not start before the timeout; its reservation was released.', { reason: 'NOT_STARTED', jobId: job.id, itemId });
         }
-        return { state: 'processing', jobId: job.id, item: await batches.getItem(accountId, job.id, itemId) };
+        return { state: 'processing', jobId: job.id, item: await queries.getItem(accountId, job.id, itemId) };
       }
-      await batches.waitForChange(accountId, job.id, item.updated_at + 1, remaining);
+      await queries.waitForChange(accountId, job.id, item.updated_at + 1, remaining);
     }
   }
 }

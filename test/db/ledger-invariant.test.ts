@@ -48,7 +48,7 @@ for (const { dialect, skip } of DIALECTS) {
       const seed = Number(process.env.MATTE_INVARIANT_SEED ?? Date.now() % 100000);
       const random = prng(seed);
       const pick = <T,>(xs: T[]): T | undefined => xs[Math.floor(random() * xs.length)];
-      const { credits, accounts, batches } = dbTierServices(store, tdb.dataDir, clock);
+      const { credits, accounts, batches, queries, intake, queue } = dbTierServices(store, tdb.dataDir, clock);
       const licenses = new LicenseService({ store, credits, clock, maxPhotosPerBatch: 200 });
       const purchases = new PurchaseService({ store, credits, clock, provider: new OperatorApprovalProvider() });
       const photo = await productPhoto(48, 36);
@@ -66,7 +66,7 @@ for (const { dialect, skip } of DIALECTS) {
           const job = await batches.createJob(accountId, {}, null);
           jobsOf.get(accountId)!.push(job.id);
           const n = 1 + Math.floor(random() * 4);
-          await batches.addPhotos(accountId, job.id, Array.from({ length: n }, (_, i) => ({ name: `${i}.jpg`, data: photo })));
+          await intake.addPhotos(accountId, job.id, Array.from({ length: n }, (_, i) => ({ name: `${i}.jpg`, data: photo })));
           const sample = random() < 0.3 && n > 1 ? { sample: 1 } : {};
           return batches.start(accountId, job.id, sample);
         },
@@ -82,15 +82,15 @@ for (const { dialect, skip } of DIALECTS) {
         },
         async work() {
           const owner = `w${Math.floor(random() * 3)}`;
-          const item = await batches.claimNext(owner, LEASE);
+          const item = await queue.claimNext(owner, LEASE);
           if (!item) return;
           const roll = random();
-          if (roll < 0.5) return batches.settleDone(item, owner, { red: false, quality: { score: 90, flags: [] }, meta: {}, outputFormat: 'png' });
-          if (roll < 0.65) return batches.settleDone(item, owner, { red: true, quality: { score: 20, flags: [] }, meta: {}, outputFormat: 'png' });
-          if (roll < 0.8) return batches.settleFailed(item, owner, new PhotoError('INVALID_IMAGE', 'broken', true));
+          if (roll < 0.5) return queue.settleDone(item, owner, { red: false, quality: { score: 90, flags: [] }, meta: {}, outputFormat: 'png' });
+          if (roll < 0.65) return queue.settleDone(item, owner, { red: true, quality: { score: 20, flags: [] }, meta: {}, outputFormat: 'png' });
+          if (roll < 0.8) return queue.settleFailed(item, owner, new PhotoError('INVALID_IMAGE', 'broken', true));
           // The worker dies: after the lease the photo is queued again (or fails after three attempts).
           now += LEASE + 1;
-          return batches.requeueExpired(3);
+          return queue.requeueExpired(3);
         },
         async deleteJob() {
           const accountId = pick(ids)!;
@@ -104,7 +104,7 @@ for (const { dialect, skip } of DIALECTS) {
           const accountId = pick(ids)!;
           const jobId = pick(jobsOf.get(accountId)!);
           if (!jobId) return;
-          const job = await batches.getJob(accountId, jobId);
+          const job = await queries.getJob(accountId, jobId);
           const item = pick(job.items);
           return item && batches.deleteItems(accountId, jobId, [item.id]);
         },
@@ -145,9 +145,9 @@ for (const { dialect, skip } of DIALECTS) {
       }
       // Drain: every queued photo runs to the end, so every reservation settles.
       for (;;) {
-        const item = await batches.claimNext('drain', LEASE);
+        const item = await queue.claimNext('drain', LEASE);
         if (!item) break;
-        await batches.settleDone(item, 'drain', { red: false, quality: { score: 90, flags: [] }, meta: {}, outputFormat: 'png' });
+        await queue.settleDone(item, 'drain', { red: false, quality: { score: 90, flags: [] }, meta: {}, outputFormat: 'png' });
       }
 
       for (const accountId of ids) {

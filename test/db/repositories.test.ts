@@ -5,6 +5,9 @@ import { createDatabase } from '../../src/db/database.ts';
 import { Store } from '../../src/db/store.ts';
 import { AccountService } from '../../src/services/account.service.ts';
 import { BatchService } from '../../src/services/batch.service.ts';
+import type { BatchQueries } from '../../src/services/batch-queries.service.ts';
+import type { IntakeService } from '../../src/services/intake.service.ts';
+import type { PhotoQueue } from '../../src/services/photo-queue.service.ts';
 import { PhotoError } from '../../src/errors.ts';
 import { DIALECTS, createTestDatabase, type TestDatabase } from '../helpers/databases.ts';
 import { dbTierServices } from '../helpers/services.ts';
@@ -17,6 +20,9 @@ for (const { dialect, skip } of DIALECTS) {
     let tdb: TestDatabase;
     let store: Store;
     let batches: BatchService;
+    let queries: BatchQueries;
+    let intake: IntakeService;
+    let queue: PhotoQueue;
     let accounts: AccountService;
     let now = 1_700_000_000_000;
     const clock = () => now;
@@ -24,7 +30,7 @@ for (const { dialect, skip } of DIALECTS) {
     beforeAll(async () => {
       tdb = await createTestDatabase(dialect);
       store = new Store(await createDatabase({ databaseUrl: tdb.databaseUrl, dataDir: tdb.dataDir }));
-      ({ accounts, batches } = dbTierServices(store, tdb.dataDir, clock));
+      ({ accounts, batches, queries, intake, queue } = dbTierServices(store, tdb.dataDir, clock));
     });
     afterAll(async () => {
       await store?.close();
@@ -35,7 +41,7 @@ for (const { dialect, skip } of DIALECTS) {
       const { accountId } = await accounts.createAccount({ email: `${Math.random()}@x.test`, plan, pack: 0 });
       const job = await batches.createJob(accountId, {}, null);
       const photo = await productPhoto(120, 100);
-      await batches.addPhotos(accountId, job.id, Array.from({ length: photos }, (_, i) => ({ name: `${i}.jpg`, data: photo })));
+      await intake.addPhotos(accountId, job.id, Array.from({ length: photos }, (_, i) => ({ name: `${i}.jpg`, data: photo })));
       await batches.start(accountId, job.id, {});
       return { accountId, jobId: job.id };
     }
@@ -47,27 +53,27 @@ for (const { dialect, skip } of DIALECTS) {
 
     it('claims each pending photo exactly once, even with concurrent claimers', async () => {
       const { jobId } = await startedBatch(6);
-      const claims = await Promise.all(Array.from({ length: 10 }, (_, i) => batches.claimNext(`w${i}`, 60_000)));
+      const claims = await Promise.all(Array.from({ length: 10 }, (_, i) => queue.claimNext(`w${i}`, 60_000)));
       const got = claims.filter(Boolean).map((c) => c!.id);
       expect(got).toHaveLength(6);
       expect(new Set(got).size).toBe(6);
       const job = await store.repos.jobs.findById(jobId);
       expect(job!.status).toBe('running');
-      expect(await batches.claimNext('late', 60_000)).toBeUndefined();
+      expect(await queue.claimNext('late', 60_000)).toBeUndefined();
     });
 
     it('requeues a photo whose lease expired and charges it once; the late worker settles nothing', async () => {
       const { accountId } = await startedBatch(1);
-      const first = (await batches.claimNext('dead-worker', 1000))!;
+      const first = (await queue.claimNext('dead-worker', 1000))!;
       now += 5000; // the lease ran out: the worker died
-      expect(await batches.requeueExpired(3)).toBe(1);
-      const second = (await batches.claimNext('live-worker', 60_000))!;
+      expect(await queue.requeueExpired(3)).toBe(1);
+      const second = (await queue.claimNext('live-worker', 60_000))!;
       expect(second.id).toBe(first.id);
       expect(second.attempts).toBe(2);
       // The dead worker comes back and tries to settle: refused.
-      expect(await batches.settleDone(first, 'dead-worker', { red: false, quality: {}, meta: {}, outputFormat: 'png' })).toBe(false);
-      expect(await batches.settleDone(second, 'live-worker', { red: false, quality: {}, meta: {}, outputFormat: 'png' })).toBe(true);
-      expect(await batches.settleDone(second, 'live-worker', { red: false, quality: {}, meta: {}, outputFormat: 'png' })).toBe(false);
+      expect(await queue.settleDone(first, 'dead-worker', { red: false, quality: {}, meta: {}, outputFormat: 'png' })).toBe(false);
+      expect(await queue.settleDone(second, 'live-worker', { red: false, quality: {}, meta: {}, outputFormat: 'png' })).toBe(true);
+      expect(await queue.settleDone(second, 'live-worker', { red: false, quality: {}, meta: {}, outputFormat: 'png' })).toBe(false);
       const commits = (await store.repos.ledger.list(accountId, { limit: 50 })).filter((r) => r.kind === 'commit');
       expect(commits).toHaveLength(1);
       expect(await store.repos.ledger.sums(accountId)).toEqual({ plan: 9, pack: 0 });
@@ -76,9 +82,9 @@ for (const { dialect, skip } of DIALECTS) {
     it('fails a photo that used up its attempts, releasing its credit', async () => {
       const { accountId } = await startedBatch(1);
       for (let i = 0; i < 3; i++) {
-        await batches.claimNext(`w${i}`, 1000);
+        await queue.claimNext(`w${i}`, 1000);
         now += 5000;
-        await batches.requeueExpired(3);
+        await queue.requeueExpired(3);
       }
       const [item] = await store.repos.items.listForJob((await store.repos.jobs.list(accountId, { limit: 1 }))[0].id);
       expect(item.status).toBe('failed');
@@ -88,12 +94,12 @@ for (const { dialect, skip } of DIALECTS) {
 
     it('keeps balances equal to the ledger through reserve, commit, release and refund', async () => {
       const { accountId, jobId } = await startedBatch(3, 3);
-      const a = (await batches.claimNext('w', 60_000))!;
-      const b = (await batches.claimNext('w', 60_000))!;
-      const c = (await batches.claimNext('w', 60_000))!;
-      await batches.settleDone(a, 'w', { red: false, quality: {}, meta: {}, outputFormat: 'png' });
-      await batches.settleDone(b, 'w', { red: true, quality: {}, meta: {}, outputFormat: 'png' });
-      await batches.settleFailed(c, 'w', new PhotoError('INVALID_IMAGE', 'bad', true));
+      const a = (await queue.claimNext('w', 60_000))!;
+      const b = (await queue.claimNext('w', 60_000))!;
+      const c = (await queue.claimNext('w', 60_000))!;
+      await queue.settleDone(a, 'w', { red: false, quality: {}, meta: {}, outputFormat: 'png' });
+      await queue.settleDone(b, 'w', { red: true, quality: {}, meta: {}, outputFormat: 'png' });
+      await queue.settleFailed(c, 'w', new PhotoError('INVALID_IMAGE', 'bad', true));
       const account = (await store.repos.accounts.findById(accountId))!;
       expect(account.plan_credits).toBe(2);
       expect(await store.repos.ledger.sums(accountId)).toEqual({ plan: account.plan_credits, pack: account.pack_credits });
@@ -107,12 +113,12 @@ for (const { dialect, skip } of DIALECTS) {
 
     it('deletes batches two hours after they finish', async () => {
       const { accountId, jobId } = await startedBatch(1);
-      const item = (await batches.claimNext('w', 60_000))!;
-      await batches.settleDone(item, 'w', { red: false, quality: {}, meta: {}, outputFormat: 'png' });
-      expect(await batches.deleteExpired()).toBe(0);
+      const item = (await queue.claimNext('w', 60_000))!;
+      await queue.settleDone(item, 'w', { red: false, quality: {}, meta: {}, outputFormat: 'png' });
+      expect(await queue.deleteExpired()).toBe(0);
       now += 7_200_001;
-      expect(await batches.deleteExpired()).toBeGreaterThanOrEqual(1);
-      await expect(batches.getJob(accountId, jobId)).rejects.toMatchObject({ code: 'NOT_FOUND' });
+      expect(await queue.deleteExpired()).toBeGreaterThanOrEqual(1);
+      await expect(queries.getJob(accountId, jobId)).rejects.toMatchObject({ code: 'NOT_FOUND' });
     });
 
     it('remembers an idempotency key once per account and scope', async () => {

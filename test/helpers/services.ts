@@ -3,6 +3,10 @@
 import { CreditsService } from '../../src/services/credits.service.ts';
 import { AccountService } from '../../src/services/account.service.ts';
 import { BatchService } from '../../src/services/batch.service.ts';
+import { BatchQueries } from '../../src/services/batch-queries.service.ts';
+import { BatchProgress } from '../../src/services/batch-progress.ts';
+import { IntakeService } from '../../src/services/intake.service.ts';
+import { PhotoQueue } from '../../src/services/photo-queue.service.ts';
 import { EventBus } from '../../src/services/event-bus.ts';
 import { FsBlobStore } from '../../src/adapters/blob-store.ts';
 import { ImageCodec } from '../../src/adapters/image-codec.adapter.ts';
@@ -11,17 +15,13 @@ import type { Store } from '../../src/db/store.ts';
 export function dbTierServices(store: Store, dataDir: string, clock: () => number) {
   const credits = new CreditsService();
   const accounts = new AccountService({ store, credits, clock, limits: { photosPerBatch: 200, activeBatches: 2, requestsPerMinute: 60, photosPerHour: 2000, resultsKeptForHours: 2 } });
-  const batches = new BatchService({
-    store,
-    blobs: new FsBlobStore(`${dataDir}/blobs`),
-    credits,
-    bus: new EventBus(),
-    inspector: new ImageCodec(100_000_000),
-    clock,
-    resultTtlMs: 7_200_000,
-    perImageMs: () => 1000,
-    modelState: () => 'ready',
-    allowPrivateNetworks: false,
-  });
-  return { credits, accounts, batches };
+  const blobs = new FsBlobStore(`${dataDir}/blobs`);
+  const bus = new EventBus();
+  const inspector = new ImageCodec(100_000_000);
+  const queries = new BatchQueries({ store, bus, clock, perImageMs: () => 1000 });
+  const progress = new BatchProgress(7_200_000);
+  const batches = new BatchService({ store, blobs, credits, bus, inspector, clock, queries, progress, modelState: () => 'ready', allowPrivateNetworks: false });
+  const intake = new IntakeService({ store, blobs, inspector, bus, clock, queries });
+  const queue = new PhotoQueue({ store, blobs, credits, bus, clock, progress, resultTtlMs: 7_200_000 });
+  return { credits, accounts, batches, queries, intake, queue };
 }

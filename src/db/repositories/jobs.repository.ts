@@ -1,8 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Database, JobRow, JobUpdate, NewJob } from '../schema.ts';
+import { ACTIVE_JOB_STATUSES } from '../../domain/batch-rules.ts';
 
-/** Batch statuses that hold a slot of the account's active-batch limit. */
-export const ACTIVE_JOB_STATUSES = ['queued', 'running'] as const;
 
 export class JobsRepository {
   constructor(private readonly db: Kysely<Database>) {}
@@ -50,7 +49,7 @@ export class JobsRepository {
       .selectFrom('jobs')
       .select((eb) => eb.fn.countAll<number>().as('n'))
       .where('account_id', '=', accountId)
-      .where('status', 'in', ACTIVE_JOB_STATUSES)
+      .where('status', 'in', [...ACTIVE_JOB_STATUSES])
       .executeTakeFirstOrThrow();
     return Number(row.n);
   }

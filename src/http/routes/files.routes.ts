@@ -4,7 +4,7 @@ import { AppError } from '../../errors.ts';
 import { ItemParams } from '../schemas/common.schemas.ts';
 import { FileQuery, type FileQuery as FileQueryT } from '../schemas/requests.schemas.ts';
 import { binary, IMAGE_MIME, problems } from './route-kit.ts';
-import { blobKeys } from '../../services/batch.service.ts';
+import { blobKeys } from '../../services/blob-keys.ts';
 import { presetLimit } from '../../presets/presets.ts';
 import { outputName } from '../../services/job-view.ts';
 import type { ImageFormat } from '../schemas/common.schemas.ts';
@@ -15,7 +15,7 @@ function disposition(name: string): string {
 }
 
 export function registerFileRoutes(app: FastifyInstance, c: Container): void {
-  const { batches, blobs, codec } = c;
+  const { blobs, codec } = c;
   app.get(
     '/v1/jobs/:id/items/:itemId/file',
     {
@@ -38,7 +38,7 @@ export function registerFileRoutes(app: FastifyInstance, c: Container): void {
     async (request, reply) => {
       const { id, itemId } = request.params as { id: string; itemId: string };
       const q = request.query as FileQueryT;
-      const item = await batches.getItem(request.auth.accountId, id, itemId);
+      const item = await c.queries.getItem(request.auth.accountId, id, itemId);
       const variant = q.variant ?? 'output';
       if (variant !== 'output' && (q.format || q.optimize)) {
         throw new AppError('VALIDATION', '`format` and `optimize` apply to the output only.', { errors: [{ path: 'querystring/format', message: 'only with variant=output' }] });

@@ -10,7 +10,7 @@ import { check } from '../validate.ts';
 import { binary, IMAGE_MIME, jsonBody, multipartBodies, problems } from './route-kit.ts';
 import { fingerprint, IDEMPOTENCY_RULES, type StoredResponse } from '../../services/idempotency.service.ts';
 import { itemView, fileUrl } from '../../services/job-view.ts';
-import { blobKeys } from '../../services/batch.service.ts';
+import { blobKeys } from '../../services/blob-keys.ts';
 import { presetLimit } from '../../presets/presets.ts';
 import { fetchPublic, OutboundError } from '../../adapters/outbound-http.adapter.ts';
 import { intakeLimits } from '../photo-budget.ts';

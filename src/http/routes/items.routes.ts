@@ -7,7 +7,7 @@ import { DeleteItemsRequest, ItemsMultipart, UrlItemsRequest, type DeleteItemsRe
 import { isMultipart, receiveForm } from '../multipart.ts';
 import { sourcesFromFiles, sourcesFromUrls } from '../photo-sources.ts';
 import { jsonBody, multipartBodies, problems } from './route-kit.ts';
-import { MAX_PHOTOS_PER_BATCH } from '../../services/batch.service.ts';
+import { MAX_PHOTOS_PER_BATCH } from '../../domain/batch-rules.ts';
 import { intakeLimits } from '../photo-budget.ts';
 
 export function registerItemRoutes(app: FastifyInstance, c: Container): void {
@@ -33,7 +33,7 @@ export function registerItemRoutes(app: FastifyInstance, c: Container): void {
       const { id } = request.params as { id: string };
       const accountId = request.auth.accountId;
       // Refuse before reading a large upload into temp files.
-      const job = await batches.requireJob(accountId, id);
+      const job = await c.queries.requireJob(accountId, id);
       if (job.status !== 'draft') throw new AppError('NOT_DRAFT', 'Photos can only be added before the batch is started.');
       const limits = await intakeLimits(c, request);
       if (isMultipart(request)) {
@@ -43,7 +43,7 @@ export function registerItemRoutes(app: FastifyInstance, c: Container): void {
             throw new AppError('VALIDATION', 'Only files are accepted in this form.', { errors: Object.keys(form.fields).map((f) => ({ path: `body/${f}`, message: 'is not a known field' })) });
           }
           if (form.files.length === 0) throw new AppError('VALIDATION', 'Send at least one file in the "files" field.', { errors: [{ path: 'body/files', message: 'required' }] });
-          return await batches.addPhotos(accountId, id, sourcesFromFiles(form.files, config), limits);
+          return await c.intake.addPhotos(accountId, id, sourcesFromFiles(form.files, config), limits);
         } finally {
           await form.cleanup();
         }
@@ -52,7 +52,7 @@ export function registerItemRoutes(app: FastifyInstance, c: Container): void {
       if (!body || ((body.urls ?? []).length === 0 && !body.zipUrl)) {
         throw new AppError('VALIDATION', 'Send files (multipart) or at least one link (urls or zipUrl).', { errors: [{ path: 'body/urls', message: 'must not be empty' }] });
       }
-      return batches.addPhotos(accountId, id, sourcesFromUrls(body.urls ?? [], body.zipUrl, config), limits);
+      return c.intake.addPhotos(accountId, id, sourcesFromUrls(body.urls ?? [], body.zipUrl, config), limits);
     },
   );
 

@@ -63,7 +63,7 @@ export function registerJobRoutes(app: FastifyInstance, c: Container): void {
     },
     async (request) => {
       const q = request.query as ListJobsQueryT;
-      return batches.listJobs(request.auth.accountId, { limit: q.limit ?? 20, status: q.status, before: q.before });
+      return c.queries.listJobs(request.auth.accountId, { limit: q.limit ?? 20, status: q.status, before: q.before });
     },
   );
 
@@ -88,10 +88,10 @@ export function registerJobRoutes(app: FastifyInstance, c: Container): void {
         const abort = new AbortController();
         request.raw.once('close', () => abort.abort());
         // Something must change strictly after `since` (or after arrival): a client passing back updatedAt waits for news.
-        await batches.waitForChange(accountId, id, (q.since ?? arrived) + 1, q.wait * 1000, abort.signal);
+        await c.queries.waitForChange(accountId, id, (q.since ?? arrived) + 1, q.wait * 1000, abort.signal);
       }
-      if (q.fields === 'summary') return batches.getSummary(accountId, id);
-      return batches.getJob(accountId, id, { since: q.since });
+      if (q.fields === 'summary') return c.queries.getSummary(accountId, id);
+      return c.queries.getJob(accountId, id, { since: q.since });
     },
   );
 

@@ -184,7 +184,7 @@ export function registerUnbuiltRoutes(app: FastifyInstance, c: Container): void 
       exposeHeadRoute: false,
       handler: async (request) => {
         const { id } = request.params as { id: string };
-        await c.batches.requireJob(request.auth.accountId, id);
+        await c.queries.requireJob(request.auth.accountId, id);
         throw new AppError('NOT_IMPLEMENTED', `${route.method} ${route.url.replace(/:(\w+)/g, '{$1}')} is specified but not built yet.`);
       },
     });

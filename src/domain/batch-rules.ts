@@ -1,0 +1,8 @@
+// Limits and statuses of the spec that several layers need.
+
+/** Photos one batch may hold (spec, Limits). */
+export const MAX_PHOTOS_PER_BATCH = 200;
+/** Batches one account may have running at once (spec, Limits). */
+export const MAX_ACTIVE_BATCHES = 2;
+/** Batch statuses that hold a slot of the account's active-batch limit; `queued` counts as running. */
+export const ACTIVE_JOB_STATUSES: readonly string[] = ['queued', 'running'];

@@ -1,0 +1,88 @@
+// Reading batches and photos, always scoped to the account: another account's batch does not exist.
+// Long-polls wait on the event bus, never by polling the database in a loop.
+import { notFound } from '../errors.ts';
+import type { Store, Repos } from '../db/store.ts';
+import type { ItemRow, JobRow } from '../db/schema.ts';
+import type { Item, Job, JobSummary } from '../domain/batch.schemas.ts';
+import { ACTIVE_JOB_STATUSES } from '../domain/batch-rules.ts';
+import type { EventBus } from './event-bus.ts';
+import { countItems, itemView, jobSummaryView, jobView } from './job-view.ts';
+
+export class BatchQueries {
+  constructor(
+    private readonly deps: {
+      store: Store;
+      bus: EventBus;
+      clock: () => number;
+      /** Recent average time a photo takes, for estimates. */
+      perImageMs: () => number;
+    },
+  ) {}
+
+  // ---- reading ---------------------------------------------------------------------------------
+
+  async requireJob(accountId: string, jobId: string, r: Repos = this.deps.store.repos): Promise<JobRow> {
+    const job = await r.jobs.findForAccount(accountId, jobId);
+    if (!job) throw notFound('batch');
+    return job;
+  }
+
+  async getJob(accountId: string, jobId: string, opts: { since?: number } = {}): Promise<Job> {
+    const r = this.deps.store.repos;
+    const job = await this.requireJob(accountId, jobId);
+    const items = await r.items.listForJob(jobId, opts.since);
+    const { byStatus, refunded } = await r.items.statusCounts(jobId);
+    return jobView(job, items, countItems(byStatus, refunded), this.deps.perImageMs(), this.deps.clock(), opts.since !== undefined);
+  }
+
+  async getSummary(accountId: string, jobId: string): Promise<JobSummary> {
+    const job = await this.requireJob(accountId, jobId);
+    return this.summarise(job);
+  }
+
+  private async summarise(job: JobRow): Promise<JobSummary> {
+    const { byStatus, refunded } = await this.deps.store.repos.items.statusCounts(job.id);
+    return jobSummaryView(job, countItems(byStatus, refunded), this.deps.perImageMs(), this.deps.clock());
+  }
+
+  async getItem(accountId: string, jobId: string, itemId: string): Promise<ItemRow> {
+    await this.requireJob(accountId, jobId);
+    const item = await this.deps.store.repos.items.findInJob(jobId, itemId);
+    if (!item) throw notFound('photo');
+    return item;
+  }
+
+  async itemView(accountId: string, jobId: string, itemId: string): Promise<Item> {
+    return itemView(await this.getItem(accountId, jobId, itemId));
+  }
+
+  async listJobs(accountId: string, opts: { limit: number; status?: string; before?: number }) {
+    const rows = await this.deps.store.repos.jobs.list(accountId, { ...opts, limit: opts.limit + 1 });
+    const page = rows.slice(0, opts.limit);
+    const jobs = await Promise.all(page.map((row) => this.summarise(row)));
+    const hasMore = rows.length > opts.limit;
+    return { jobs, hasMore, nextBefore: hasMore ? page[page.length - 1].created_at : null };
+  }
+
+  /**
+   * Long-poll: resolves when the batch changed at or after `threshold`, when it is not running, or
+   * after `timeoutMs`. Woken by the event bus, never by polling the database in a loop.
+   */
+  async waitForChange(accountId: string, jobId: string, threshold: number, timeoutMs: number, signal?: AbortSignal): Promise<void> {
+    let wake: () => void = () => undefined;
+    const woken = new Promise<void>((resolve) => (wake = resolve));
+    // Subscribe before reading, so a change between the read and the subscription is not missed.
+    const unsubscribe = this.deps.bus.onJobChanged(jobId, () => wake());
+    const timer = setTimeout(() => wake(), timeoutMs);
+    timer.unref();
+    signal?.addEventListener('abort', () => wake(), { once: true });
+    try {
+      const job = await this.requireJob(accountId, jobId);
+      if (!ACTIVE_JOB_STATUSES.includes(job.status) || job.updated_at >= threshold) return;
+      await woken;
+    } finally {
+      clearTimeout(timer);
+      unsubscribe();
+    }
+  }
+}

@@ -1,0 +1,171 @@
+// The worker's side of a batch: the queue is the items table. A worker claims a pending photo with a
+// lease, marks its stages, and settles it (done: charged or refunded; failed: released). Photos whose
+// worker died are queued again; finished batches are deleted when their results expire.
+import { PhotoError } from '../errors.ts';
+import type { Store, Repos } from '../db/store.ts';
+import type { ItemRow, JobRow } from '../db/schema.ts';
+import type { BlobStore } from '../adapters/blob-store.ts';
+import type { CreditsService } from './credits.service.ts';
+import type { EventBus } from './event-bus.ts';
+import type { BatchProgress } from './batch-progress.ts';
+import { blobKeys } from './blob-keys.ts';
+import { lockAccount } from './locks.ts';
+
+export class PhotoQueue {
+  constructor(private readonly deps: { store: Store; blobs: BlobStore; credits: CreditsService; bus: EventBus; clock: () => number; progress: BatchProgress; resultTtlMs: number }) {}
+
+  async claimNext(owner: string, leaseMs: number): Promise<ItemRow | undefined> {
+    const now = this.deps.clock();
+    const item = await this.deps.store.repos.items.claimNext(owner, now, leaseMs);
+    if (!item) return undefined;
+    const moved = await this.deps.store.repos.jobs.transition(item.job_id, ['queued'], { status: 'running', updated_at: now });
+    if (!moved) await this.deps.store.repos.jobs.update(item.job_id, { updated_at: now });
+    this.deps.bus.jobChanged(item.job_id);
+    return item;
+  }
+
+  async markStage(item: ItemRow, owner: string, stage: string): Promise<boolean> {
+    const now = this.deps.clock();
+    const ok = await this.deps.store.repos.items.updateLeased(item.id, owner, { stage, stage_started_at: now, updated_at: now });
+    if (ok) {
+      await this.deps.store.repos.jobs.update(item.job_id, { updated_at: now });
+      this.deps.bus.jobChanged(item.job_id);
+    }
+    return ok;
+  }
+
+  async renewLease(item: ItemRow, owner: string, leaseMs: number): Promise<boolean> {
+    return this.deps.store.repos.items.renewLease(item.id, owner, this.deps.clock() + leaseMs);
+  }
+
+  /**
+   * Records a finished photo. Only the lease holder may settle: a worker whose lease expired (and
+   * whose photo was queued again) settles nothing, so a photo is never charged twice.
+   */
+  async settleDone(item: ItemRow, owner: string, outcome: { red: boolean; quality: unknown; meta: unknown; outputFormat: string }): Promise<boolean> {
+    const now = this.deps.clock();
+    const settled = await this.deps.store.transaction(async (r) => {
+      const current = await this.lockForSettling(r, item);
+      if (!current || current.status !== 'processing' || current.lease_owner !== owner) return false;
+      let charged = 0;
+      if (outcome.red) await this.deps.credits.release(r, current, now, 'flagged by the automatic check');
+      else charged = await this.deps.credits.commit(r, current, now);
+      await r.items.update(item.id, {
+        status: 'done',
+        review: outcome.red ? 'red' : 'none',
+        refunded: outcome.red ? 1 : 0,
+        charged,
+        reserved_plan: 0,
+        reserved_pack: 0,
+        quality: JSON.stringify(outcome.quality),
+        meta: JSON.stringify(outcome.meta),
+        output_format: outcome.outputFormat,
+        rev: current.rev + 1,
+        error_code: null,
+        error_message: null,
+        error_input_fault: null,
+        stage: null,
+        lease_owner: null,
+        lease_expires_at: null,
+        finished_at: now,
+        updated_at: now,
+      });
+      await this.deps.progress.recordItemEvent(r, item.id, outcome.red ? 'item.needs_review' : 'item.done', now);
+      await r.jobs.update(item.job_id, { updated_at: now });
+      await this.deps.progress.settleJobStatus(r, item.job_id, now);
+      return true;
+    });
+    this.deps.bus.jobChanged(item.job_id);
+    return settled;
+  }
+
+  /**
+   * A photo is settled once: the worker finishing it and the sweep failing it after its lease ran out
+   * may meet. Both lock the account, then the photo row, and check its state under those locks.
+   */
+  private async lockForSettling(r: Repos, item: Pick<ItemRow, 'id' | 'account_id'>): Promise<ItemRow | undefined> {
+    await lockAccount(r, item.account_id);
+    return r.items.findForUpdate(item.id);
+  }
+
+  async settleFailed(item: ItemRow, owner: string | null, error: PhotoError): Promise<boolean> {
+    const now = this.deps.clock();
+    const settled = await this.deps.store.transaction(async (r) => {
+      const current = await this.lockForSettling(r, item);
+      if (!current || current.status !== 'processing' || (owner !== null && current.lease_owner !== owner)) return false;
+      await this.deps.credits.release(r, current, now, `photo failed: ${error.code}`);
+      await r.items.update(item.id, {
+        status: 'failed',
+        error_code: error.code,
+        error_message: error.message,
+        error_input_fault: error.inputFault ? 1 : 0,
+        reserved_plan: 0,
+        reserved_pack: 0,
+        stage: null,
+        lease_owner: null,
+        lease_expires_at: null,
+        finished_at: now,
+        updated_at: now,
+      });
+      await this.deps.progress.recordItemEvent(r, item.id, 'item.failed', now);
+      await r.jobs.update(item.job_id, { updated_at: now });
+      await this.deps.progress.settleJobStatus(r, item.job_id, now);
+      return true;
+    });
+    this.deps.bus.jobChanged(item.job_id);
+    return settled;
+  }
+
+  /** Photos whose worker died: queued again, or failed once they used up their attempts. Never charged twice. */
+  async requeueExpired(maxAttempts: number): Promise<number> {
+    const now = this.deps.clock();
+    const expired = await this.deps.store.repos.items.listExpiredLeases(now, 100);
+    for (const item of expired) {
+      if (item.attempts >= maxAttempts) {
+        await this.settleFailed(item, item.lease_owner, new PhotoError('PROCESSING_FAILED', 'The photo could not be processed; retrying may help.', false));
+        continue;
+      }
+      const owner = item.lease_owner ?? '';
+      const requeued = await this.deps.store.repos.items.updateLeased(item.id, owner, { status: 'pending', lease_owner: null, lease_expires_at: null, stage: null, updated_at: now });
+      if (requeued) this.deps.bus.jobChanged(item.job_id);
+    }
+    if (expired.length) this.deps.bus.workQueued();
+    return expired.length;
+  }
+
+  /** Results live two hours: batches past their expiry are deleted, rows and files. */
+  async deleteExpired(): Promise<number> {
+    const expired = await this.deps.store.repos.jobs.listExpired(this.deps.clock(), 50);
+    for (const job of expired) {
+      await this.deps.store.repos.jobs.delete(job.id);
+      await this.deps.blobs.deletePrefix(blobKeys.job(job.id));
+      this.deps.bus.jobChanged(job.id);
+    }
+    return expired.length;
+  }
+
+  /**
+   * POST /v1/images gave up waiting for a photo that never started: its reservation is released, the
+   * photo fails as CANCELLED and the one-photo batch ends `cancelled`. False when the photo had started.
+   */
+  async abandonUnstarted(jobId: string, itemId: string): Promise<boolean> {
+    const now = this.deps.clock();
+    const abandoned = await this.deps.store.transaction(async (r) => {
+      const [item] = await r.items.transitionForJob(jobId, 'pending', { status: 'failed', error_code: 'CANCELLED', error_message: 'The photo did not start in time and was cancelled; nothing was charged.', error_input_fault: 0, reserved_plan: 0, reserved_pack: 0, finished_at: now, updated_at: now }, [itemId]);
+      if (!item) return false;
+      await this.deps.credits.release(r, item, now, 'photo did not start before the timeout');
+      await r.jobs.update(jobId, { status: 'cancelled', finished_at: now, expires_at: now + this.deps.resultTtlMs, updated_at: now });
+      return true;
+    });
+    if (abandoned) this.deps.bus.jobChanged(jobId);
+    return abandoned;
+  }
+
+  async getJobRowForWorker(jobId: string): Promise<JobRow | undefined> {
+    return this.deps.store.repos.jobs.findById(jobId);
+  }
+
+  async loadBackground(job: Pick<JobRow, 'background_blob'>): Promise<Buffer | null> {
+    return job.background_blob ? this.deps.blobs.get(job.background_blob) : null;
+  }
+}
