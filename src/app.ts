@@ -17,6 +17,7 @@ import { registerFileRoutes } from './http/routes/files.routes.ts';
 import { registerImageRoutes } from './http/routes/images.routes.ts';
 import { registerAccountRoutes } from './http/routes/account.routes.ts';
 import { registerStudioRoutes } from './http/routes/studio.routes.ts';
+import { registerReviewRoutes } from './http/routes/review.routes.ts';
 import { registerUnbuiltRoutes } from './http/routes/unbuilt.routes.ts';
 import { SESSION_COOKIE } from './services/session.service.ts';
 
@@ -66,6 +67,7 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
         { name: 'single photo', description: 'One photo in one call.' },
         { name: 'account', description: 'Credits, ledger and limits.' },
         { name: 'studio', description: 'Studio session operations (not for API keys).' },
+        { name: 'review', description: 'The review queue and re-runs.' },
         { name: 'reference', description: 'Presets and the API description.' },
         { name: 'not built yet', description: 'Specified endpoints that answer 501 until they are built.' },
       ],
@@ -119,6 +121,7 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
   registerImageRoutes(app, c);
   registerAccountRoutes(app, c);
   registerStudioRoutes(app, c);
+  registerReviewRoutes(app, c);
   registerUnbuiltRoutes(app, c);
   return app;
 }

@@ -16,6 +16,8 @@ import { BatchQueries } from './services/batch-queries.service.ts';
 import { BatchProgress } from './services/batch-progress.ts';
 import { IntakeService } from './services/intake.service.ts';
 import { PhotoQueue } from './services/photo-queue.service.ts';
+import { ReviewService } from './services/review.service.ts';
+import { RerunService } from './services/rerun.service.ts';
 import { MAX_ACTIVE_BATCHES, MAX_PHOTOS_PER_BATCH } from './domain/batch-rules.ts';
 import { IdempotencyService } from './services/idempotency.service.ts';
 import { ImageService } from './services/image.service.ts';
@@ -42,6 +44,8 @@ export interface Container {
   queries: BatchQueries;
   intake: IntakeService;
   queue: PhotoQueue;
+  review: ReviewService;
+  reruns: RerunService;
   idempotency: IdempotencyService;
   images: ImageService;
   limits: RateLimitService;
@@ -121,6 +125,8 @@ export async function createContainer(config: Readonly<Config>, opts: ContainerO
   });
   const intake = new IntakeService({ store, blobs, inspector: codec, bus, clock, queries });
   const queue = new PhotoQueue({ store, blobs, credits, bus, clock, progress, resultTtlMs: config.resultTtlMs });
+  const review = new ReviewService({ queries });
+  const reruns = new RerunService({ store, credits, bus, clock, queries, progress });
   const idempotency = new IdempotencyService({ store, clock });
   const limits = new RateLimitService({ store, clock, rules: rateLimitRules(config.requestsPerMinute, config.photosPerHour) });
   const sessions = new SessionService({ store, clock, limits });
@@ -151,6 +157,8 @@ export async function createContainer(config: Readonly<Config>, opts: ContainerO
     queries,
     intake,
     queue,
+    review,
+    reruns,
     idempotency,
     images,
     limits,

@@ -120,20 +120,34 @@ export class ImageCodec {
     return sharp(img.rgb, { raw: { width: img.width, height: img.height, channels: 3 } }).resize(size, size, { fit: 'fill', kernel: 'lanczos3' }).raw().toBuffer();
   }
 
+  /** A region of the working image, squeezed to the model's square input (the heavy tier's crop pass). */
+  async cropToModelInput(img: DecodedImage, box: { x: number; y: number; width: number; height: number }, size: number): Promise<Buffer> {
+    return sharp(img.rgb, { raw: { width: img.width, height: img.height, channels: 3 } })
+      .extract({ left: box.x, top: box.y, width: box.width, height: box.height })
+      .resize(size, size, { fit: 'fill', kernel: 'lanczos3' })
+      .raw()
+      .toBuffer();
+  }
+
+  /** A square 8-bit mask resized to width x height; one channel out (sharp would otherwise give three). */
+  async resizeMask(mask: Buffer, maskSize: number, width: number, height: number): Promise<Buffer> {
+    return sharp(mask, { raw: { width: maskSize, height: maskSize, channels: 1 } }).resize(width, height, { fit: 'fill', kernel: 'cubic' }).extractChannel(0).raw().toBuffer();
+  }
+
+  /** The smaller of two one-channel alphas of the same size, pixel by pixel. */
+  async minAlpha(a: Buffer, b: Buffer, width: number, height: number): Promise<Buffer> {
+    return sharp(a, { raw: { width, height, channels: 1 } })
+      .composite([{ input: b, raw: { width, height, channels: 1 }, blend: 'darken' }])
+      .extractChannel(0)
+      .raw()
+      .toBuffer();
+  }
+
   /** Scales the model's square 8-bit mask back to working size, combined with any source alpha. One channel out. */
   async maskToSize(mask: Buffer, maskSize: number, img: DecodedImage): Promise<Buffer> {
-    const scaled = await sharp(mask, { raw: { width: maskSize, height: maskSize, channels: 1 } })
-      .resize(img.width, img.height, { fit: 'fill', kernel: 'cubic' })
-      .extractChannel(0)
-      .raw()
-      .toBuffer();
-    if (!img.alpha) return scaled;
+    const scaled = await this.resizeMask(mask, maskSize, img.width, img.height);
     // min(mask, source alpha) via the 'darken' blend of two grey images.
-    return sharp(scaled, { raw: { width: img.width, height: img.height, channels: 1 } })
-      .composite([{ input: img.alpha, raw: { width: img.width, height: img.height, channels: 1 }, blend: 'darken' }])
-      .extractChannel(0)
-      .raw()
-      .toBuffer();
+    return img.alpha ? this.minAlpha(scaled, img.alpha, img.width, img.height) : scaled;
   }
 
   /**

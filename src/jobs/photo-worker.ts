@@ -8,7 +8,7 @@ import type { BlobStore } from '../adapters/blob-store.ts';
 import type { PhotoQueue } from '../services/photo-queue.service.ts';
 import { blobKeys } from '../services/blob-keys.ts';
 import type { EventBus } from '../services/event-bus.ts';
-import type { Settings } from '../domain/batch.schemas.ts';
+import type { Settings, Tier } from '../domain/batch.schemas.ts';
 import { runPhoto, type PipelineDeps } from '../pipeline/photo-pipeline.ts';
 import type { ItemRow } from '../db/schema.ts';
 import type { HelperThreadPriority } from '../adapters/thread-priority.ts';
@@ -121,9 +121,16 @@ export class PhotoWorker {
       const input = await blobs.get(item.input_blob);
       const settings = JSON.parse(item.settings) as Settings;
       const background = settings.background.mode === 'image' ? await queue.loadBackground(job) : null;
-      const result = await runPhoto(this.deps.pipeline, input, settings, background, async (stage) => {
-        await queue.markStage(item, this.id, stage);
-      });
+      const result = await runPhoto(
+        this.deps.pipeline,
+        input,
+        settings,
+        background,
+        async (stage) => {
+          await queue.markStage(item, this.id, stage);
+        },
+        item.tier as Tier,
+      );
       await blobs.put(blobKeys.cutout(item.job_id, item.id), result.cutout);
       await blobs.put(blobKeys.output(item.job_id, item.id), result.output);
       await blobs.put(blobKeys.thumb(item.job_id, item.id), result.thumb);

@@ -5,7 +5,8 @@ import { performance } from 'node:perf_hooks';
 import type { ImageCodec } from '../adapters/image-codec.adapter.ts';
 import { MODEL_INPUT_SIZE, type MaskModel } from '../adapters/mask-model.adapter.ts';
 import { PhotoError } from '../errors.ts';
-import type { BBox, ImageFormat, ItemMeta, Quality, Settings, Stage } from '../domain/batch.schemas.ts';
+import type { BBox, ImageFormat, ItemMeta, Quality, Settings, Stage, Tier } from '../domain/batch.schemas.ts';
+import { segment } from './segment.ts';
 import { diagnose } from './diagnose.ts';
 import { outputFormatFor, planLayout } from './compose.ts';
 
@@ -83,6 +84,7 @@ export async function runPhoto(
   settings: Settings,
   backgroundImage: Buffer | null,
   onStage: (stage: Stage) => Promise<void>,
+  tier: Tier = 'light',
 ): Promise<PhotoResult> {
   const started = performance.now();
   const timings = { decode: 0, inference: 0, diagnose: 0, compose: 0, encode: 0, total: 0 };
@@ -94,21 +96,21 @@ export async function runPhoto(
 
   await onStage('inference');
   t = performance.now();
-  let prediction;
+  let segmented;
   try {
-    prediction = await deps.model.predict(modelInput);
+    segmented = await segment(deps, decoded, modelInput, tier);
   } catch {
     // The message never names the model or the infrastructure.
     throw new PhotoError('PROCESSING_FAILED', 'The photo could not be processed; retrying may help.', false);
   }
-  // The model's own run time; a photo may also have waited for the model while another photo ran.
-  timings.inference = prediction.runMs;
+  // The model's own run time (all passes); a photo may also have waited while another photo ran.
+  timings.inference = segmented.runMs;
   void t;
 
   await onStage('diagnose');
   t = performance.now();
+  const { prediction, alpha } = segmented;
   const diagnosis = diagnose(prediction.histogram, prediction.bbox, MODEL_INPUT_SIZE, decoded);
-  const alpha = await deps.codec.maskToSize(prediction.mask, MODEL_INPUT_SIZE, decoded);
   timings.diagnose = performance.now() - t;
 
   await onStage('compose');

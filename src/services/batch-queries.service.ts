@@ -3,7 +3,7 @@
 import { notFound } from '../errors.ts';
 import type { Store, Repos } from '../db/store.ts';
 import type { ItemRow, JobRow } from '../db/schema.ts';
-import type { Item, Job, JobSummary } from '../domain/batch.schemas.ts';
+import type { Counts, Item, Job, JobSummary } from '../domain/batch.schemas.ts';
 import { ACTIVE_JOB_STATUSES } from '../domain/batch-rules.ts';
 import type { EventBus } from './event-bus.ts';
 import { countItems, itemView, jobSummaryView, jobView } from './job-view.ts';
@@ -27,12 +27,18 @@ export class BatchQueries {
     return job;
   }
 
-  async getJob(accountId: string, jobId: string, opts: { since?: number } = {}): Promise<Job> {
+  /** The batch row, its photo rows (or those changed since `since`) and its counts. */
+  async getRows(accountId: string, jobId: string, opts: { since?: number } = {}): Promise<{ job: JobRow; items: ItemRow[]; counts: Counts }> {
     const r = this.deps.store.repos;
     const job = await this.requireJob(accountId, jobId);
     const items = await r.items.listForJob(jobId, opts.since);
     const { byStatus, refunded } = await r.items.statusCounts(jobId);
-    return jobView(job, items, countItems(byStatus, refunded), this.deps.perImageMs(), this.deps.clock(), opts.since !== undefined);
+    return { job, items, counts: countItems(byStatus, refunded) };
+  }
+
+  async getJob(accountId: string, jobId: string, opts: { since?: number } = {}): Promise<Job> {
+    const { job, items, counts } = await this.getRows(accountId, jobId, opts);
+    return jobView(job, items, counts, this.deps.perImageMs(), this.deps.clock(), opts.since !== undefined);
   }
 
   async getSummary(accountId: string, jobId: string): Promise<JobSummary> {

@@ -31,9 +31,9 @@ export function itemView(row: ItemRow): Item {
     review: row.review as Item['review'],
     refunded: row.refunded === 1,
     claims: [],
-    // Reports and re-runs open with their endpoints; until then nothing can be reported or re-run.
+    // Reports open with their endpoint; until then nothing can be reported.
     canReport: false,
-    canRerun: false,
+    canRerun: row.status === 'done' || row.status === 'failed',
     tier,
     credits,
     settings: JSON.parse(row.settings) as Settings,

@@ -9,6 +9,8 @@ export const HAVE_EVAL_DATA = SHARED_DIR !== undefined;
 
 export interface EvalEntry {
   id: string;
+  /** The folder it came from: alphamatting, grabcut or cleargrasp. */
+  source: string;
   image: string;
   mask: string;
   kind: string;
@@ -26,17 +28,24 @@ export function evalFile(rel: string): Buffer {
   return fs.readFileSync(path.join(EVAL_DIR, rel));
 }
 
-/** IoU of alpha >= 128 against ground truth >= 128, at the ground truth's size. */
+/** IoU of alpha >= 128 against truth >= 128, and the mean absolute alpha error (0..1); both buffers one channel, same size. */
+export function compareAlpha(alpha: Buffer, truth: Buffer): { iou: number; mae: number } {
+  let inter = 0;
+  let union = 0;
+  let err = 0;
+  for (let i = 0; i < truth.length; i++) {
+    const a = alpha[i] >= 128;
+    const b = truth[i] >= 128;
+    if (a && b) inter++;
+    if (a || b) union++;
+    err += Math.abs(alpha[i] - truth[i]) / 255;
+  }
+  return { iou: union ? inter / union : 1, mae: err / truth.length };
+}
+
+/** IoU of a cutout's alpha >= 128 against ground truth >= 128, at the ground truth's size. */
 export async function iou(cutoutPng: Buffer, entry: EvalEntry): Promise<number> {
   const gt = await sharp(evalFile(entry.mask)).extractChannel(0).raw().toBuffer();
   const alpha = await sharp(cutoutPng).ensureAlpha().extractChannel(3).resize(entry.width, entry.height, { fit: 'fill' }).raw().toBuffer();
-  let inter = 0;
-  let union = 0;
-  for (let i = 0; i < gt.length; i++) {
-    const a = alpha[i] >= 128;
-    const b = gt[i] >= 128;
-    if (a && b) inter++;
-    if (a || b) union++;
-  }
-  return union ? inter / union : 1;
+  return compareAlpha(alpha, gt).iou;
 }

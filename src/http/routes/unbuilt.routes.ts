@@ -5,34 +5,10 @@ import type { FastifyInstance } from 'fastify';
 import { Type, type TSchema } from '@sinclair/typebox';
 import type { Container } from '../../container.ts';
 import { AppError } from '../../errors.ts';
-import { IdParams, ItemParams, Job, JobWithCharged, JobWithRetried, Tier, BBox, EventName, Counts, JobStatus, QualityFlag, Nullable } from '../schemas/common.schemas.ts';
+import { IdParams, ItemParams, Job, BBox, EventName, Nullable } from '../schemas/common.schemas.ts';
 import { binary, problems } from './route-kit.ts';
 
 const Open = (description: string) => Type.Object({}, { additionalProperties: true, description });
-
-const ReviewEntry = Type.Object(
-  {
-    id: Type.String(),
-    name: Type.String(),
-    kind: Type.Union([Type.Literal('review'), Type.Literal('failed')]),
-    reason: Type.String(),
-    code: Type.String(),
-    severity: Nullable(Type.Number()),
-    score: Nullable(Type.Number()),
-    bbox: Nullable(BBox),
-    flags: Type.Array(QualityFlag),
-    refunded: Type.Boolean(),
-    credits: Type.Integer(),
-    canReport: Type.Boolean(),
-    canRerun: Type.Boolean(),
-    attempts: Type.Integer(),
-    thumbUrl: Type.Optional(Type.String()),
-    outputUrl: Type.Optional(Type.String()),
-    cutoutUrl: Type.Optional(Type.String()),
-    inputThumbUrl: Type.Optional(Type.String()),
-  },
-  { additionalProperties: false },
-);
 
 const Delivery = Type.Object(
   {
@@ -95,41 +71,12 @@ const UNBUILT: Unbuilt[] = [
   },
   {
     method: 'POST',
-    url: '/v1/jobs/:id/retry',
-    operationId: 'retryItems',
-    summary: 'Run photos through the model again (one credit each)',
-    params: IdParams,
-    body: Open('RetryRequest: itemIds, or the failed photos'),
-    response: { 202: JobWithRetried, ...problems(400, 402, 404, 409, 501) },
-  },
-  {
-    method: 'POST',
-    url: '/v1/jobs/:id/items/:itemId/retry',
-    operationId: 'retryItem',
-    summary: 'Run one photo again (1 credit; heavy tier 2)',
-    params: ItemParams,
-    body: Type.Object({ tier: Type.Optional(Tier) }),
-    response: { 202: JobWithCharged, ...problems(400, 402, 404, 409, 501) },
-  },
-  {
-    method: 'POST',
     url: '/v1/jobs/:id/items/:itemId/preview',
     operationId: 'previewItem',
     summary: 'Render one photo with other settings; nothing saved',
     params: ItemParams,
     body: Open('PreviewRequest: settings to try'),
     response: { 200: { description: 'The rendered image', content: { 'image/png': { schema: binary('PNG') }, 'image/jpeg': { schema: binary('JPEG') }, 'image/webp': { schema: binary('WebP') } } }, ...problems(400, 404, 409, 501) },
-  },
-  {
-    method: 'GET',
-    url: '/v1/jobs/:id/review',
-    operationId: 'getReviewQueue',
-    summary: 'Photos flagged by the check (not charged) or failed',
-    params: IdParams,
-    response: {
-      200: Type.Object({ jobId: Type.String(), status: JobStatus, counts: Counts, total: Type.Integer(), review: Type.Integer(), failed: Type.Integer(), items: Type.Array(ReviewEntry), updatedAt: Type.Integer() }),
-      ...problems(404, 501),
-    },
   },
   {
     method: 'POST',

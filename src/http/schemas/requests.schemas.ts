@@ -1,6 +1,6 @@
 // Request bodies and queries, and the answers not covered by common.schemas.ts.
 import { Type, type Static } from '@sinclair/typebox';
-import { EventName, ImageFormat, Item, JobDefaults, JobStatus, Nullable, Optimize } from './common.schemas.ts';
+import { EventName, ImageFormat, Item, JobDefaults, JobStatus, Nullable, Optimize, Tier } from './common.schemas.ts';
 
 const closed = { additionalProperties: false } as const;
 const MAX_SAFE = 9007199254740991;
@@ -227,3 +227,19 @@ export const LedgerEntry = Type.Object(
   closed,
 );
 export const LedgerPage = Type.Object({ entries: Type.Array(LedgerEntry), hasMore: Type.Boolean(), nextBefore: Nullable(Type.String()) }, closed);
+
+export const RetryRequest = Type.Object(
+  {
+    itemIds: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { minItems: 1, maxItems: 200, description: 'Photos to run again (finished or failed).' })),
+    failed: Type.Optional(Type.Literal(true, { description: 'Run every failed photo of the batch again.' })),
+    tier: Type.Optional(Tier),
+  },
+  { ...closed, description: 'Exactly one of `itemIds` and `failed: true`. `tier` light (1 credit a photo, the default) or heavy (2).' },
+);
+export type RetryRequest = Static<typeof RetryRequest>;
+
+export const ItemRetryRequest = Type.Object(
+  { tier: Type.Optional(Tier) },
+  { ...closed, description: '`tier` light (1 credit, the default) or heavy (2 credits).' },
+);
+export type ItemRetryRequest = Static<typeof ItemRetryRequest>;

@@ -1,0 +1,69 @@
+import type { FastifyInstance } from 'fastify';
+import type { Container } from '../../container.ts';
+import { AppError } from '../../errors.ts';
+import { IdParams, ItemParams, JobWithCharged, JobWithRetried } from '../schemas/common.schemas.ts';
+import { ReviewQueue } from '../../domain/review.schemas.ts';
+import { ItemRetryRequest, RetryRequest, type ItemRetryRequest as ItemRetryRequestT, type RetryRequest as RetryRequestT } from '../schemas/requests.schemas.ts';
+import { jsonBody, problems } from './route-kit.ts';
+
+export function registerReviewRoutes(app: FastifyInstance, c: Container): void {
+  app.get(
+    '/v1/jobs/:id/review',
+    {
+      schema: {
+        operationId: 'getReviewQueue',
+        summary: 'Photos flagged by the check (not charged) or failed: failures first, then the lowest scores',
+        tags: ['review'],
+        params: IdParams,
+        response: { 200: ReviewQueue, ...problems(404) },
+      },
+    },
+    async (request) => c.review.queue(request.auth.accountId, (request.params as { id: string }).id),
+  );
+
+  app.post(
+    '/v1/jobs/:id/retry',
+    {
+      schema: {
+        operationId: 'retryItems',
+        summary: 'Run photos through the model again (one credit each; heavy tier two), reserved at once',
+        description:
+          'Body: `itemIds` (finished or failed photos) or `failed: true` (every failed photo), and `tier`. The batch runs again (`job.started`) and counts against the two running batches. ' +
+          '409 CONFLICT `reason`: NOTHING_TO_RETRY, PHOTO_BUSY (a photo is queued or at the model), HELD (held for a sample run: continue instead), NOT_STARTED (a draft); 409 TOO_MANY_ACTIVE; 402 NO_CREDITS (nothing changed).',
+        tags: ['review'],
+        params: IdParams,
+        body: RetryRequest,
+        response: { 202: JobWithRetried, ...problems(400, 402, 404, 409) },
+      },
+    },
+    async (request, reply) => {
+      const body = request.body as RetryRequestT;
+      if ((body.itemIds === undefined) === (body.failed === undefined)) {
+        throw new AppError('VALIDATION', 'Give exactly one of itemIds and failed: true.', { errors: [{ path: 'body/itemIds', message: 'exactly one of itemIds, failed' }] });
+      }
+      const selection = body.itemIds ? { itemIds: body.itemIds } : { failed: true as const };
+      return reply.code(202).send(await c.reruns.retry(request.auth.accountId, (request.params as { id: string }).id, selection, body.tier ?? 'light'));
+    },
+  );
+
+  app.post(
+    '/v1/jobs/:id/items/:itemId/retry',
+    {
+      schema: {
+        operationId: 'retryItem',
+        summary: 'Run one photo again (1 credit; heavy tier 2), reserved at once',
+        description: '409 CONFLICT `reason`: PHOTO_BUSY (queued or at the model), HELD (held for a sample run), NOT_STARTED; 409 TOO_MANY_ACTIVE; 402 NO_CREDITS.',
+        tags: ['review'],
+        params: ItemParams,
+        // Optional: no body is the light tier.
+        body: jsonBody(ItemRetryRequest),
+        response: { 202: JobWithCharged, ...problems(400, 402, 404, 409) },
+      },
+    },
+    async (request, reply) => {
+      const { id, itemId } = request.params as { id: string; itemId: string };
+      const tier = (request.body as ItemRetryRequestT | undefined)?.tier ?? 'light';
+      return reply.code(202).send(await c.reruns.retryItem(request.auth.accountId, id, itemId, tier));
+    },
+  );
+}
