@@ -159,3 +159,58 @@ describe('re-runs', () => {
     }
   });
 });
+
+describe('sample runs and stopping, as events', () => {
+  it('a sample start runs N photos and pauses (job.paused with continueUrl); continue runs the rest (job.started) to job.done', async () => {
+    const { auth, accountId } = await t.account(10);
+    const photo = await productPhoto();
+    const jobId = await batchOf(auth, [1, 2, 3, 4].map((i) => ({ filename: `${i}.jpg`, data: photo })), { sample: 2 });
+    const paused = await waitForBatch(t.app, auth, jobId);
+    expect(paused).toMatchObject({ status: 'paused', continueUrl: `/v1/jobs/${jobId}/continue` });
+    expect(paused.counts).toMatchObject({ done: 2, held: 2 });
+    expect((await t.c.store.repos.accounts.findById(accountId))!.plan_credits).toBe(8);
+    let events = await t.c.store.repos.events.listForJob(jobId);
+    expect(events.map((e) => e.event)).toEqual(['job.started', 'item.done', 'item.done', 'job.paused']);
+    expect(events[3].data).toMatchObject({ status: 'paused', continueUrl: `/v1/jobs/${jobId}/continue`, counts: { held: 2, done: 2 } });
+
+    const continued = await t.app.inject({ method: 'POST', url: `/v1/jobs/${jobId}/continue`, headers: auth });
+    expect(continued.statusCode).toBe(202);
+    const done = await waitForBatch(t.app, auth, jobId);
+    expect(done).toMatchObject({ status: 'done', continueUrl: null });
+    events = await t.c.store.repos.events.listForJob(jobId);
+    expect(events.map((e) => e.event)).toEqual(['job.started', 'item.done', 'item.done', 'job.paused', 'job.started', 'item.done', 'item.done', 'job.done']);
+    expect(events.map((e) => e.id)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+    expect((await t.c.store.repos.accounts.findById(accountId))!.plan_credits).toBe(6);
+    // Nothing held any more: continue is 409 CONFLICT.
+    expect((await t.app.inject({ method: 'POST', url: `/v1/jobs/${jobId}/continue`, headers: auth })).json().code).toBe('CONFLICT');
+  });
+
+  it('stopping a running batch holds its queued photos (credits released at once) and ends paused with job.paused', async () => {
+    const { auth, accountId } = await t.account(10);
+    const photo = await productPhoto();
+    const release = t.model.hold();
+    let jobId: string;
+    try {
+      jobId = await batchOf(auth, [1, 2, 3, 4, 5].map((i) => ({ filename: `${i}.jpg`, data: photo })));
+      // Wait until the worker has claimed photos (at most two in flight at the model's gate).
+      for (let i = 0; i < 50; i++) {
+        const s = (await t.app.inject({ method: 'GET', url: `/v1/jobs/${jobId}?fields=summary`, headers: auth })).json();
+        if (s.counts.processing === 2) break;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      const stopped = await t.app.inject({ method: 'POST', url: `/v1/jobs/${jobId}/cancel`, headers: auth });
+      expect(stopped.json()).toMatchObject({ stopped: 3, inFlight: 2 });
+      expect((await t.c.store.repos.accounts.findById(accountId))!.plan_credits).toBe(8);
+    } finally {
+      release();
+    }
+    const paused = await waitForBatch(t.app, auth, jobId!);
+    expect(paused).toMatchObject({ status: 'paused' });
+    expect(paused.counts).toMatchObject({ done: 2, held: 3 });
+    const events = (await t.c.store.repos.events.listForJob(jobId!)).map((e) => e.event);
+    expect(events[0]).toBe('job.started');
+    expect(events[events.length - 1]).toBe('job.paused');
+    expect(events.filter((e) => e === 'job.paused')).toHaveLength(1);
+    expect((await t.app.inject({ method: 'POST', url: `/v1/jobs/${jobId!}/cancel`, headers: auth })).json().code).toBe('NOT_RUNNING');
+  });
+});
