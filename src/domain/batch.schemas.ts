@@ -107,7 +107,9 @@ export const ItemStatus = Type.Union([Type.Literal('held'), Type.Literal('pendin
 export type ItemStatus = Static<typeof ItemStatus>;
 export const Stage = Type.Union([Type.Literal('decode'), Type.Literal('inference'), Type.Literal('diagnose'), Type.Literal('compose'), Type.Literal('encode')]);
 export type Stage = Static<typeof Stage>;
-export const Tier = Type.Union([Type.Literal('light'), Type.Literal('heavy')]);
+export const Tier = Type.Union([Type.Literal('light'), Type.Literal('heavy')], {
+  description: 'light = one pass of the model (1 credit); heavy = the photo and its mirror image, each pixel keeping the larger mask value (2 credits; chosen per photo on a re-run).',
+});
 export type Tier = Static<typeof Tier>;
 export const EventName = Type.Union([
   Type.Literal('job.started'),
