@@ -102,20 +102,14 @@ export class RateLimitService {
     const { requests, photos } = this.deps.rules;
     const now = this.deps.clock();
     const outcome = await this.deps.store.transaction(async (r) => {
-      const windows = JSON.parse(await r.rateLimits.lock(subject, now)) as Windows;
-      const log = live(windows[requests.name], requests, now);
-      const photoStatus = statusOf(live(windows[photos.name], photos, now), photos, now);
-      if (used(log) + 1 > requests.limit) return { refused: secondsUntilRoom(log, requests, 1, now), requests: statusOf(log, requests, now), photos: photoStatus };
-      const next = record(log, requests, 1, now);
-      windows[requests.name] = next;
-      windows[photos.name] = live(windows[photos.name], photos, now);
-      await r.rateLimits.save(subject, JSON.stringify(windows), now);
-      return { refused: 0, requests: statusOf(next, requests, now), photos: photoStatus };
+      const { granted, retryAfter, windows } = await this.take(r, subject, requests, 1, { partial: false }, now);
+      const status = (rule: WindowRule) => statusOf(live(windows[rule.name], rule, now), rule, now);
+      return { refused: granted ? 0 : retryAfter, requests: status(requests), photos: status(photos) };
     });
     if (outcome.refused) {
       throw new RateLimitedError(`More than ${requests.limit} requests a minute with this key; retry in ${outcome.refused} s.`, outcome.refused, outcome);
     }
-    return outcome;
+    return { requests: outcome.requests, photos: outcome.photos };
   }
 
   /** The photo budget without using any: intake refuses at once when nothing is left. */
@@ -138,7 +132,8 @@ export class RateLimitService {
    * the photos), so two uploads at once can never both spend the last photos. Returns how many fit.
    */
   async takePhotos(r: Repos, subject: string, n: number): Promise<{ granted: number; retryAfter: number }> {
-    return this.take(r, subject, this.deps.rules.photos, n, { partial: true });
+    const { granted, retryAfter } = await this.take(r, subject, this.deps.rules.photos, n, { partial: true });
+    return { granted, retryAfter };
   }
 
   /** One sign-in attempt for an address; RATE_LIMITED past ten in 15 minutes. */
@@ -148,8 +143,8 @@ export class RateLimitService {
     if (!granted) throw new AppError('RATE_LIMITED', `Too many sign-in attempts for this address; retry in ${retryAfter} s.`, { retryAfter });
   }
 
-  private async take(r: Repos, subject: string, rule: WindowRule, n: number, opts: { partial: boolean }): Promise<{ granted: number; retryAfter: number }> {
-    const now = this.deps.clock();
+  /** Takes up to `n` (or, not partial, all `n` or nothing) from one window of `subject`; returns the windows as they now are. */
+  private async take(r: Repos, subject: string, rule: WindowRule, n: number, opts: { partial: boolean }, now = this.deps.clock()): Promise<{ granted: number; retryAfter: number; windows: Windows }> {
     const windows = JSON.parse(await r.rateLimits.lock(subject, now)) as Windows;
     const log = live(windows[rule.name], rule, now);
     const room = Math.max(0, rule.limit - used(log));
@@ -159,7 +154,7 @@ export class RateLimitService {
       windows[rule.name] = record(log, rule, granted, now);
       await r.rateLimits.save(subject, JSON.stringify(windows), now);
     }
-    return { granted, retryAfter };
+    return { granted, retryAfter, windows };
   }
 
   /** Forgets subjects idle for longer than the longest window. */
