@@ -5,7 +5,7 @@ import { newId } from '../ids.ts';
 import type { Repos, Store } from '../db/store.ts';
 import type { AccountRow, ApiKeyRow, LicenseRow } from '../db/schema.ts';
 import type { CreditsService } from './credits.service.ts';
-import { SPEND_ORDER } from './credits.service.ts';
+import { renewalDue, SPEND_ORDER } from './credits.service.ts';
 import { daysUntil } from './calendar.ts';
 import { hashPassword, MIN_PASSWORD_LENGTH } from './password.ts';
 import { newSecret, sha256 } from './secrets.ts';
@@ -158,19 +158,29 @@ export class AccountService {
 
   /** Photos one batch may hold: the licence's batch limit, never above the service-wide one. */
   async photosPerBatch(accountId: string): Promise<number> {
+    return this.batchLimit((await this.withLicense(accountId)).license);
+  }
+
+  private batchLimit(license: LicenseRow | undefined): number {
+    return license?.status === 'active' ? Math.min(license.job_limit, this.deps.limits.photosPerBatch) : this.deps.limits.photosPerBatch;
+  }
+
+  private async withLicense(accountId: string): Promise<{ account: AccountRow | undefined; license: LicenseRow | undefined }> {
     const account = await this.deps.store.repos.accounts.findById(accountId);
     const license = account?.license_id ? await this.deps.store.repos.licenses.findById(account.license_id) : undefined;
-    return license?.status === 'active' ? Math.min(license.job_limit, this.deps.limits.photosPerBatch) : this.deps.limits.photosPerBatch;
+    return { account, license };
   }
 
   async describe(auth: AuthContext) {
     const { store, credits, clock } = this.deps;
     const now = clock();
-    // A renewal that fell due is applied before the balances are shown.
-    await store.transaction((r) => credits.renew(r, auth.accountId, now));
-    const account = await store.repos.accounts.findById(auth.accountId);
+    let { account, license } = await this.withLicense(auth.accountId);
+    // A renewal that fell due is applied (under the account lock) before the balances are shown.
+    if (renewalDue(license, now)) {
+      await store.transaction((r) => credits.renew(r, auth.accountId, now));
+      ({ account, license } = await this.withLicense(auth.accountId));
+    }
     if (!account || account.deleted_at !== null) throw new AppError('INVALID_KEY', 'The account of this key no longer exists.');
-    const license = account.license_id ? await store.repos.licenses.findById(account.license_id) : undefined;
     const renewing = license?.status === 'active' && license.next_refresh_at !== null ? license.next_refresh_at : null;
     return {
       credits: {
@@ -183,7 +193,7 @@ export class AccountService {
       },
       license: license ? licenseView(license) : null,
       spendOrder: [...SPEND_ORDER],
-      limits: { ...this.deps.limits, photosPerBatch: await this.photosPerBatch(auth.accountId) },
+      limits: { ...this.deps.limits, photosPerBatch: this.batchLimit(license) },
       auth: { via: auth.via, key: auth.keyPrefix },
     };
   }

@@ -24,6 +24,11 @@ export interface Allocation {
   pack: number;
 }
 
+/** An active licence whose monthly renewal date has come. */
+export function renewalDue(license: LicenseRow | undefined, now: number): boolean {
+  return license?.status === 'active' && license.next_refresh_at !== null && license.next_refresh_at <= now;
+}
+
 type Reserved = Pick<ItemRow, 'id' | 'job_id' | 'account_id' | 'reserved_plan' | 'reserved_pack'>;
 
 /** An account's balances opened for change: movements are collected, then saved with the rows. */
@@ -91,8 +96,8 @@ export class CreditsService {
 
   /** The monthly renewal: what is left of the plan pool expires, the allowance comes in. Missed months do not pile up. */
   private async refreshIfDue(r: Repos, purse: Purse, license: LicenseRow, now: number): Promise<void> {
-    if (license.status !== 'active' || license.next_refresh_at === null || license.next_refresh_at > now) return;
-    const due = new Date(license.next_refresh_at).toISOString().slice(0, 10);
+    if (!renewalDue(license, now)) return;
+    const due = new Date(license.next_refresh_at!).toISOString().slice(0, 10);
     if (purse.plan > 0) purse.move('plan', -purse.plan, purse.plan, 'expire', `plan credits of the period ending ${due} expired`);
     purse.move('plan', license.allowance, license.allowance, 'refresh', `monthly allowance of licence tier ${license.tier}`);
     await r.licenses.update(license.id, { next_refresh_at: nextMonthlyRefresh(license.activated_at!, now) });

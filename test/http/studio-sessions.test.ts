@@ -257,3 +257,29 @@ describe('deleting the account', () => {
     expect((await t.app.inject({ method: 'POST', url: '/v1/session', payload: { email, password: PASSWORD } })).json().code).toBe('INVALID_CREDENTIALS');
   });
 });
+
+describe('monthly renewal', () => {
+  it('renews the plan pool on its date when the account is read: what was left expires, the allowance arrives once', async () => {
+    let now = Date.UTC(2027, 0, 31, 9);
+    const timed = await createTestApp({}, { runWorker: false, clock: () => now });
+    try {
+      const { auth, accountId } = await timed.account(0, 4);
+      const [{ code }] = await timed.c.licenses.create({ tier: 1, allowance: 30, jobLimit: 200, count: 1 });
+      await timed.c.licenses.redeem(accountId, code);
+      await timed.c.store.transaction((r) => timed.c.credits.grant(r, accountId, 'plan', -12, 'adjust', 'spent', now));
+      const before = (await timed.app.inject({ method: 'GET', url: '/v1/account', headers: auth })).json();
+      expect(before.credits).toMatchObject({ plan: 18, pack: 4, planResetsInDays: 28, expiring: { credits: 18, at: '2027-02-28T09:00:00.000Z' } });
+      now = Date.UTC(2027, 1, 28, 10); // the 31st clamps to February's last day
+      const after = (await timed.app.inject({ method: 'GET', url: '/v1/account', headers: auth })).json();
+      expect(after.credits).toMatchObject({ plan: 30, pack: 4, planResetsInDays: 31, expiring: { credits: 30, at: '2027-03-31T09:00:00.000Z' } });
+      // A second read in the same period renews nothing.
+      expect((await timed.app.inject({ method: 'GET', url: '/v1/account', headers: auth })).json().credits.plan).toBe(30);
+      const kinds = (await timed.c.store.repos.ledger.listForAccount(accountId)).map((r) => `${r.kind} ${r.amount}`);
+      expect(kinds.slice(-2)).toEqual(['expire -18', 'refresh 30']);
+      expect(kinds.filter((k) => k.startsWith('refresh'))).toHaveLength(2);
+      expect(await timed.c.store.repos.ledger.sums(accountId)).toEqual({ plan: 30, pack: 4 });
+    } finally {
+      await timed.close();
+    }
+  });
+});
