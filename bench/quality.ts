@@ -1,59 +1,118 @@
-// npm run bench:quality — the segmentation tiers against ground truth, on every photo of
-// ../shared/eval-data: mean IoU (alpha >= 128 against mask >= 128), mean absolute alpha error (0..1),
-// and how many photos fall below IoU 0.85. It runs the service's own inference stage
-// (src/pipeline/segment.ts) on the service's own decode, with the default weights.
+// npm run bench:quality — quality figures on every photo of ../shared/eval-data, with the default weights:
+//  1. the segmentation tiers against ground truth: mean IoU (alpha >= 128 against mask >= 128), mean
+//     absolute alpha error (0..1), photos below IoU 0.85. Light is one pass; heavy merges that pass with
+//     a pass on the mirror image exactly as src/pipeline/segment.ts does (unionWithMirror).
+//  2. the automatic check (src/pipeline/check): the share of broken results (IoU < 0.85) it flags and of
+//     clean results (IoU >= 0.95) it flags, out of sample: leave one photo out (both its results), and
+//     by held-back source folder. The in-sample figures of the shipped calibration are printed too.
+// npm run calibrate is the same run with --write-calibration: it refits the check on all photos and
+// writes src/pipeline/check/check-calibration.json. MATTE_QUALITY_CACHE=<dir> keeps the model's masks
+// between runs (for working on the check; the figures are the same).
+import fs from 'node:fs';
+import path from 'node:path';
 import sharp from 'sharp';
 import { ImageCodec } from '../src/adapters/image-codec.adapter.ts';
-import { OnnxMaskModel, MODEL_INPUT_SIZE } from '../src/adapters/mask-model.adapter.ts';
-import { segment } from '../src/pipeline/segment.ts';
-import type { Tier } from '../src/domain/batch.schemas.ts';
-import { compareAlpha, evalEntries, evalFile, HAVE_EVAL_DATA } from '../test/helpers/eval-data.ts';
+import { OnnxMaskModel, MODEL_INPUT_SIZE, type MaskPrediction } from '../src/adapters/mask-model.adapter.ts';
+import { flipRgb, statistics, unionWithMirror } from '../src/pipeline/segment.ts';
+import { CHECK_GRID, measure } from '../src/pipeline/check/features.ts';
+import { brokenProbability, CALIBRATION_FILE, featureVector, loadCalibration } from '../src/pipeline/check/calibration.ts';
+import { compareAlpha, evalEntries, evalFile, HAVE_EVAL_DATA, type EvalEntry } from '../test/helpers/eval-data.ts';
+import { fit, heldBackFolders, leaveOnePhotoOut, tally, type Sample, type Tally } from './check-fit.ts';
 
-if (!HAVE_EVAL_DATA) throw new Error('npm run bench:quality reads ../shared/eval-data; set MATTE_SHARED_DIR to the shared folder');
-const VARIANTS: { name: string; tier: Tier }[] = [
-  { name: 'light', tier: 'light' },
-  { name: 'heavy', tier: 'heavy' },
-];
+if (!HAVE_EVAL_DATA) throw new Error('this command reads ../shared/eval-data; set MATTE_SHARED_DIR to the shared folder');
+const WRITE = process.argv.includes('--write-calibration');
 const only = process.env.BENCH_QUALITY_LIMIT ? Number(process.env.BENCH_QUALITY_LIMIT) : undefined;
+const CACHE = process.env.MATTE_QUALITY_CACHE;
 const entries = evalEntries().slice(0, only);
 const codec = new ImageCodec(100_000_000);
 const model = new OnnxMaskModel({ modelPath: '', threads: 2 });
-await model.ready();
+
+async function predict(entry: EvalEntry, pass: 'photo' | 'mirror', input: Buffer): Promise<MaskPrediction> {
+  const file = CACHE && path.join(CACHE, `${entry.id}.${pass}.mask`);
+  if (file && fs.existsSync(file)) {
+    const mask = fs.readFileSync(file);
+    return { mask, ...statistics(mask, MODEL_INPUT_SIZE), runMs: 0 };
+  }
+  await model.ready();
+  const p = await model.predict(pass === 'photo' ? input : flipRgb(input, MODEL_INPUT_SIZE));
+  if (file) {
+    fs.mkdirSync(CACHE!, { recursive: true });
+    fs.writeFileSync(file, p.mask);
+  }
+  return p;
+}
 
 type Score = { iou: number; mae: number; ms: number };
-const results: Record<string, Score[]> = Object.fromEntries(VARIANTS.map((v) => [v.name, []]));
-const rows: string[] = [];
+const TIERS = ['light', 'heavy'] as const;
+const scores: Record<(typeof TIERS)[number], Score[]> = { light: [], heavy: [] };
+const samples: Sample[] = [];
+const cutouts: { entry: EvalEntry; tier: string; alpha: Buffer; rgb: Buffer; truth: Buffer }[] = [];
 for (const entry of entries) {
   const decoded = await codec.decode(evalFile(entry.image));
   const input = await codec.toModelInput(decoded, MODEL_INPUT_SIZE);
   const truth = await sharp(evalFile(entry.mask)).extractChannel(0).raw().toBuffer();
+  const rgb = await sharp(decoded.rgb, { raw: { width: decoded.width, height: decoded.height, channels: 3 } }).resize(entry.width, entry.height, { fit: 'fill' }).raw().toBuffer();
+  const light = await predict(entry, 'photo', input);
+  const mirror = await predict(entry, 'mirror', input);
   const line = [entry.id.padEnd(26)];
-  for (const { name, tier } of VARIANTS) {
+  for (const tier of TIERS) {
     const t0 = performance.now();
-    const { alpha } = await segment({ codec, model }, decoded, input, tier);
-    const ms = performance.now() - t0;
+    const prediction = tier === 'light' ? light : unionWithMirror(light, mirror);
+    const alpha = await codec.maskToSize(prediction.mask, MODEL_INPUT_SIZE, decoded);
+    const ms = performance.now() - t0 + prediction.runMs;
     const atTruth = await sharp(alpha, { raw: { width: decoded.width, height: decoded.height, channels: 1 } }).resize(entry.width, entry.height, { fit: 'fill' }).extractChannel(0).raw().toBuffer();
     const score = { ...compareAlpha(atTruth, truth), ms };
-    results[name].push(score);
-    line.push(`${name} IoU ${score.iou.toFixed(3)} MAE ${score.mae.toFixed(4)}`);
+    scores[tier].push(score);
+    const evidence = measure(await codec.checkGrid(prediction.mask, input, MODEL_INPUT_SIZE, CHECK_GRID));
+    samples.push({ photo: entry.id, folder: entry.source, tier, iou: score.iou, x: featureVector(evidence.features) });
+    cutouts.push({ entry, tier, alpha: atTruth, rgb, truth });
+    line.push(`${tier} IoU ${score.iou.toFixed(3)} MAE ${score.mae.toFixed(4)}`);
   }
-  rows.push(line.join('  '));
-  console.log(rows[rows.length - 1]);
+  console.log(line.join('  '));
 }
 await model.close();
 
 const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
-console.log(`\nsegmentation on ${entries.length} eval photos (default weights)`);
+const pct = (a: number, b: number) => (b ? `${((100 * a) / b).toFixed(0)}%` : '-');
+console.log(`\n## segmentation tiers, ${entries.length} eval photos (default weights)`);
 console.log('tier    mean IoU  mean |alpha error|  photos < 0.85  model+merge ms/photo');
-for (const { name } of VARIANTS) {
-  const s = results[name];
-  console.log(`${name.padEnd(7)} ${mean(s.map((x) => x.iou)).toFixed(3)}     ${mean(s.map((x) => x.mae)).toFixed(4)}              ${String(s.filter((x) => x.iou < 0.85).length).padStart(2)}             ${Math.round(mean(s.map((x) => x.ms)))}`);
+for (const tier of TIERS) {
+  const s = scores[tier];
+  console.log(`${tier.padEnd(7)} ${mean(s.map((x) => x.iou)).toFixed(3)}     ${mean(s.map((x) => x.mae)).toFixed(4)}              ${String(s.filter((x) => x.iou < 0.85).length).padStart(2)}             ${Math.round(mean(s.map((x) => x.ms)))}`);
 }
-const gain = mean(results.heavy.map((x) => x.iou)) - mean(results.light.map((x) => x.iou));
+const gain = mean(scores.heavy.map((x) => x.iou)) - mean(scores.light.map((x) => x.iou));
 console.log(`heavy - light mean IoU: ${gain >= 0 ? '+' : ''}${gain.toFixed(3)} (target >= +0.02)`);
-// By source folder, as held-back groups: the heavy tier was chosen on all 47 photos, so it should also win in each folder alone.
 for (const folder of [...new Set(entries.map((e) => e.source))]) {
   const idx = entries.map((e, i) => (e.source === folder ? i : -1)).filter((i) => i >= 0);
-  const m = (name: string) => mean(idx.map((i) => results[name][i].iou));
+  const m = (tier: (typeof TIERS)[number]) => mean(idx.map((i) => scores[tier][i].iou));
   console.log(`  ${folder.padEnd(13)} ${String(idx.length).padStart(2)} photos: light ${m('light').toFixed(3)}, heavy ${m('heavy').toFixed(3)}`);
 }
+
+const row = (name: string, t: Tally) =>
+  `${name.padEnd(34)} broken flagged ${String(t.brokenFlagged).padStart(2)}/${String(t.broken).padEnd(2)} ${pct(t.brokenFlagged, t.broken).padStart(4)}   clean flagged ${String(t.cleanFlagged).padStart(2)}/${String(t.clean).padEnd(2)} ${pct(t.cleanFlagged, t.clean).padStart(4)}`;
+console.log('\n## automatic check (broken = IoU < 0.85, target >= 90% flagged; clean = IoU >= 0.95, target <= 5% flagged)');
+const loo = leaveOnePhotoOut(samples);
+for (const tier of TIERS) console.log(row(`leave-one-photo-out, ${tier}`, tally(samples, loo, (s) => s.tier === tier)));
+const all = tally(samples, loo);
+console.log(row('leave-one-photo-out, both tiers', all));
+console.log(`  missed: ${all.missed.join(', ') || 'none'}; false alarms: ${all.falseAlarms.join(', ') || 'none'}`);
+const folders = heldBackFolders(samples);
+for (const folder of new Set(samples.map((s) => s.folder))) {
+  const t = tally(samples, folders, (s) => s.folder === folder);
+  console.log(row(`held-back folder ${folder}`, t));
+}
+if (WRITE) {
+  const cal = fit(samples);
+  cal.fitted = {
+    by: 'npm run calibrate',
+    photos: entries.length,
+    results: samples.length,
+    leaveOnePhotoOut: { broken: all.broken, brokenFlagged: all.brokenFlagged, clean: all.clean, cleanFlagged: all.cleanFlagged },
+  };
+  fs.writeFileSync(CALIBRATION_FILE, `${JSON.stringify(cal, null, 2)}\n`);
+  console.log(`wrote ${CALIBRATION_FILE.pathname} (threshold ${cal.threshold.toFixed(4)})`);
+}
+const shipped = loadCalibration();
+const inSample = samples.map((s) => brokenProbability(shipped, s.x) >= shipped.threshold);
+console.log(row('shipped calibration, in sample', tally(samples, inSample)));
+

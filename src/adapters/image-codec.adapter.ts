@@ -243,6 +243,27 @@ export class ImageCodec {
     }
   }
 
+  /** The model's square mask and input reduced to `edge` x `edge` for the quality check (one and three channels). */
+  async checkGrid(mask: Buffer, rgb: Buffer, size: number, edge: number): Promise<{ mask: Buffer; rgb: Buffer }> {
+    const reduce = (input: Buffer, channels: 1 | 3) => sharp(input, { raw: { width: size, height: size, channels } }).resize(edge, edge, { fit: 'fill', kernel: 'linear' });
+    const [m, c] = await Promise.all([reduce(mask, 1).extractChannel(0).raw().toBuffer(), reduce(rgb, 3).raw().toBuffer()]);
+    return { mask: m, rgb: c };
+  }
+
+  /**
+   * An image (encoded, or raw RGBA when `raw` is given) as straight RGBA of at most `maxEdge` pixels on
+   * its long edge, never enlarged: what the report check reads.
+   */
+  async rgbaWithin(input: Buffer, maxEdge: number, raw?: { width: number; height: number }): Promise<{ rgba: Buffer; width: number; height: number }> {
+    const img = raw ? sharp(input, { raw: { ...raw, channels: 4 } }) : sharp(input, { limitInputPixels: this.maxPixels });
+    const { data, info } = await img
+      .ensureAlpha()
+      .resize(maxEdge, maxEdge, { fit: 'inside', withoutEnlargement: true, kernel: 'linear' })
+      .raw()
+      .toBuffer({ resolveWithObject: true });
+    return { rgba: data, width: info.width, height: info.height };
+  }
+
   /** WebP thumbnail, at most 512 px on its long edge. */
   async thumbnail(input: Buffer): Promise<Buffer> {
     return sharp(input, { limitInputPixels: this.maxPixels, pages: 1 })

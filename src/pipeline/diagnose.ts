@@ -1,13 +1,22 @@
-// diagnose: figures and a first quality score from the model's mask alone (no pixels of the photo).
-// The full automatic check (holes, spill, halos, several objects) comes later; this stage already
-// refuses empty results (NO_SUBJECT) and flags what a mask histogram and bounding box can show.
+// diagnose: the automatic check of a finished mask. It measures the mask against the photo
+// (check/features.ts), turns the measures into flags a person can read (code, label, where, how bad),
+// and asks the calibrated model (check/calibration.ts) how likely the cut-out is broken. The score is
+// 100 for certainly clean, 0 for certainly broken, and below 50 exactly when the calibrated
+// probability reaches the fitted threshold: that photo ends `review: red` and is not charged.
+// A photo with no subject at all fails with NO_SUBJECT; one whose "subject" is the whole frame is red
+// whatever the model says (nothing was removed; the eval photos have no such case to calibrate on).
 import { PhotoError } from '../errors.ts';
 import type { BBox, Quality, QualityFlag } from '../domain/batch.schemas.ts';
+import { CHECK_GRID, measure, type CheckEvidence } from './check/features.ts';
+import { brokenProbability, featureVector, loadCalibration, scoreFor, type Calibration } from './check/calibration.ts';
+import { scaleBox } from './check/raster.ts';
 
 /** Below this share of foreground pixels there is no subject to cut out. */
 export const NO_SUBJECT_FILL = 0.001;
 /** A score under this sends the photo to review (`review: red`, credit refunded). */
 export const RED_SCORE = 50;
+/** Above this share of the frame nothing was cut away. */
+const WHOLE_FRAME_FILL = 0.95;
 
 export interface Diagnosis {
   quality: Quality;
@@ -15,69 +24,84 @@ export interface Diagnosis {
   bbox: BBox | null;
   subjectFill: number;
   red: boolean;
+  /** The calibrated probability that the cut-out is broken. */
+  brokenProbability: number;
 }
 
-const LABELS: Record<string, string> = {
-  'background-kept': 'Most of the photo was kept: the background may still be there',
-  'subject-too-small': 'The subject covers very little of the photo',
+const LABELS: Record<QualityFlag['code'], string> = {
+  'background-kept': 'Parts of the background may have been kept',
+  'hole-in-subject': 'The cut-out has a transparent hole inside the subject',
   'low-confidence': 'Many pixels are neither clearly subject nor background',
+  'subject-too-small': 'The subject covers very little of the photo',
+  'colour-spill': 'Background colour shows along the subject’s edge',
   'subject-touches-edge': 'The subject is cut off by the photo border',
+  'multiple-objects': 'The cut-out holds more than one separate object',
+  'uncertain-edges': 'Pixels beside the cut-out look like the subject: part of it may be missing',
+  halo: 'A faint fringe of background surrounds the subject',
 };
 
-function flag(code: QualityFlag['code'], severity: number, bbox: BBox | null): QualityFlag {
-  return { code, label: LABELS[code] ?? code, bbox, severity: Math.round(Math.min(1, Math.max(0, severity)) * 100) / 100 };
+let calibration: Calibration | undefined;
+function shippedCalibration(): Calibration {
+  calibration ??= loadCalibration();
+  return calibration;
 }
 
 /**
- * @param histogram count of mask pixels per value 0..255 at mask resolution
- * @param maskBox bbox of pixels >= 128 at mask resolution (maskSize x maskSize)
+ * @param prediction the model worker's figures: mask values 0..255 and the box of mask pixels >= 128 (maskSize x maskSize)
+ * @param grid the mask and the model's input reduced for the check (ImageCodec.checkGrid, CHECK_GRID square)
  */
-export function diagnose(histogram: Uint32Array, maskBox: BBox | null, maskSize: number, cutout: { width: number; height: number }): Diagnosis {
+export function diagnose(
+  prediction: { histogram: Uint32Array; bbox: BBox | null },
+  grid: { mask: Uint8Array; rgb: Uint8Array },
+  maskSize: number,
+  cutout: { width: number; height: number },
+  cal: Calibration = shippedCalibration(),
+): Diagnosis {
   let total = 0;
   let fg = 0;
-  let uncertain = 0;
   for (let v = 0; v < 256; v++) {
-    total += histogram[v];
-    if (v >= 128) fg += histogram[v];
-    if (v > 25 && v < 230) uncertain += histogram[v];
+    total += prediction.histogram[v];
+    if (v >= 128) fg += prediction.histogram[v];
   }
   const subjectFill = total ? fg / total : 0;
-  if (subjectFill < NO_SUBJECT_FILL || !maskBox) throw new PhotoError('NO_SUBJECT', 'No subject was found in the photo.', true);
+  if (subjectFill < NO_SUBJECT_FILL || !prediction.bbox) throw new PhotoError('NO_SUBJECT', 'No subject was found in the photo.', true);
+  const bbox = scaleBox(prediction.bbox, cutout.width / maskSize, cutout.height / maskSize);
 
-  const sx = cutout.width / maskSize;
-  const sy = cutout.height / maskSize;
-  const bbox: BBox = {
-    x: Math.round(maskBox.x * sx),
-    y: Math.round(maskBox.y * sy),
-    width: Math.max(1, Math.round(maskBox.width * sx)),
-    height: Math.max(1, Math.round(maskBox.height * sy)),
+  const evidence = measure(grid);
+  const p = brokenProbability(cal, featureVector(evidence.features));
+  let score = scoreFor(p, cal.threshold);
+  const flags = flagsFor(evidence, subjectFill, cutout, bbox);
+  if (subjectFill > WHOLE_FRAME_FILL) score = Math.min(score, 10);
+  score = Math.round(score * 10) / 10;
+  return {
+    quality: { score, flags },
+    bbox,
+    subjectFill: Math.round(subjectFill * 10000) / 10000,
+    red: score < RED_SCORE,
+    brokenProbability: Math.round(p * 10000) / 10000,
   };
+}
 
+/** Severity rises from 0 at `from` to 1 at `to`. */
+const ramp = (v: number, from: number, to: number) => Math.max(0, Math.min(1, (v - from) / (to - from)));
+
+function flagsFor(e: CheckEvidence, subjectFill: number, cutout: { width: number; height: number }, subjectBox: BBox): QualityFlag[] {
+  const f = e.features;
+  const toCutout = (b: BBox | null) => (b ? scaleBox(b, cutout.width / CHECK_GRID, cutout.height / CHECK_GRID) : null);
   const flags: QualityFlag[] = [];
-  let score = 100;
-  if (subjectFill > 0.95) {
-    const s = (subjectFill - 0.95) / 0.05;
-    flags.push(flag('background-kept', 0.5 + s / 2, null));
-    score -= 40 + 30 * s;
-  }
-  if (subjectFill < 0.02) {
-    const s = 1 - subjectFill / 0.02;
-    flags.push(flag('subject-too-small', s, bbox));
-    score -= 20 + 30 * s;
-  }
-  // Soft pixels relative to the subject's own area: hair and fur give some, a guess gives many.
-  const softness = uncertain / Math.max(fg, 1);
-  if (softness > 0.2) {
-    const s = Math.min(1, (softness - 0.2) / 0.6);
-    flags.push(flag('low-confidence', s, bbox));
-    score -= 15 + 35 * s;
-  }
-  const edges = [maskBox.x <= 0, maskBox.y <= 0, maskBox.x + maskBox.width >= maskSize, maskBox.y + maskBox.height >= maskSize].filter(Boolean).length;
-  if (edges >= 2 && subjectFill <= 0.95) {
-    flags.push(flag('subject-touches-edge', edges / 4, bbox));
-    score -= 5 * edges;
-  }
-  score = Math.max(0, Math.min(100, Math.round(score)));
-  flags.sort((a, b) => b.severity - a.severity);
-  return { quality: { score, flags }, bbox, subjectFill: Math.round(subjectFill * 10000) / 10000, red: score < RED_SCORE };
+  const add = (code: QualityFlag['code'], severity: number, box: BBox | null) => {
+    if (severity > 0) flags.push({ code, label: LABELS[code], bbox: box, severity: Math.round(severity * 100) / 100 });
+  };
+  // Each flag starts just above the largest value any clean eval result (IoU >= 0.95) showed, so a flag
+  // points at something unusual; the calibrated score, not the flags, decides review and refund.
+  add('background-kept', subjectFill > WHOLE_FRAME_FILL ? 1 : ramp(f.backgroundKept, 0.15, 0.35), toCutout(e.boxes.backgroundKept));
+  add('low-confidence', ramp(f.soft, 0.4, 1.5), toCutout(e.boxes.soft));
+  add('multiple-objects', ramp(f.fragmented, 0.02, 0.3), toCutout(e.boxes.fragment));
+  add('uncertain-edges', ramp(f.missing, 0.15, 0.45), toCutout(e.boxes.missing));
+  add('hole-in-subject', ramp(f.holes, 0.1, 0.4), toCutout(e.boxes.hole));
+  add('colour-spill', ramp(f.spill, 0.55, 0.9), toCutout(e.boxes.spill));
+  add('halo', ramp(f.halo, 1.2, 2), toCutout(e.boxes.halo));
+  add('subject-too-small', ramp(0.02 - subjectFill, 0, 0.02), subjectBox);
+  if (f.edgesTouched >= 2 && subjectFill <= WHOLE_FRAME_FILL) add('subject-touches-edge', f.edgesTouched / 4, subjectBox);
+  return flags.sort((a, b) => b.severity - a.severity);
 }

@@ -8,6 +8,7 @@ import { PhotoError } from '../errors.ts';
 import type { BBox, ImageFormat, ItemMeta, Quality, Settings, Stage, Tier } from '../domain/batch.schemas.ts';
 import { segment } from './segment.ts';
 import { diagnose } from './diagnose.ts';
+import { CHECK_GRID } from './check/features.ts';
 import { outputFormatFor, planLayout } from './compose.ts';
 
 export interface PipelineDeps {
@@ -110,7 +111,8 @@ export async function runPhoto(
   await onStage('diagnose');
   t = performance.now();
   const { prediction, alpha } = segmented;
-  const diagnosis = diagnose(prediction.histogram, prediction.bbox, MODEL_INPUT_SIZE, decoded);
+  const grid = await deps.codec.checkGrid(prediction.mask, modelInput, MODEL_INPUT_SIZE, CHECK_GRID);
+  const diagnosis = diagnose(prediction, grid, MODEL_INPUT_SIZE, decoded);
   timings.diagnose = performance.now() - t;
 
   await onStage('compose');

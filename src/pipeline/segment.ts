@@ -34,6 +34,11 @@ export async function segment(deps: { codec: ImageCodec; model: MaskModel }, dec
 async function mirroredUnion(model: MaskModel, input: Buffer): Promise<MaskPrediction> {
   const a = await model.predict(input);
   const b = await model.predict(flipRgb(input, MODEL_INPUT_SIZE));
+  return unionWithMirror(a, b);
+}
+
+/** Per pixel the larger of a mask and a mirror-image pass's mask mirrored back (the heavy tier's merge). */
+export function unionWithMirror(a: MaskPrediction, b: MaskPrediction): MaskPrediction {
   const n = MODEL_INPUT_SIZE;
   const mask = Buffer.alloc(a.mask.length);
   for (let y = 0; y < n; y++) {

@@ -3,6 +3,9 @@ import sharp from 'sharp';
 import http from 'node:http';
 import { planLayout, outputFormatFor } from '../../src/pipeline/compose.ts';
 import { diagnose } from '../../src/pipeline/diagnose.ts';
+import { statistics } from '../../src/pipeline/segment.ts';
+import { CHECK_GRID } from '../../src/pipeline/check/features.ts';
+import { brokenProbability, chooseThreshold, fitLogistic, loadCalibration, MODEL_FEATURES, scoreFor } from '../../src/pipeline/check/calibration.ts';
 import { ImageCodec } from '../../src/adapters/image-codec.adapter.ts';
 import { checkEntryName } from '../../src/adapters/zip-archive.adapter.ts';
 import { fetchPublic, isPrivateAddress } from '../../src/adapters/outbound-http.adapter.ts';
@@ -43,30 +46,69 @@ describe('compose: layout', () => {
   });
 });
 
-describe('diagnose', () => {
-  const hist = (fg: number, soft = 0) => {
-    const h = new Uint32Array(256);
-    h[255] = fg;
-    h[128] = soft;
-    h[0] = 1024 * 1024 - fg - soft;
-    return h;
+describe('diagnose: the calibrated check', () => {
+  const N = 1024;
+  /** A white photo with dark boxes, and a mask drawn with other boxes (value per box). */
+  const scene = (dark: number[][], masked: [number, number, number, number, number][]) => {
+    const rgb = Buffer.alloc(N * N * 3, 250);
+    for (const [x0, y0, x1, y1] of dark) for (let y = y0; y < y1; y++) rgb.fill(40, (y * N + x0) * 3, (y * N + x1) * 3);
+    const mask = Buffer.alloc(N * N);
+    for (const [x0, y0, x1, y1, v] of masked) for (let y = y0; y < y1; y++) mask.fill(v, y * N + x0, y * N + x1);
+    return { rgb, prediction: { mask, ...statistics(mask, N) } };
   };
-  it('scores a clean mask 100 and maps the bbox to cutout pixels', () => {
-    const d = diagnose(hist(300_000), { x: 256, y: 256, width: 512, height: 512 }, 1024, { width: 2048, height: 1024 });
-    expect(d.quality.score).toBe(100);
-    expect(d.bbox).toEqual({ x: 512, y: 256, width: 1024, height: 512 });
+  const codec = new ImageCodec(100_000_000);
+  const run = async (s: ReturnType<typeof scene>, cutout = { width: 2048, height: 1024 }) => diagnose(s.prediction, await codec.checkGrid(s.prediction.mask, s.rgb, N, CHECK_GRID), N, cutout);
+
+  it('scores a clean cut-out high, not red, and maps the bbox to cutout pixels', async () => {
+    const d = await run(scene([[256, 256, 768, 768]], [[256, 256, 768, 768, 255]]));
     expect(d.red).toBe(false);
+    expect(d.quality.score).toBeGreaterThan(80);
+    expect(d.bbox).toEqual({ x: 512, y: 256, width: 1024, height: 512 });
+    expect(d.quality.flags.filter((f) => f.severity > 0.5)).toEqual([]);
   });
-  it('refuses an empty mask as NO_SUBJECT and flags a kept background', () => {
-    expect(() => diagnose(hist(10), null, 1024, { width: 10, height: 10 })).toThrow(/No subject/);
-    const d = diagnose(hist(1024 * 1024), { x: 0, y: 0, width: 1024, height: 1024 }, 1024, { width: 10, height: 10 });
-    expect(d.quality.flags[0].code).toBe('background-kept');
+  it('refuses an empty mask as NO_SUBJECT and sends a whole-frame "subject" to review', async () => {
+    await expect(run(scene([], []))).rejects.toThrow(/No subject/);
+    const d = await run(scene([[256, 256, 768, 768]], [[0, 0, N, N, 255]]));
     expect(d.red).toBe(true);
+    expect(d.quality.flags[0]).toMatchObject({ code: 'background-kept', severity: 1 });
   });
-  it('flags many soft pixels as low confidence', () => {
-    const d = diagnose(hist(100_000, 100_000), { x: 100, y: 100, width: 500, height: 500 }, 1024, { width: 10, height: 10 });
-    expect(d.quality.flags.map((f) => f.code)).toContain('low-confidence');
-    expect(d.quality.score).toBeLessThan(100);
+  it('sends a mask of guesses to review, flagged low-confidence with where the guesses are', async () => {
+    const d = await run(scene([[256, 256, 768, 768]], [[256, 256, 768, 768, 255], [100, 100, 900, 250, 100], [100, 768, 900, 900, 100]]), { width: N, height: N });
+    expect(d.red).toBe(true);
+    const flag = d.quality.flags.find((f) => f.code === 'low-confidence')!;
+    expect(flag.severity).toBeGreaterThan(0);
+    expect(flag.bbox).toMatchObject({ x: 100, y: 100 });
+  });
+  it('flags a part left out (subject colours beside the cut-out), with its box', async () => {
+    const d = await run(scene([[256, 256, 768, 768]], [[256, 256, 448, 768, 255]]), { width: N, height: N });
+    const flag = d.quality.flags.find((f) => f.code === 'uncertain-edges')!;
+    expect(flag.severity).toBeGreaterThan(0.1);
+    expect(flag.bbox!.x).toBeGreaterThanOrEqual(440);
+  });
+  it('flags a second separate object and a hole inside the subject', async () => {
+    const two = await run(scene([[100, 100, 500, 500], [700, 700, 900, 900]], [[100, 100, 500, 500, 255], [700, 700, 900, 900, 255]]), { width: N, height: N });
+    expect(two.quality.flags.find((f) => f.code === 'multiple-objects')).toMatchObject({ bbox: { x: 700, y: 700, width: 200, height: 200 } });
+    const holed = await run(scene([[200, 200, 800, 800]], [[200, 200, 800, 800, 255], [350, 350, 650, 650, 0]]), { width: N, height: N });
+    expect(holed.quality.flags.find((f) => f.code === 'hole-in-subject')).toMatchObject({ bbox: { x: 352, y: 352, width: 296, height: 296 } });
+  });
+  it('the score is below 50 exactly when the calibrated probability reaches the threshold', () => {
+    for (const t of [0.1, 0.24, 0.6]) {
+      expect(scoreFor(t - 1e-6, t)).toBeGreaterThanOrEqual(50);
+      expect(scoreFor(t, t)).toBeLessThan(50);
+      expect(scoreFor(0, t)).toBe(100);
+      expect(scoreFor(1, t)).toBe(0);
+    }
+    const cal = loadCalibration();
+    expect(cal.threshold).toBeGreaterThan(0);
+    expect(cal.threshold).toBeLessThan(1);
+  });
+  it('fits a logistic model that separates what can be separated, the same way every time', () => {
+    const xs = [[0], [1], [2], [3], [10], [11], [12], [13]];
+    const ys = xs.map(([v]) => v >= 10);
+    const a = fitLogistic(xs, ys);
+    expect(a).toEqual(fitLogistic(xs, ys));
+    const cal = { features: MODEL_FEATURES, ...a, threshold: chooseThreshold(xs.map((x) => brokenProbability({ ...a, features: [], threshold: 1 }, x)), ys.map((y) => !y)) };
+    expect(xs.map((x) => brokenProbability(cal, x) >= cal.threshold)).toEqual(ys);
   });
 });
 

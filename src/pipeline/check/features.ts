@@ -1,0 +1,165 @@
+// What the automatic check measures on a finished mask: figures that separate broken cut-outs from
+// clean ones, and where on the photo each one points. Computed on a 256x256 grid (the model's
+// 1024x1024 mask and input reduced by libvips off the event loop), in a few milliseconds.
+import type { BBox } from '../../domain/batch.schemas.ts';
+import { boundary, components, dilate } from './raster.ts';
+import { colourModels, looksLikeBackground, looksLikeSubject, RING } from './colour-model.ts';
+
+export const CHECK_GRID = 256;
+/** How far (grid pixels) past the subject's edge subject-coloured pixels count as a possibly missing part. */
+const MISS_BAND = 12;
+
+export interface CheckFeatures {
+  /** Share of the grid that is subject (alpha >= 128). */
+  fill: number;
+  /** Pixels neither clearly subject nor background (alpha 26..229), per subject pixel. */
+  soft: number;
+  /** Share of the subject outside its largest connected part. */
+  fragmented: number;
+  /** Transparent pixels near the subject whose colour is the subject's and not the background's, per subject pixel. */
+  missing: number;
+  /** Subject pixels whose colour is the background's, per subject pixel. */
+  backgroundKept: number;
+  /** Transparent areas enclosed by the subject, per subject pixel. */
+  holes: number;
+  /** Subject edge pixels coloured like the background, per edge pixel. */
+  spill: number;
+  /** Semi-transparent pixels just outside the edge coloured like the background, per edge pixel. */
+  halo: number;
+  /** Sides of the photo the subject touches (0..4). */
+  edgesTouched: number;
+}
+
+export interface CheckEvidence {
+  features: CheckFeatures;
+  /** Where each finding is, in grid pixels (CHECK_GRID x CHECK_GRID). */
+  boxes: { soft: BBox | null; fragment: BBox | null; missing: BBox | null; backgroundKept: BBox | null; hole: BBox | null; spill: BBox | null; halo: BBox | null };
+}
+
+/** A bounding box grown pixel by pixel. */
+class BoxOf {
+  private minX = Infinity;
+  private minY = Infinity;
+  private maxX = -1;
+  private maxY = -1;
+  add(x: number, y: number): void {
+    if (x < this.minX) this.minX = x;
+    if (x > this.maxX) this.maxX = x;
+    if (y < this.minY) this.minY = y;
+    if (y > this.maxY) this.maxY = y;
+  }
+  get box(): BBox | null {
+    return this.maxX < 0 ? null : { x: this.minX, y: this.minY, width: this.maxX - this.minX + 1, height: this.maxY - this.minY + 1 };
+  }
+}
+
+/**
+ * @param grid the model's mask and input reduced to CHECK_GRID x CHECK_GRID (ImageCodec.checkGrid)
+ */
+export function measure(grid: { mask: Uint8Array; rgb: Uint8Array }): CheckEvidence {
+  const m = grid.mask;
+  const w = CHECK_GRID;
+  const h = CHECK_GRID;
+  const n = w * h;
+
+  const opaque = new Uint8Array(n);
+  let subject = 0;
+  let soft = 0;
+  const softBox = new BoxOf();
+  for (let i = 0; i < n; i++) {
+    if (m[i] >= 128) {
+      opaque[i] = 1;
+      subject++;
+    }
+    if (m[i] > 25 && m[i] < 230) {
+      soft++;
+      softBox.add(i % w, (i / w) | 0);
+    }
+  }
+  const per = Math.max(subject, 1);
+  const parts = components(opaque, w, h);
+  let largest = 0;
+  for (let k = 1; k < parts.sizes.length; k++) if (parts.sizes[k] > parts.sizes[largest]) largest = k;
+  let second = 0;
+  for (let k = 1; k < parts.sizes.length; k++) if (k !== largest && (second === 0 || parts.sizes[k] > parts.sizes[second])) second = k;
+
+  const transparent = new Uint8Array(n);
+  for (let i = 0; i < n; i++) transparent[i] = opaque[i] ? 0 : 1;
+  const gaps = components(transparent, w, h);
+  let holeArea = 0;
+  let biggestHole = 0;
+  for (let k = 1; k < gaps.sizes.length; k++) {
+    if (gaps.touchesBorder[k]) continue;
+    holeArea += gaps.sizes[k];
+    if (biggestHole === 0 || gaps.sizes[k] > gaps.sizes[biggestHole]) biggestHole = k;
+  }
+
+  const model = colourModels(grid.rgb, 3, opaque, w, h);
+  const near = dilate(opaque, w, h, MISS_BAND);
+  const edge = boundary(opaque, w, h);
+  const outerEdge = dilate(opaque, w, h, 2);
+  let missing = 0;
+  let kept = 0;
+  let edgeCount = 0;
+  let spill = 0;
+  let halo = 0;
+  const boxes = { missing: new BoxOf(), kept: new BoxOf(), spill: new BoxOf(), halo: new BoxOf() };
+  for (let y = 0, i = 0; y < h; y++) {
+    const ringRow = y < RING || y >= h - RING;
+    for (let x = 0; x < w; x++, i++) {
+      if (opaque[i]) {
+        const bgLike = looksLikeBackground(model, i);
+        if (bgLike && !ringRow && x >= RING && x < w - RING) {
+          kept++;
+          boxes.kept.add(x, y);
+        }
+        if (edge[i]) {
+          edgeCount++;
+          if (bgLike) {
+          spill++;
+          boxes.spill.add(x, y);
+        }
+        }
+      } else {
+        if (near[i] && looksLikeSubject(model, i)) {
+          missing++;
+          boxes.missing.add(x, y);
+        }
+        if (outerEdge[i] && m[i] > 25 && looksLikeBackground(model, i)) {
+          halo++;
+          boxes.halo.add(x, y);
+        }
+      }
+    }
+  }
+  const row = (y: number) => opaque.subarray(y * w, (y + 1) * w).some((v) => v === 1);
+  const col = (x: number) => {
+    for (let y = 0; y < h; y++) if (opaque[y * w + x]) return true;
+    return false;
+  };
+  const edgesTouched = [row(0), row(h - 1), col(0), col(w - 1)].filter(Boolean).length;
+
+  const round = (v: number) => Math.round(v * 10000) / 10000;
+  return {
+    features: {
+      fill: round(subject / n),
+      soft: round(soft / per),
+      fragmented: round(subject ? 1 - (parts.sizes[largest] ?? 0) / subject : 0),
+      missing: round(missing / per),
+      backgroundKept: round(kept / per),
+      holes: round(holeArea / per),
+      spill: round(spill / Math.max(edgeCount, 1)),
+      halo: round(halo / Math.max(edgeCount, 1)),
+      edgesTouched,
+    },
+    boxes: {
+      soft: softBox.box,
+      fragment: second ? parts.boxes[second] : null,
+      missing: boxes.missing.box,
+      backgroundKept: boxes.kept.box,
+      hole: biggestHole ? gaps.boxes[biggestHole] : null,
+      spill: boxes.spill.box,
+      halo: boxes.halo.box,
+    },
+  };
+}
