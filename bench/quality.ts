@@ -5,6 +5,7 @@
 //  2. the automatic check (src/pipeline/check): the share of broken results (IoU < 0.85) it flags and of
 //     clean results (IoU >= 0.95) it flags, out of sample: leave one photo out (both its results), and
 //     by held-back source folder. The in-sample figures of the shipped calibration are printed too.
+//  3. reports: the pixel check on claims generated from the ground truth (see bench/claims-eval.ts).
 // npm run calibrate is the same run with --write-calibration: it refits the check on all photos and
 // writes src/pipeline/check/check-calibration.json. MATTE_QUALITY_CACHE=<dir> keeps the model's masks
 // between runs (for working on the check; the figures are the same).
@@ -17,6 +18,7 @@ import { flipRgb, statistics, unionWithMirror } from '../src/pipeline/segment.ts
 import { CHECK_GRID, measure } from '../src/pipeline/check/features.ts';
 import { brokenProbability, CALIBRATION_FILE, featureVector, loadCalibration } from '../src/pipeline/check/calibration.ts';
 import { compareAlpha, evalEntries, evalFile, HAVE_EVAL_DATA, type EvalEntry } from '../test/helpers/eval-data.ts';
+import { evaluateClaims, printClaims } from './claims-eval.ts';
 import { fit, heldBackFolders, leaveOnePhotoOut, tally, type Sample, type Tally } from './check-fit.ts';
 
 if (!HAVE_EVAL_DATA) throw new Error('this command reads ../shared/eval-data; set MATTE_SHARED_DIR to the shared folder');
@@ -25,7 +27,7 @@ const only = process.env.BENCH_QUALITY_LIMIT ? Number(process.env.BENCH_QUALITY_
 const CACHE = process.env.MATTE_QUALITY_CACHE;
 const entries = evalEntries().slice(0, only);
 const codec = new ImageCodec(100_000_000);
-const model = new OnnxMaskModel({ modelPath: '', threads: 2 });
+let model: OnnxMaskModel | undefined;
 
 async function predict(entry: EvalEntry, pass: 'photo' | 'mirror', input: Buffer): Promise<MaskPrediction> {
   const file = CACHE && path.join(CACHE, `${entry.id}.${pass}.mask`);
@@ -33,6 +35,7 @@ async function predict(entry: EvalEntry, pass: 'photo' | 'mirror', input: Buffer
     const mask = fs.readFileSync(file);
     return { mask, ...statistics(mask, MODEL_INPUT_SIZE), runMs: 0 };
   }
+  model ??= new OnnxMaskModel({ modelPath: '', threads: 2 });
   await model.ready();
   const p = await model.predict(pass === 'photo' ? input : flipRgb(input, MODEL_INPUT_SIZE));
   if (file) {
@@ -70,7 +73,7 @@ for (const entry of entries) {
   }
   console.log(line.join('  '));
 }
-await model.close();
+await model?.close();
 
 const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
 const pct = (a: number, b: number) => (b ? `${((100 * a) / b).toFixed(0)}%` : '-');
@@ -116,3 +119,7 @@ const shipped = loadCalibration();
 const inSample = samples.map((s) => brokenProbability(shipped, s.x) >= shipped.threshold);
 console.log(row('shipped calibration, in sample', tally(samples, inSample)));
 
+// The report check's bars were set by hand on the claims of the first seed; the second seed draws
+// fresh claims (other points, other damage) that played no part in setting them.
+printClaims(await evaluateClaims(cutouts, 20261123), 'claims generated from the ground truth, seed 20261123 (the bars were set on these)');
+printClaims(await evaluateClaims(cutouts, 7), 'fresh claims, seed 7 (not used to set anything)');

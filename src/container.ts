@@ -18,6 +18,7 @@ import { IntakeService } from './services/intake.service.ts';
 import { PhotoQueue } from './services/photo-queue.service.ts';
 import { ReviewService } from './services/review.service.ts';
 import { RerunService } from './services/rerun.service.ts';
+import { ReportService } from './services/report.service.ts';
 import { MAX_ACTIVE_BATCHES, MAX_PHOTOS_PER_BATCH } from './domain/batch-rules.ts';
 import { IdempotencyService } from './services/idempotency.service.ts';
 import { ImageService } from './services/image.service.ts';
@@ -46,6 +47,7 @@ export interface Container {
   queue: PhotoQueue;
   review: ReviewService;
   reruns: RerunService;
+  reports: ReportService;
   idempotency: IdempotencyService;
   images: ImageService;
   limits: RateLimitService;
@@ -127,6 +129,7 @@ export async function createContainer(config: Readonly<Config>, opts: ContainerO
   const queue = new PhotoQueue({ store, blobs, credits, bus, clock, progress, resultTtlMs: config.resultTtlMs });
   const review = new ReviewService({ queries });
   const reruns = new RerunService({ store, credits, bus, clock, queries, progress });
+  const reports = new ReportService({ store, blobs, codec, credits, queries, bus, clock });
   const idempotency = new IdempotencyService({ store, clock });
   const limits = new RateLimitService({ store, clock, rules: rateLimitRules(config.requestsPerMinute, config.photosPerHour) });
   const sessions = new SessionService({ store, clock, limits });
@@ -159,6 +162,7 @@ export async function createContainer(config: Readonly<Config>, opts: ContainerO
     queue,
     review,
     reruns,
+    reports,
     idempotency,
     images,
     limits,

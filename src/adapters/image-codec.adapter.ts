@@ -252,16 +252,29 @@ export class ImageCodec {
 
   /**
    * An image (encoded, or raw RGBA when `raw` is given) as straight RGBA of at most `maxEdge` pixels on
-   * its long edge, never enlarged: what the report check reads.
+   * its long edge, never enlarged: what the report check reads. Colour and alpha are scaled apart, so
+   * the colours under transparent pixels (a cut-out keeps the photo's) survive: a resize of RGBA
+   * would weigh them by their alpha, and turn every transparent pixel black.
    */
   async rgbaWithin(input: Buffer, maxEdge: number, raw?: { width: number; height: number }): Promise<{ rgba: Buffer; width: number; height: number }> {
-    const img = raw ? sharp(input, { raw: { ...raw, channels: 4 } }) : sharp(input, { limitInputPixels: this.maxPixels });
-    const { data, info } = await img
-      .ensureAlpha()
-      .resize(maxEdge, maxEdge, { fit: 'inside', withoutEnlargement: true, kernel: 'linear' })
-      .raw()
-      .toBuffer({ resolveWithObject: true });
-    return { rgba: data, width: info.width, height: info.height };
+    const base = raw ? sharp(input, { raw: { ...raw, channels: 4 } }) : sharp(input, { limitInputPixels: this.maxPixels });
+    const fit = { fit: 'inside', withoutEnlargement: true, kernel: 'linear' } as const;
+    // sharp orders its operations itself (resize before removeAlpha), so the colours are taken out
+    // in a pass of their own before they are scaled.
+    const full = await base.clone().removeAlpha().toColourspace('srgb').raw().toBuffer({ resolveWithObject: true });
+    const [colour, alpha] = await Promise.all([
+      sharp(full.data, { raw: { width: full.info.width, height: full.info.height, channels: full.info.channels } }).resize(maxEdge, maxEdge, fit).raw().toBuffer({ resolveWithObject: true }),
+      base.clone().ensureAlpha().extractChannel(3).resize(maxEdge, maxEdge, fit).raw().toBuffer(),
+    ]);
+    const { width, height, channels } = colour.info;
+    const rgba = Buffer.alloc(width * height * 4);
+    for (let i = 0, p = 0; i < width * height; i++, p += channels) {
+      rgba[i * 4] = colour.data[p];
+      rgba[i * 4 + 1] = colour.data[p + (channels >= 3 ? 1 : 0)];
+      rgba[i * 4 + 2] = colour.data[p + (channels >= 3 ? 2 : 0)];
+      rgba[i * 4 + 3] = alpha[i];
+    }
+    return { rgba, width, height };
   }
 
   /** WebP thumbnail, at most 512 px on its long edge. */

@@ -8,6 +8,7 @@ import { CompiledQuery, Kysely, Migrator, PostgresDialect, SqliteDialect, Sqlite
 import type { Database } from './schema.ts';
 import * as initial from './migrations/2026-11-21T00-initial.ts';
 import * as accounts from './migrations/2026-11-23T00-accounts.ts';
+import * as claims from './migrations/2026-11-23T01-claims.ts';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -21,6 +22,7 @@ type DatedMigration = { up(db: Kysely<unknown>, dialect: Dialect): Promise<void>
 const MIGRATIONS: Record<string, DatedMigration> = {
   '2026-11-21T00-initial': initial,
   '2026-11-23T00-accounts': accounts,
+  '2026-11-23T01-claims': claims,
 };
 
 /**

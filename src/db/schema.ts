@@ -80,8 +80,10 @@ export interface ItemTable {
   /** Credits held for the current run, by pool. */
   reserved_plan: number;
   reserved_pack: number;
-  /** Credits taken for the photo's results so far. */
+  /** Credits taken for the photo's current result, and the pools they came from. */
   charged: number;
+  charged_plan: Generated<number>;
+  charged_pack: Generated<number>;
   rev: number;
   attempts: number;
   stage: string | null;
@@ -185,6 +187,27 @@ export interface RateLimitTable {
   updated_at: number;
 }
 
+export interface ClaimTable {
+  id: string;
+  item_id: string;
+  job_id: string;
+  account_id: string;
+  /** items.attempts when reported: the model run whose result is reported. */
+  attempt: number;
+  reason: string;
+  /** JSON BBox in cutout pixels */
+  region: string;
+  note: string | null;
+  verdict: string;
+  confidence: number;
+  evidence: string;
+  /** JSON object of numbers */
+  metrics: string;
+  /** Credits given back (0 when rejected). */
+  credits: number;
+  created_at: number;
+}
+
 export interface Database {
   accounts: AccountTable;
   api_keys: ApiKeyTable;
@@ -197,6 +220,7 @@ export interface Database {
   sessions: SessionTable;
   purchases: PurchaseTable;
   rate_limits: RateLimitTable;
+  claims: ClaimTable;
 }
 
 export type AccountRow = Selectable<AccountTable>;
@@ -211,3 +235,4 @@ export type LedgerRow = Selectable<LedgerTable>;
 export type LicenseRow = Selectable<LicenseTable>;
 export type SessionRow = Selectable<SessionTable>;
 export type PurchaseRow = Selectable<PurchaseTable>;
+export type ClaimRow = Selectable<ClaimTable>;

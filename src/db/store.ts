@@ -13,6 +13,7 @@ import { LicensesRepository } from './repositories/licenses.repository.ts';
 import { SessionsRepository } from './repositories/sessions.repository.ts';
 import { PurchasesRepository } from './repositories/purchases.repository.ts';
 import { RateLimitsRepository } from './repositories/rate-limits.repository.ts';
+import { ClaimsRepository } from './repositories/claims.repository.ts';
 
 export interface Repos {
   accounts: AccountsRepository;
@@ -25,6 +26,7 @@ export interface Repos {
   sessions: SessionsRepository;
   purchases: PurchasesRepository;
   rateLimits: RateLimitsRepository;
+  claims: ClaimsRepository;
 }
 
 function reposFor(db: Kysely<Database>, dialect: Dialect): Repos {
@@ -39,6 +41,7 @@ function reposFor(db: Kysely<Database>, dialect: Dialect): Repos {
     sessions: new SessionsRepository(db),
     purchases: new PurchasesRepository(db),
     rateLimits: new RateLimitsRepository(db, dialect),
+    claims: new ClaimsRepository(db),
   };
 }
 

@@ -171,6 +171,7 @@ export const Claim = Type.Object(
   },
   closed,
 );
+export type Claim = Static<typeof Claim>;
 
 const Dimensions = { width: Int(), height: Int() };
 export const ItemMeta = Type.Object(
@@ -207,10 +208,10 @@ export const Item = Type.Object(
     cutoutUrl: Type.Optional(Type.String()),
     inputUrl: Type.String(),
     quality: Type.Optional(Quality),
-    review: Type.Union([Type.Literal('none'), Type.Literal('red')]),
-    refunded: Type.Boolean(),
-    claims: Type.Array(Claim),
-    canReport: Type.Boolean(),
+    review: Type.Union([Type.Literal('none'), Type.Literal('red')], { description: 'red: the automatic check judged the cut-out broken (quality.score below 50); the credit was refunded.' }),
+    refunded: Type.Boolean({ description: 'Not charged: flagged by the check, or a report the pixel check confirmed.' }),
+    claims: Type.Array(Claim, { description: 'Every report on this photo and its verdict, oldest first (all results, also those before a re-run).' }),
+    canReport: Type.Boolean({ description: 'True when the photo is finished with an output, was charged (not refunded), and its current result has had fewer than two reports.' }),
     canRerun: Type.Boolean(),
     tier: Tier,
     credits: Int({ description: 'What the photo costs: its tier price while waiting or when charged; 0 once refunded or failed.' }),

@@ -2,7 +2,7 @@
 // Long-polls wait on the event bus, never by polling the database in a loop.
 import { notFound } from '../errors.ts';
 import type { Store, Repos } from '../db/store.ts';
-import type { ItemRow, JobRow } from '../db/schema.ts';
+import type { ClaimRow, ItemRow, JobRow } from '../db/schema.ts';
 import type { Counts, Item, Job, JobSummary } from '../domain/batch.schemas.ts';
 import { ACTIVE_JOB_STATUSES } from '../domain/batch-rules.ts';
 import type { EventBus } from './event-bus.ts';
@@ -28,17 +28,18 @@ export class BatchQueries {
   }
 
   /** The batch row, its photo rows (or those changed since `since`) and its counts. */
-  async getRows(accountId: string, jobId: string, opts: { since?: number } = {}): Promise<{ job: JobRow; items: ItemRow[]; counts: Counts }> {
+  async getRows(accountId: string, jobId: string, opts: { since?: number } = {}): Promise<{ job: JobRow; items: ItemRow[]; counts: Counts; claims: ClaimRow[] }> {
     const r = this.deps.store.repos;
     const job = await this.requireJob(accountId, jobId);
     const items = await r.items.listForJob(jobId, opts.since);
     const { byStatus, refunded } = await r.items.statusCounts(jobId);
-    return { job, items, counts: countItems(byStatus, refunded) };
+    const claims = await r.claims.listForJob(jobId);
+    return { job, items, counts: countItems(byStatus, refunded), claims };
   }
 
   async getJob(accountId: string, jobId: string, opts: { since?: number } = {}): Promise<Job> {
-    const { job, items, counts } = await this.getRows(accountId, jobId, opts);
-    return jobView(job, items, counts, this.deps.perImageMs(), this.deps.clock(), opts.since !== undefined);
+    const { job, items, counts, claims } = await this.getRows(accountId, jobId, opts);
+    return jobView(job, items, counts, this.deps.perImageMs(), this.deps.clock(), opts.since !== undefined, claims);
   }
 
   async getSummary(accountId: string, jobId: string): Promise<JobSummary> {
@@ -59,7 +60,8 @@ export class BatchQueries {
   }
 
   async itemView(accountId: string, jobId: string, itemId: string): Promise<Item> {
-    return itemView(await this.getItem(accountId, jobId, itemId));
+    const row = await this.getItem(accountId, jobId, itemId);
+    return itemView(row, await this.deps.store.repos.claims.listForItem(itemId));
   }
 
   async listJobs(accountId: string, opts: { limit: number; status?: string; before?: number }) {

@@ -153,6 +153,17 @@ export class CreditsService {
     await purse.save(r);
   }
 
+  /** A report the pixel check confirmed: the photo's charge goes back to the pools it was taken from. Returns the credits. */
+  async refundClaim(r: Repos, item: Pick<ItemRow, 'id' | 'job_id' | 'account_id' | 'charged_plan' | 'charged_pack'>, now: number): Promise<number> {
+    const purse = await this.open(r, item.account_id, now);
+    for (const pool of SPEND_ORDER) {
+      const n = pool === 'plan' ? item.charged_plan : item.charged_pack;
+      if (n) purse.move(pool, n, n, 'claim', 'report confirmed by the pixel check', { jobId: item.job_id, itemId: item.id });
+    }
+    await purse.save(r);
+    return item.charged_plan + item.charged_pack;
+  }
+
   /** Adds (or with `adjust`, also removes) credits: sign-up, operator grants and corrections, purchases. */
   async grant(r: Repos, accountId: string, pool: Pool, amount: number, kind: 'grant' | 'welcome' | 'purchase' | 'adjust', reason: string, now: number): Promise<AccountRow> {
     if (!Number.isInteger(amount) || (kind !== 'adjust' && amount < 0)) throw new AppError('VALIDATION', `A ${kind} adds a whole number of credits, 0 or more.`);

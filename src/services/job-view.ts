@@ -1,6 +1,7 @@
 // Rows → the API's Job, JobSummary and Item shapes. Pure: the same rows always give the same answer.
-import type { ItemRow, JobRow } from '../db/schema.ts';
-import type { Counts, Estimate, Item, Job, JobSummary, Quality, Settings, ItemMeta, Stage, JobStatus } from '../domain/batch.schemas.ts';
+import type { ClaimRow, ItemRow, JobRow } from '../db/schema.ts';
+import type { BBox, Claim, Counts, Estimate, Item, Job, JobSummary, Quality, Settings, ItemMeta, Stage, JobStatus } from '../domain/batch.schemas.ts';
+import { MAX_REPORTS_PER_RESULT } from '../domain/batch-rules.ts';
 
 export const TIER_CREDITS = { light: 1, heavy: 2 } as const;
 
@@ -17,7 +18,24 @@ export function outputName(name: string, format: string): string {
   return `${dot > slash ? name.slice(0, dot) : name}.${ext}`;
 }
 
-export function itemView(row: ItemRow): Item {
+export function claimView(row: ClaimRow): Claim {
+  return {
+    reason: row.reason as Claim['reason'],
+    region: JSON.parse(row.region) as BBox,
+    verdict: row.verdict as Claim['verdict'],
+    confidence: row.confidence,
+    evidence: row.evidence,
+    at: row.created_at,
+  };
+}
+
+/** Reports left on the photo's current result. */
+export function reportsLeft(row: Pick<ItemRow, 'attempts'>, claims: Pick<ClaimRow, 'attempt'>[]): number {
+  return MAX_REPORTS_PER_RESULT - claims.filter((c) => c.attempt === row.attempts).length;
+}
+
+/** @param claims the photo's reports, oldest first (every result's; canReport counts the current one's) */
+export function itemView(row: ItemRow, claims: ClaimRow[] = []): Item {
   const tier = row.tier as Item['tier'];
   const finished = row.status === 'done';
   const hasOutput = finished && row.output_format !== null;
@@ -30,9 +48,8 @@ export function itemView(row: ItemRow): Item {
     inputThumbUrl: fileUrl(row.job_id, row.id, 'input-thumb'),
     review: row.review as Item['review'],
     refunded: row.refunded === 1,
-    claims: [],
-    // Reports open with their endpoint; until then nothing can be reported.
-    canReport: false,
+    claims: claims.map(claimView),
+    canReport: hasOutput && row.refunded === 0 && reportsLeft(row, claims) > 0,
     canRerun: row.status === 'done' || row.status === 'failed',
     tier,
     credits,
@@ -95,12 +112,19 @@ export function jobSummaryView(row: JobRow, counts: Counts, perImageMs: number, 
   return summary;
 }
 
-export function jobView(row: JobRow, items: ItemRow[], counts: Counts, perImageMs: number, now: number, delta: boolean): Job {
+export function jobView(row: JobRow, items: ItemRow[], counts: Counts, perImageMs: number, now: number, delta: boolean, claims: ClaimRow[] = []): Job {
+  const byItem = groupClaims(claims);
   const job: Job = {
     ...jobSummaryView(row, counts, perImageMs, now),
-    items: items.map(itemView),
+    items: items.map((item) => itemView(item, byItem.get(item.id))),
     rejected: JSON.parse(row.rejected),
   };
   if (delta) job.delta = true;
   return job;
+}
+
+export function groupClaims(claims: ClaimRow[]): Map<string, ClaimRow[]> {
+  const byItem = new Map<string, ClaimRow[]>();
+  for (const c of claims) byItem.set(c.item_id, [...(byItem.get(c.item_id) ?? []), c]);
+  return byItem;
 }

@@ -55,6 +55,8 @@ export class PhotoQueue {
         review: outcome.red ? 'red' : 'none',
         refunded: outcome.red ? 1 : 0,
         charged,
+        charged_plan: outcome.red ? 0 : current.reserved_plan,
+        charged_pack: outcome.red ? 0 : current.reserved_pack,
         reserved_plan: 0,
         reserved_pack: 0,
         quality: JSON.stringify(outcome.quality),

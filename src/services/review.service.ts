@@ -1,12 +1,12 @@
 // GET /v1/jobs/{id}/review: what needs a look. Failures first (nothing came out), then finished photos
 // the check flagged, lowest score first; each with the one line that says why.
-import type { ItemRow } from '../db/schema.ts';
+import type { ClaimRow, ItemRow } from '../db/schema.ts';
 import type { ReviewEntry, ReviewQueue } from '../domain/review.schemas.ts';
 import type { BatchQueries } from './batch-queries.service.ts';
-import { itemView } from './job-view.ts';
+import { groupClaims, itemView } from './job-view.ts';
 
-export function reviewEntry(row: ItemRow): ReviewEntry {
-  const item = itemView(row);
+export function reviewEntry(row: ItemRow, claims: ClaimRow[] = []): ReviewEntry {
+  const item = itemView(row, claims);
   const failed = item.status === 'failed';
   const flags = item.quality?.flags ?? [];
   const top = [...flags].sort((a, b) => b.severity - a.severity)[0];
@@ -41,7 +41,8 @@ export class ReviewService {
   constructor(private readonly deps: { queries: BatchQueries }) {}
 
   async queue(accountId: string, jobId: string): Promise<ReviewQueue> {
-    const { job, items, counts } = await this.deps.queries.getRows(accountId, jobId);
+    const { job, items, counts, claims } = await this.deps.queries.getRows(accountId, jobId);
+    const byItem = groupClaims(claims);
     const listed = items.filter((r) => r.status === 'failed' || (r.status === 'done' && r.review === 'red')).sort(byUrgency);
     const failed = listed.filter((r) => r.status === 'failed').length;
     return {
@@ -51,7 +52,7 @@ export class ReviewService {
       total: listed.length,
       review: listed.length - failed,
       failed,
-      items: listed.map(reviewEntry),
+      items: listed.map((row) => reviewEntry(row, byItem.get(row.id))),
       updatedAt: job.updated_at,
     };
   }

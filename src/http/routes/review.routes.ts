@@ -5,6 +5,9 @@ import { IdParams, ItemParams, JobWithCharged, JobWithRetried } from '../schemas
 import { ReviewQueue } from '../../domain/review.schemas.ts';
 import { ItemRetryRequest, RetryRequest, type ItemRetryRequest as ItemRetryRequestT, type RetryRequest as RetryRequestT } from '../schemas/requests.schemas.ts';
 import { jsonBody, problems } from './route-kit.ts';
+import { ReportRequest, ReportVerdict, type ReportRequest as ReportRequestT } from '../../domain/report.schemas.ts';
+import { Job } from '../schemas/common.schemas.ts';
+import { Type } from '@sinclair/typebox';
 
 export function registerReviewRoutes(app: FastifyInstance, c: Container): void {
   app.get(
@@ -64,6 +67,31 @@ export function registerReviewRoutes(app: FastifyInstance, c: Container): void {
       const { id, itemId } = request.params as { id: string; itemId: string };
       const tier = (request.body as ItemRetryRequestT | undefined)?.tier ?? 'light';
       return reply.code(202).send(await c.reruns.retryItem(request.auth.accountId, id, itemId, tier));
+    },
+  );
+
+  app.post(
+    '/v1/jobs/:id/items/:itemId/report',
+    {
+      schema: {
+        operationId: 'reportItem',
+        summary: 'Report a broken result; refunded when the pixel check agrees',
+        description:
+          'The marked region is checked against the cut-out and the photo\'s colours (no model call). `background-kept`: the region is mostly kept and the kept pixels have the colours of the background beside them. ' +
+          '`hole`: the region holds a transparent area enclosed by the product whose colours are not the background\'s. `missing-part`: the region\'s cut-away pixels have colours unlike the background and join the product. ' +
+          '`extra-object`: the region\'s kept pixels belong to a part apart from the main product. `rough-edges`: the outline in the region is ragged and cuts against the colours. ' +
+          'An accepted report refunds the photo (ledger kind `claim`, to the pools it was charged from) and sets `refunded`; every report is kept in the photo\'s `claims`. ' +
+          'Two reports per result: a re-run makes a new result that may be reported again. ' +
+          '409 CONFLICT `reason`: NOT_DONE (not finished, or failed), ALREADY_REFUNDED (flagged by the check or refunded by a report: nothing was charged), NO_ATTEMPTS_LEFT (two reports made). 400 when the region is not on the cut-out.',
+        tags: ['review'],
+        params: ItemParams,
+        body: ReportRequest,
+        response: { 200: Type.Object({ job: Job, verdict: ReportVerdict }, { additionalProperties: false }), ...problems(400, 404, 409) },
+      },
+    },
+    async (request) => {
+      const { id, itemId } = request.params as { id: string; itemId: string };
+      return c.reports.report(request.auth.accountId, id, itemId, request.body as ReportRequestT);
     },
   );
 }

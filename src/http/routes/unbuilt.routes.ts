@@ -5,7 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import { Type, type TSchema } from '@sinclair/typebox';
 import type { Container } from '../../container.ts';
 import { AppError } from '../../errors.ts';
-import { IdParams, ItemParams, Job, BBox, EventName, Nullable } from '../schemas/common.schemas.ts';
+import { IdParams, ItemParams, Job, EventName, Nullable } from '../schemas/common.schemas.ts';
 import { binary, problems } from './route-kit.ts';
 
 const Open = (description: string) => Type.Object({}, { additionalProperties: true, description });
@@ -77,21 +77,6 @@ const UNBUILT: Unbuilt[] = [
     params: ItemParams,
     body: Open('PreviewRequest: settings to try'),
     response: { 200: { description: 'The rendered image', content: { 'image/png': { schema: binary('PNG') }, 'image/jpeg': { schema: binary('JPEG') }, 'image/webp': { schema: binary('WebP') } } }, ...problems(400, 404, 409, 501) },
-  },
-  {
-    method: 'POST',
-    url: '/v1/jobs/:id/items/:itemId/report',
-    operationId: 'reportItem',
-    summary: 'Report a broken result; refunded when the pixel check agrees',
-    params: ItemParams,
-    body: Open('ReportRequest: region and reason'),
-    response: {
-      200: Type.Object({
-        job: Job,
-        verdict: Type.Object({ accepted: Type.Boolean(), reason: Type.String(), region: BBox, confidence: Type.Number(), evidence: Type.String(), metrics: Type.Record(Type.String(), Type.Number()) }),
-      }),
-      ...problems(400, 404, 409, 501),
-    },
   },
   {
     method: 'GET',

@@ -21,8 +21,9 @@ export function colourBins(pixels: Uint8Array, stride: number): Uint16Array {
   return bin;
 }
 
-function histogram(bin: Uint16Array, pick: (i: number) => boolean): Float32Array {
-  const h = new Float32Array(512);
+/** Normalised histogram of the colour bins of the picked pixels, with their count. */
+export function histogram(bin: Uint16Array, pick: (i: number) => boolean): Float32Array & { count?: number } {
+  const h: Float32Array & { count?: number } = new Float32Array(512);
   let n = 0;
   for (let i = 0; i < bin.length; i++) {
     if (!pick(i)) continue;
@@ -30,6 +31,7 @@ function histogram(bin: Uint16Array, pick: (i: number) => boolean): Float32Array
     n++;
   }
   if (n) for (let k = 0; k < 512; k++) h[k] /= n;
+  h.count = n;
   return h;
 }
 

@@ -1,0 +1,235 @@
+// The pixel check behind a report: a seller marks a region of a cut-out and says what is wrong with
+// it; the check looks at the cut-out's alpha and the photo's own colours (a cut-out keeps the source
+// colours under its alpha) and accepts the report only when the pixels agree. No model call.
+//   background-kept  the region is mostly opaque and those opaque pixels have the background's colours
+//   hole             the region holds a transparent area enclosed by subject whose colours are not the background's
+//   missing-part     the region's transparent pixels have colours unlike the background and touch the subject
+//   extra-object     the region's opaque pixels belong to a part apart from the main subject
+//   rough-edges      the subject's edge in the region is ragged (specks and notches) compared with the
+//                    same edge smoothed
+// The background's colours are estimated from the photo's outer ring where the cut-out is transparent.
+import type { BBox } from '../../domain/batch.schemas.ts';
+import { boundary, components, dilate } from './raster.ts';
+import { colourBins, colourModels, histogram, looksLikeBackground, looksLikeSubject, type ColourModels } from './colour-model.ts';
+
+export const CLAIM_REASONS = ['background-kept', 'missing-part', 'hole', 'extra-object', 'rough-edges'] as const;
+export type ClaimReason = (typeof CLAIM_REASONS)[number];
+/** The check works on the cut-out reduced to at most this many pixels on its long edge. */
+export const CLAIM_GRID_EDGE = 512;
+
+export interface ClaimImage {
+  width: number;
+  height: number;
+  /** width x height x 4, straight alpha. */
+  rgba: Uint8Array;
+}
+
+export interface ClaimVerdict {
+  accepted: boolean;
+  /** How sure the check is of its verdict, 0..1. */
+  confidence: number;
+  evidence: string;
+  metrics: Record<string, number>;
+}
+
+/** What each reason needs to be accepted. Fitted by hand on claims generated from eval-data (bench/claims-eval.ts). */
+const NEED = {
+  backgroundKept: { opaque: 0.15, backgroundLike: 0.4 },
+  hole: { enclosed: 0.04, notBackground: 0.6 },
+  missing: { transparent: 0.1, notBackground: 0.5 },
+  extraObject: { apart: 0.5 },
+  rough: { raggedness: 1.35, disagreement: 0.17 },
+};
+
+const pct = (v: number) => `${Math.round(v * 100)}%`;
+const r3 = (v: number) => Math.round(v * 1000) / 1000;
+/** Confidence from how far a measure is past (or short of) its bar, relative to the bar. */
+const confidenceFrom = (value: number, bar: number) => Math.round(Math.min(0.99, 0.5 + Math.abs(value - bar) / (2 * Math.max(bar, 1 - bar, 1e-6))) * 100) / 100;
+
+/**
+ * Judges a claim whose region is given in the full cut-out's pixels (`size`) on the reduced cut-out.
+ */
+export function judgeClaimAt(img: ClaimImage, size: { width: number; height: number }, reason: ClaimReason, region: BBox): ClaimVerdict {
+  const sx = img.width / size.width;
+  const sy = img.height / size.height;
+  const scaled = {
+    x: Math.floor(region.x * sx),
+    y: Math.floor(region.y * sy),
+    width: Math.max(1, Math.ceil(region.width * sx)),
+    height: Math.max(1, Math.ceil(region.height * sy)),
+  };
+  return judgeClaim(img, reason, scaled);
+}
+
+/**
+ * @param img the cut-out, already reduced (see CLAIM_GRID_EDGE)
+ * @param region the marked region in the reduced image's pixels (clipped to it)
+ */
+export function judgeClaim(img: ClaimImage, reason: ClaimReason, region: BBox): ClaimVerdict {
+  const { width: w, height: h } = img;
+  const n = w * h;
+  const opaque = new Uint8Array(n);
+  for (let i = 0; i < n; i++) opaque[i] = img.rgba[i * 4 + 3] >= 128 ? 1 : 0;
+  const x0 = Math.max(0, Math.min(w - 1, region.x));
+  const y0 = Math.max(0, Math.min(h - 1, region.y));
+  const x1 = Math.max(x0 + 1, Math.min(w, region.x + region.width));
+  const y1 = Math.max(y0 + 1, Math.min(h, region.y + region.height));
+  const model = localColours(img, opaque, { x0, y0, x1, y1 });
+  const each = (fn: (i: number) => void) => {
+    for (let y = y0; y < y1; y++) for (let x = x0; x < x1; x++) fn(y * w + x);
+  };
+  const area = (x1 - x0) * (y1 - y0);
+  let opaqueIn = 0;
+  each((i) => (opaqueIn += opaque[i]));
+  const transparentIn = area - opaqueIn;
+
+  switch (reason) {
+    case 'background-kept': {
+      let bgLike = 0;
+      each((i) => { if (opaque[i] && looksLikeBackground(model, i)) bgLike++; });
+      const opaqueShare = opaqueIn / area;
+      const share = opaqueIn ? bgLike / opaqueIn : 0;
+      return twoBars(opaqueShare, NEED.backgroundKept.opaque, share, NEED.backgroundKept.backgroundLike, { opaqueShare, backgroundLikeShare: share },
+        `${pct(opaqueShare)} of the region is kept, and ${pct(share)} of the kept pixels have the background's colours (${pct(NEED.backgroundKept.backgroundLike)} needed).`);
+    }
+    case 'hole': {
+      const transparent = new Uint8Array(n);
+      for (let i = 0; i < n; i++) transparent[i] = opaque[i] ? 0 : 1;
+      const gaps = components(transparent, w, h);
+      let enclosed = 0;
+      let notBg = 0;
+      each((i) => {
+        const k = gaps.label[i];
+        if (!k || gaps.touchesBorder[k]) return;
+        enclosed++;
+        if (!looksLikeBackground(model, i)) notBg++;
+      });
+      const enclosedShare = enclosed / area;
+      const share = enclosed ? notBg / enclosed : 0;
+      return twoBars(enclosedShare, NEED.hole.enclosed, share, NEED.hole.notBackground, { enclosedShare, notBackgroundShare: share },
+        `${pct(enclosedShare)} of the region is transparent and enclosed by the subject, and ${pct(share)} of that has colours unlike the background (${pct(NEED.hole.notBackground)} needed).`);
+    }
+    case 'missing-part': {
+      // Transparent pixels unlike the background, counted only in pieces that touch the subject.
+      const candidate = new Uint8Array(n);
+      each((i) => { if (!opaque[i] && !looksLikeBackground(model, i)) candidate[i] = 1; });
+      const pieces = components(candidate, w, h);
+      const nearSubject = dilate(opaque, w, h, 1);
+      const touching = new Set<number>();
+      each((i) => { if (candidate[i] && nearSubject[i]) touching.add(pieces.label[i]); });
+      let continuing = 0;
+      each((i) => { if (candidate[i] && touching.has(pieces.label[i])) continuing++; });
+      const transparentShare = transparentIn / area;
+      const share = transparentIn ? continuing / transparentIn : 0;
+      return twoBars(transparentShare, NEED.missing.transparent, share, NEED.missing.notBackground, { transparentShare, subjectLikeShare: share },
+        `${pct(transparentShare)} of the region was cut away, and ${pct(share)} of that has colours unlike the background and joins the subject (${pct(NEED.missing.notBackground)} needed).`);
+    }
+    case 'extra-object': {
+      const parts = components(opaque, w, h);
+      let main = 0;
+      for (let k = 1; k < parts.sizes.length; k++) if (!main || parts.sizes[k] > parts.sizes[main]) main = k;
+      let apart = 0;
+      each((i) => { if (opaque[i] && parts.label[i] !== main) apart++; });
+      const share = opaqueIn ? apart / opaqueIn : 0;
+      const accepted = apart > 0 && share >= NEED.extraObject.apart;
+      return {
+        accepted,
+        confidence: confidenceFrom(share, NEED.extraObject.apart),
+        evidence: `${pct(share)} of the kept pixels in the region (${apart} px) belong to parts apart from the main subject (${pct(NEED.extraObject.apart)} needed).`,
+        metrics: { apartShare: r3(share), apartPixels: apart, parts: parts.sizes.length - 1 },
+      };
+    }
+    case 'rough-edges': {
+      // Ragged: the edge is much longer than the same edge smoothed. Wrong: along it, the alpha
+      // disagrees with the colours (kept pixels of the background's colours, cut pixels of the
+      // subject's); a true fine outline (leaves, fur) is ragged too, but its colours agree.
+      const smooth = smoothed(opaque, w, h);
+      const edge = boundary(opaque, w, h);
+      const smoothEdge = boundary(smooth, w, h);
+      const band = dilate(edge, w, h, 2);
+      let raw = 0;
+      let ref = 0;
+      let inBand = 0;
+      let disagree = 0;
+      each((i) => {
+        raw += edge[i];
+        ref += smoothEdge[i];
+        if (!band[i]) return;
+        inBand++;
+        if (opaque[i] ? looksLikeBackground(model, i) : looksLikeSubject(model, i)) disagree++;
+      });
+      const raggedness = ref ? raw / ref : raw > 0 ? 10 : 0;
+      const disagreement = inBand ? disagree / inBand : 0;
+      const accepted = raggedness >= NEED.rough.raggedness && disagreement >= NEED.rough.disagreement;
+      return {
+        accepted,
+        confidence: confidenceFrom(raggedness >= NEED.rough.raggedness ? disagreement : 0, NEED.rough.disagreement),
+        evidence: `The edge in the region is ${raggedness.toFixed(2)} times as long as the same edge smoothed (${NEED.rough.raggedness} needed), and ${pct(disagreement)} of the pixels along it are kept or cut against their colours (${pct(NEED.rough.disagreement)} needed).`,
+        metrics: { raggedness: r3(raggedness), disagreement: r3(disagreement), edgePixels: raw, smoothedEdgePixels: ref },
+      };
+    }
+  }
+}
+
+/**
+ * A verdict on two bars: enough of the region shows the fault (`amount`), and enough of that looks
+ * the way the fault would (`share`). Confidence grows with the distance from the share's bar.
+ */
+function twoBars(amount: number, amountBar: number, share: number, shareBar: number, metrics: Record<string, number>, evidence: string): ClaimVerdict {
+  return {
+    accepted: amount >= amountBar && share >= shareBar,
+    confidence: confidenceFrom(amount < amountBar ? 0 : share, shareBar),
+    evidence,
+    metrics: Object.fromEntries(Object.entries(metrics).map(([k, v]) => [k, r3(v)])),
+  };
+}
+
+/** Fewer pixels than this around the region: the colour model is the whole photo's. */
+const MIN_LOCAL_PIXELS = 40;
+
+/**
+ * Colours around the region, outside it: the background there (transparent pixels) and the subject
+ * there (opaque pixels). A photo's background changes across the frame (a printed backdrop, a shadow,
+ * a garden), so what "matches the background" is judged against the background beside the region.
+ * Where the neighbourhood has too few pixels of a kind, that model is the whole photo's.
+ */
+function localColours(img: ClaimImage, opaque: Uint8Array, r: { x0: number; y0: number; x1: number; y1: number }): ColourModels {
+  const { width: w, height: h } = img;
+  const global = colourModels(img.rgba, 4, opaque, w, h);
+  const pad = Math.max(8, Math.round(Math.max(r.x1 - r.x0, r.y1 - r.y0) / 2));
+  const cx0 = Math.max(0, r.x0 - pad), cy0 = Math.max(0, r.y0 - pad), cx1 = Math.min(w, r.x1 + pad), cy1 = Math.min(h, r.y1 + pad);
+  const around = (i: number) => {
+    const x = i % w;
+    const y = (i - x) / w;
+    return x >= cx0 && x < cx1 && y >= cy0 && y < cy1 && !(x >= r.x0 && x < r.x1 && y >= r.y0 && y < r.y1);
+  };
+  const bin = global.bin.length ? global.bin : colourBins(img.rgba, 4);
+  const background = histogram(bin, (i) => !opaque[i] && around(i));
+  const subject = histogram(bin, (i) => opaque[i] === 1 && around(i));
+  return {
+    bin,
+    background: (background.count ?? 0) >= MIN_LOCAL_PIXELS ? background : global.background,
+    subject: (subject.count ?? 0) >= MIN_LOCAL_PIXELS ? subject : global.subject,
+  };
+}
+
+/** The set after a 5x5 majority vote: specks and notches of a pixel or two vanish, true shapes stay. */
+function smoothed(set: Uint8Array, w: number, h: number): Uint8Array {
+  const sum = new Int32Array((w + 1) * (h + 1));
+  for (let y = 0; y < h; y++) {
+    let row = 0;
+    for (let x = 0; x < w; x++) {
+      row += set[y * w + x];
+      sum[(y + 1) * (w + 1) + x + 1] = sum[y * (w + 1) + x + 1] + row;
+    }
+  }
+  const out = new Uint8Array(w * h);
+  for (let y = 0; y < h; y++) {
+    for (let x = 0; x < w; x++) {
+      const ax = Math.max(0, x - 2), ay = Math.max(0, y - 2), bx = Math.min(w, x + 3), by = Math.min(h, y + 3);
+      const count = sum[by * (w + 1) + bx] - sum[ay * (w + 1) + bx] - sum[by * (w + 1) + ax] + sum[ay * (w + 1) + ax];
+      out[y * w + x] = count * 2 > (bx - ax) * (by - ay) ? 1 : 0;
+    }
+  }
+  return out;
+}

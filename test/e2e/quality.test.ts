@@ -1,0 +1,186 @@
+// End to end, real server and real model: the calibrated check refunds a broken cut-out, the review
+// queue lists it, reports are judged on real cut-outs (accepted, rejected, and each 409), re-runs
+// refuse a busy photo (409) and a short balance (402), and the ledger balances after all of it.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import sharp from 'sharp';
+import { startServer, type RunningServer } from '../helpers/server.ts';
+import { evalEntries, evalFile, HAVE_EVAL_DATA } from '../helpers/eval-data.ts';
+
+let server: RunningServer;
+const entries = new Map(evalEntries().map((e) => [e.id, e]));
+
+beforeAll(async () => {
+  if (!HAVE_EVAL_DATA) return;
+  server = await startServer();
+});
+afterAll(async () => server?.stop());
+
+async function account(plan: number, pack = 0) {
+  const { apiKey } = JSON.parse(await server.cli('accounts', 'create', '--email', `q${Math.random().toString(16).slice(2)}@example.com`, '--plan', String(plan), '--pack', String(pack), '--json'));
+  const api = (path: string, init: RequestInit & { json?: unknown } = {}) =>
+    fetch(`${server.base}${path}`, {
+      ...init,
+      ...(init.json !== undefined ? { body: JSON.stringify(init.json) } : {}),
+      headers: { authorization: `Bearer ${apiKey}`, ...(init.json !== undefined ? { 'content-type': 'application/json' } : {}), ...(init.headers as Record<string, string>) },
+    });
+  return api;
+}
+type Api = Awaited<ReturnType<typeof account>>;
+
+async function batch(api: Api, files: { name: string; data: Buffer }[], start = true): Promise<string> {
+  const job = await (await api('/v1/jobs', { method: 'POST', json: {} })).json();
+  const form = new FormData();
+  for (const f of files) form.append('files', new Blob([new Uint8Array(f.data)]), f.name);
+  expect((await api(`/v1/jobs/${job.id}/items`, { method: 'POST', body: form })).status).toBe(200);
+  if (start) expect((await api(`/v1/jobs/${job.id}/start`, { method: 'POST' })).status).toBe(202);
+  return job.id;
+}
+
+async function follow(api: Api, jobId: string): Promise<Record<string, any>> {
+  let since = 0;
+  for (let i = 0; i < 60; i++) {
+    const state = await (await api(`/v1/jobs/${jobId}?wait=20&since=${since}`)).json();
+    since = state.updatedAt;
+    if (!['queued', 'running'].includes(state.status)) return (await api(`/v1/jobs/${jobId}`)).json();
+  }
+  throw new Error('batch did not finish');
+}
+
+/** The ledger's rows, all pages, summed per pool, against the account's balances. */
+async function ledgerBalances(api: Api): Promise<void> {
+  let before = '';
+  const sums = { plan: 0, pack: 0 };
+  for (;;) {
+    const page = await (await api(`/v1/credits/ledger?limit=100${before ? `&before=${before}` : ''}`)).json();
+    for (const e of page.entries) sums[e.pool as 'plan' | 'pack'] += e.amount;
+    if (!page.nextBefore) break;
+    before = page.nextBefore;
+  }
+  const account = await (await api('/v1/account')).json();
+  expect(sums).toEqual({ plan: account.credits.plan, pack: account.credits.pack });
+}
+
+/** Two eval products cut out by their ground truth and laid on white: a vase, and a banana apart from it. */
+async function twoProductsOnWhite(): Promise<{ data: Buffer; banana: { x: number; y: number; width: number; height: number } }> {
+  const cut = async (id: string, width: number) => {
+    const e = entries.get(id)!;
+    const rgb = sharp(evalFile(e.image)).removeAlpha();
+    const withAlpha = await rgb.joinChannel(await sharp(evalFile(e.mask)).extractChannel(0).toBuffer()).png().toBuffer();
+    return sharp(withAlpha).resize({ width }).png().toBuffer({ resolveWithObject: true });
+  };
+  const vase = await cut('grabcut-ceramic', 560);
+  const banana = await cut('grabcut-banana1', 150);
+  const at = { x: 860, y: 480 };
+  const data = await sharp({ create: { width: 1200, height: 800, channels: 3, background: '#ffffff' } })
+    .composite([{ input: vase.data, left: 20, top: 60 }, { input: banana.data, left: at.x, top: at.y }])
+    .jpeg({ quality: 92 })
+    .toBuffer();
+  return { data, banana: { x: at.x, y: at.y, width: banana.info.width, height: banana.info.height } };
+}
+
+describe.skipIf(!HAVE_EVAL_DATA)('the calibrated check, reviews and reports, with the real model', () => {
+  it('refunds a broken cut-out (review red, score under 50, flags), charges the clean one, and lists the broken one for review', async () => {
+    const api = await account(5);
+    // alphamatting-gt13 (a plant): the model keeps a fifth of it (IoU 0.18); grabcut-ceramic is clean (0.98).
+    const jobId = await batch(api, [
+      { name: 'plant.jpg', data: evalFile(entries.get('alphamatting-gt13')!.image) },
+      { name: 'vase.jpg', data: evalFile(entries.get('grabcut-ceramic')!.image) },
+    ]);
+    const job = await follow(api, jobId);
+    const plant = job.items.find((i: { name: string }) => i.name === 'plant.jpg');
+    const vase = job.items.find((i: { name: string }) => i.name === 'vase.jpg');
+    expect(plant).toMatchObject({ status: 'done', review: 'red', refunded: true, credits: 0, canReport: false, canRerun: true });
+    expect(plant.quality.score).toBeLessThan(50);
+    expect(plant.quality.flags.length).toBeGreaterThan(0);
+    for (const f of plant.quality.flags) expect(f.severity).toBeGreaterThan(0);
+    expect(vase).toMatchObject({ status: 'done', review: 'none', refunded: false, credits: 1, canReport: true });
+    expect(vase.quality.score).toBeGreaterThanOrEqual(50);
+    expect(job.counts).toMatchObject({ done: 2, refunded: 1 });
+
+    const queue = await (await api(`/v1/jobs/${jobId}/review`)).json();
+    expect(queue).toMatchObject({ total: 1, review: 1, failed: 0 });
+    expect(queue.items[0]).toMatchObject({ id: plant.id, kind: 'review', refunded: true, credits: 0 });
+    expect(queue.items[0].reason.length).toBeGreaterThan(5);
+
+    const account_ = await (await api('/v1/account')).json();
+    expect(account_.credits.plan).toBe(4);
+    await ledgerBalances(api);
+    // A refunded photo has nothing to give back.
+    const onPlant = await api(`/v1/jobs/${jobId}/items/${plant.id}/report`, { method: 'POST', json: { reason: 'missing-part', region: { x: 0, y: 0, width: 100, height: 100 } } });
+    expect(onPlant.status).toBe(409);
+    expect(await onPlant.json()).toMatchObject({ code: 'CONFLICT', reason: 'ALREADY_REFUNDED' });
+  });
+
+  it('judges reports on a real cut-out: a part the model cut away is accepted and refunded, a false report rejected, a third refused', async () => {
+    const api = await account(5);
+    // alphamatting-gt12 (a plush toy) passes the check (score 92), but the model cuts away a foot at
+    // the bottom left: the region below is where the ground truth has it and the cut-out does not.
+    const jobId = await batch(api, [{ name: 'toy.jpg', data: evalFile(entries.get('alphamatting-gt12')!.image) }]);
+    const photo = (await follow(api, jobId)).items[0];
+    expect(photo, JSON.stringify(photo.quality)).toMatchObject({ status: 'done', review: 'none', credits: 1, canReport: true });
+    const foot = { x: 43, y: 408, width: 294, height: 119 };
+
+    const rejected = await api(`/v1/jobs/${jobId}/items/${photo.id}/report`, { method: 'POST', json: { reason: 'background-kept', region: { x: 240, y: 160, width: 120, height: 120 } } });
+    expect(rejected.status).toBe(200);
+    expect((await rejected.json()).verdict).toMatchObject({ accepted: false, reason: 'background-kept' });
+
+    const accepted = await api(`/v1/jobs/${jobId}/items/${photo.id}/report`, { method: 'POST', json: { reason: 'missing-part', region: foot, note: 'the left foot is gone' } });
+    const body = await accepted.json();
+    expect(accepted.status, JSON.stringify(body)).toBe(200);
+    expect(body.verdict).toMatchObject({ accepted: true, reason: 'missing-part', region: foot });
+    expect(body.verdict.evidence).toMatch(/\d+%/);
+    expect(body.job.items[0]).toMatchObject({ refunded: true, credits: 0, canReport: false });
+    expect(body.job.items[0].claims.map((c: { verdict: string }) => c.verdict)).toEqual(['rejected', 'accepted']);
+    expect((await (await api('/v1/account')).json()).credits.plan).toBe(5);
+    const ledger = await (await api('/v1/credits/ledger')).json();
+    expect(ledger.entries[0]).toMatchObject({ kind: 'claim', amount: 1, itemId: photo.id });
+    await ledgerBalances(api);
+
+    const third = await api(`/v1/jobs/${jobId}/items/${photo.id}/report`, { method: 'POST', json: { reason: 'rough-edges', region: foot } });
+    expect(third.status).toBe(409);
+    expect((await third.json()).reason).toMatch(/ALREADY_REFUNDED|NO_ATTEMPTS_LEFT/);
+  });
+
+  it('flags a photo holding a second product (multiple-objects, with its box) and does not charge it', async () => {
+    const api = await account(2);
+    const { data, banana } = await twoProductsOnWhite();
+    const jobId = await batch(api, [{ name: 'vase-and-banana.jpg', data }]);
+    const photo = (await follow(api, jobId)).items[0];
+    expect(photo).toMatchObject({ status: 'done', review: 'red', refunded: true, credits: 0 });
+    const flag = photo.quality.flags.find((f: { code: string }) => f.code === 'multiple-objects');
+    expect(flag.bbox.x).toBeGreaterThanOrEqual(banana.x - 8);
+    expect(flag.bbox.y).toBeGreaterThanOrEqual(banana.y - 8);
+    expect((await (await api('/v1/account')).json()).credits.plan).toBe(2);
+    await ledgerBalances(api);
+  });
+
+  it('refuses reports and re-runs of a photo not finished (409 NOT_DONE, PHOTO_BUSY), a heavy re-run without the credits (402), and a report after two (NO_ATTEMPTS_LEFT)', async () => {
+    const api = await account(4);
+    const vase = evalFile(entries.get('grabcut-ceramic')!.image);
+    // Three photos, one model: the last is still waiting when the batch has just started.
+    const jobId = await batch(api, [{ name: 'a.jpg', data: vase }, { name: 'b.jpg', data: vase }, { name: 'vase.jpg', data: vase }]);
+    const waiting = (await (await api(`/v1/jobs/${jobId}`)).json()).items[2];
+    expect(waiting.status).toBe('pending');
+    const early = await api(`/v1/jobs/${jobId}/items/${waiting.id}/report`, { method: 'POST', json: { reason: 'hole', region: { x: 0, y: 0, width: 10, height: 10 } } });
+    expect(early.status).toBe(409);
+    expect((await early.json()).reason).toBe('NOT_DONE');
+    const busy = await api(`/v1/jobs/${jobId}/items/${waiting.id}/retry`, { method: 'POST', json: { tier: 'light' } });
+    expect(busy.status).toBe(409);
+    expect((await busy.json()).reason).toBe('PHOTO_BUSY');
+    const photo = (await follow(api, jobId)).items[2];
+    expect(photo).toMatchObject({ status: 'done', credits: 1 });
+    // One credit left: the heavy tier needs two.
+    const heavy = await api(`/v1/jobs/${jobId}/items/${photo.id}/retry`, { method: 'POST', json: { tier: 'heavy' } });
+    expect(heavy.status).toBe(402);
+    expect(await heavy.json()).toMatchObject({ code: 'NO_CREDITS', needed: 2, balance: 1 });
+    for (const reason of ['background-kept', 'extra-object']) {
+      const res = await api(`/v1/jobs/${jobId}/items/${photo.id}/report`, { method: 'POST', json: { reason, region: { x: 250, y: 200, width: 120, height: 120 } } });
+      expect((await res.json()).verdict.accepted, reason).toBe(false);
+    }
+    const third = await api(`/v1/jobs/${jobId}/items/${photo.id}/report`, { method: 'POST', json: { reason: 'hole', region: { x: 250, y: 200, width: 120, height: 120 } } });
+    expect(third.status).toBe(409);
+    expect((await third.json()).reason).toBe('NO_ATTEMPTS_LEFT');
+    expect((await (await api('/v1/account')).json()).credits.plan).toBe(1);
+    await ledgerBalances(api);
+  });
+});
