@@ -184,3 +184,66 @@ describe.skipIf(!HAVE_EVAL_DATA)('the calibrated check, reviews and reports, wit
     await ledgerBalances(api);
   });
 });
+
+describe.skipIf(!HAVE_EVAL_DATA)('sample runs, stopping and their refusals, with the real model', () => {
+  const photos = () => ['grabcut-ceramic', 'grabcut-book', 'grabcut-teddy'].map((id) => ({ name: `${id}.jpg`, data: evalFile(entries.get(id)!.image) }));
+  const post = (api: Api, path: string, json?: unknown) => api(path, { method: 'POST', ...(json !== undefined ? { json } : {}) });
+
+  it('a sample of one runs and pauses (continueUrl); held photos refuse a re-run (HELD); continue runs the rest; then nothing is held', async () => {
+    const api = await account(5);
+    const jobId = await batch(api, photos(), false);
+    const draftRetry = await post(api, `/v1/jobs/${jobId}/retry`, { failed: true });
+    expect(draftRetry.status).toBe(409);
+    expect((await draftRetry.json()).reason).toBe('NOT_STARTED');
+    const started = await post(api, `/v1/jobs/${jobId}/start`, { sample: 1 });
+    expect(started.status).toBe(202);
+    const paused = await follow(api, jobId);
+    expect(paused).toMatchObject({ status: 'paused', continueUrl: `/v1/jobs/${jobId}/continue` });
+    expect(paused.counts).toMatchObject({ done: 1, held: 2 });
+    expect((await (await api('/v1/account')).json()).credits.plan).toBe(4);
+    const held = paused.items.find((i: { status: string }) => i.status === 'held');
+    const heldRetry = await post(api, `/v1/jobs/${jobId}/items/${held.id}/retry`, { tier: 'light' });
+    expect(heldRetry.status).toBe(409);
+    expect((await heldRetry.json()).reason).toBe('HELD');
+    const nothingFailed = await post(api, `/v1/jobs/${jobId}/retry`, { failed: true });
+    expect((await nothingFailed.json()).reason).toBe('NOTHING_TO_RETRY');
+
+    const continued = await post(api, `/v1/jobs/${jobId}/continue`);
+    expect(continued.status).toBe(202);
+    const done = await follow(api, jobId);
+    expect(done).toMatchObject({ status: 'done', continueUrl: null });
+    expect(done.counts).toMatchObject({ done: 3, held: 0 });
+    const again = await post(api, `/v1/jobs/${jobId}/continue`);
+    expect(again.status).toBe(409);
+    expect((await again.json()).reason).toBe('NOTHING_HELD');
+    expect((await (await api('/v1/account')).json()).credits.plan).toBe(2);
+    await ledgerBalances(api);
+  });
+
+  it('stop returns queued photos to held and releases their credits at once while the photo at the model finishes; stopping a stopped batch is 409 NOT_RUNNING; continuing without credits is 402', async () => {
+    const api = await account(3);
+    const jobId = await batch(api, photos());
+    const stop = await post(api, `/v1/jobs/${jobId}/cancel`);
+    expect(stop.status).toBe(200);
+    const stopped = await stop.json();
+    expect(stopped.stopped + stopped.inFlight).toBe(3);
+    expect(stopped.stopped).toBeGreaterThanOrEqual(1);
+    // The released credits are back at once; only the photo at the model (if any) still holds one.
+    expect((await (await api('/v1/account')).json()).credits.plan).toBe(3 - stopped.inFlight);
+    const paused = await follow(api, jobId);
+    expect(paused.status).toBe('paused');
+    expect(paused.counts.held).toBe(stopped.stopped);
+    const twice = await post(api, `/v1/jobs/${jobId}/cancel`);
+    expect(twice.status).toBe(409);
+    expect((await twice.json()).code).toBe('NOT_RUNNING');
+    // Spend one of the released credits on another batch: the held photos then cost more than is left.
+    const other = await batch(api, [{ name: 'x.jpg', data: evalFile(entries.get('grabcut-book')!.image) }]);
+    expect((await follow(api, other)).items[0]).toMatchObject({ status: 'done', credits: 1 });
+    expect((await (await api('/v1/account')).json()).credits.total).toBe(stopped.stopped - 1);
+    const broke = await post(api, `/v1/jobs/${jobId}/continue`);
+    expect(broke.status).toBe(402);
+    expect(await broke.json()).toMatchObject({ code: 'NO_CREDITS', needed: stopped.stopped, balance: stopped.stopped - 1 });
+    expect((await (await api(`/v1/jobs/${jobId}`)).json()).counts.held).toBe(stopped.stopped);
+    await ledgerBalances(api);
+  });
+});
