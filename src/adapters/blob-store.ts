@@ -11,6 +11,8 @@ export interface BlobStore {
   /** Undefined when the blob does not exist. */
   stat(key: string): Promise<{ size: number } | undefined>;
   createReadStream(key: string): Readable;
+  /** Removes one blob; nothing happens when it does not exist. */
+  delete(key: string): Promise<void>;
   deletePrefix(prefix: string): Promise<void>;
 }
 
@@ -54,6 +56,10 @@ export class FsBlobStore implements BlobStore {
 
   createReadStream(key: string): Readable {
     return fs.createReadStream(this.resolve(key));
+  }
+
+  async delete(key: string): Promise<void> {
+    await fsp.rm(this.resolve(key), { force: true });
   }
 
   async deletePrefix(prefix: string): Promise<void> {

@@ -92,6 +92,10 @@ export interface ItemTable {
   /** JSON ItemMeta */
   meta: string | null;
   output_format: string | null;
+  /** Files of the current result (null: the fixed keys of blobKeys). */
+  cutout_blob: string | null;
+  output_blob: string | null;
+  thumb_blob: string | null;
   lease_owner: string | null;
   lease_expires_at: number | null;
   created_at: number;

@@ -131,16 +131,27 @@ export class PhotoWorker {
         },
         item.tier as Tier,
       );
-      await blobs.put(blobKeys.cutout(item.job_id, item.id), result.cutout);
-      await blobs.put(blobKeys.output(item.job_id, item.id), result.output);
-      await blobs.put(blobKeys.thumb(item.job_id, item.id), result.thumb);
-      const settled = await queue.settleDone(item, this.id, { red: result.red, quality: result.quality, meta: result.meta, outputFormat: result.format });
-      if (settled) this.deps.stats.record(result.meta.timings?.total ?? 0);
-      else if (!(await queue.getJobRowForWorker(item.job_id))) {
+      // This result's own files: named on the row only when the result settles, so a worker that lost
+      // its lease never overwrites the files of the run that won.
+      const token = randomUUID().slice(0, 13);
+      const files = {
+        cutout: blobKeys.result(item.job_id, item.id, token, 'cutout.png'),
+        output: blobKeys.result(item.job_id, item.id, token, 'output'),
+        thumb: blobKeys.result(item.job_id, item.id, token, 'thumb.webp'),
+      };
+      await Promise.all([blobs.put(files.cutout, result.cutout), blobs.put(files.output, result.output), blobs.put(files.thumb, result.thumb)]);
+      const settled = await queue.settleDone(item, this.id, { red: result.red, quality: result.quality, meta: result.meta, outputFormat: result.format, files });
+      if (settled) {
+        this.deps.stats.record(result.meta.timings?.total ?? 0);
+        await queue.forgetFiles(settled.previous, files);
+      } else if (!(await queue.getJobRowForWorker(item.job_id))) {
         // The batch was deleted while the photo ran (its account was deleted): leave no files behind.
         await blobs.deletePrefix(blobKeys.job(item.job_id));
         log.info('batch deleted while the photo ran; result dropped');
-      } else log.warn('lease lost before the photo settled; result dropped');
+      } else {
+        await queue.forgetFiles(files);
+        log.warn('lease lost before the photo settled; result dropped');
+      }
     } catch (err) {
       const photoError =
         err instanceof PhotoError ? err : new PhotoError('PROCESSING_FAILED', 'The photo could not be processed; retrying may help.', false);

@@ -8,7 +8,7 @@ import type { BlobStore } from '../adapters/blob-store.ts';
 import type { CreditsService } from './credits.service.ts';
 import type { EventBus } from './event-bus.ts';
 import type { BatchProgress } from './batch-progress.ts';
-import { blobKeys } from './blob-keys.ts';
+import { blobKeys, resultFiles, type ResultFiles } from './blob-keys.ts';
 import { lockAccount } from './locks.ts';
 
 export class PhotoQueue {
@@ -42,11 +42,16 @@ export class PhotoQueue {
    * Records a finished photo. Only the lease holder may settle: a worker whose lease expired (and
    * whose photo was queued again) settles nothing, so a photo is never charged twice.
    */
-  async settleDone(item: ItemRow, owner: string, outcome: { red: boolean; quality: unknown; meta: unknown; outputFormat: string }): Promise<boolean> {
+  async settleDone(
+    item: ItemRow,
+    owner: string,
+    outcome: { red: boolean; quality: unknown; meta: unknown; outputFormat: string; files: ResultFiles },
+  ): Promise<{ previous: ResultFiles } | null> {
     const now = this.deps.clock();
     const settled = await this.deps.store.transaction(async (r) => {
       const current = await this.lockForSettling(r, item);
-      if (!current || current.status !== 'processing' || current.lease_owner !== owner) return false;
+      if (!current || current.status !== 'processing' || current.lease_owner !== owner) return null;
+      const previous = resultFiles(current);
       let charged = 0;
       if (outcome.red) await this.deps.credits.release(r, current, now, 'flagged by the automatic check');
       else charged = await this.deps.credits.commit(r, current, now);
@@ -62,6 +67,9 @@ export class PhotoQueue {
         quality: JSON.stringify(outcome.quality),
         meta: JSON.stringify(outcome.meta),
         output_format: outcome.outputFormat,
+        cutout_blob: outcome.files.cutout,
+        output_blob: outcome.files.output,
+        thumb_blob: outcome.files.thumb,
         rev: current.rev + 1,
         error_code: null,
         error_message: null,
@@ -75,10 +83,16 @@ export class PhotoQueue {
       await this.deps.progress.recordItemEvent(r, item.id, outcome.red ? 'item.needs_review' : 'item.done', now);
       await r.jobs.update(item.job_id, { updated_at: now });
       await this.deps.progress.settleJobStatus(r, item.job_id, now);
-      return true;
+      return { previous };
     });
     this.deps.bus.jobChanged(item.job_id);
     return settled;
+  }
+
+  /** Removes files no result points at any more (best effort: a file left behind goes with its batch). */
+  async forgetFiles(files: ResultFiles, keep?: ResultFiles): Promise<void> {
+    const kept = new Set(keep ? Object.values(keep) : []);
+    await Promise.all(Object.values(files).filter((key) => !kept.has(key)).map((key) => this.deps.blobs.delete(key).catch(() => undefined)));
   }
 
   /**

@@ -19,7 +19,7 @@ import { CLAIM_GRID_EDGE, judgeClaimAt, type ClaimVerdict } from '../pipeline/ch
 import type { CreditsService } from './credits.service.ts';
 import type { BatchQueries } from './batch-queries.service.ts';
 import type { EventBus } from './event-bus.ts';
-import { blobKeys } from './blob-keys.ts';
+import { resultFiles } from './blob-keys.ts';
 import { reportsLeft } from './job-view.ts';
 import { lockAccount } from './locks.ts';
 
@@ -108,7 +108,7 @@ export class ReportService {
   }
 
   private async judge(item: ItemRow, reason: ReportRequest['reason'], region: BBox, size: { width: number; height: number }): Promise<ClaimVerdict> {
-    const cutout = await this.deps.blobs.get(blobKeys.cutout(item.job_id, item.id));
+    const cutout = await this.deps.blobs.get(resultFiles(item).cutout);
     const img = await this.deps.codec.rgbaWithin(cutout, CLAIM_GRID_EDGE);
     return judgeClaimAt(img, size, reason, region);
   }

@@ -85,8 +85,8 @@ for (const { dialect, skip } of DIALECTS) {
           const item = await queue.claimNext(owner, LEASE);
           if (!item) return;
           const roll = random();
-          if (roll < 0.5) return queue.settleDone(item, owner, { red: false, quality: { score: 90, flags: [] }, meta: {}, outputFormat: 'png' });
-          if (roll < 0.65) return queue.settleDone(item, owner, { red: true, quality: { score: 20, flags: [] }, meta: {}, outputFormat: 'png' });
+          if (roll < 0.5) return queue.settleDone(item, owner, { red: false, quality: { score: 90, flags: [] }, meta: {}, outputFormat: 'png', files: { cutout: 'c', output: 'o', thumb: 't' } });
+          if (roll < 0.65) return queue.settleDone(item, owner, { red: true, quality: { score: 20, flags: [] }, meta: {}, outputFormat: 'png', files: { cutout: 'c', output: 'o', thumb: 't' } });
           if (roll < 0.8) return queue.settleFailed(item, owner, new PhotoError('INVALID_IMAGE', 'broken', true));
           // The worker dies: after the lease the photo is queued again (or fails after three attempts).
           now += LEASE + 1;
@@ -147,7 +147,7 @@ for (const { dialect, skip } of DIALECTS) {
       for (;;) {
         const item = await queue.claimNext('drain', LEASE);
         if (!item) break;
-        await queue.settleDone(item, 'drain', { red: false, quality: { score: 90, flags: [] }, meta: {}, outputFormat: 'png' });
+        await queue.settleDone(item, 'drain', { red: false, quality: { score: 90, flags: [] }, meta: {}, outputFormat: 'png', files: { cutout: 'c', output: 'o', thumb: 't' } });
       }
 
       for (const accountId of ids) {

@@ -71,9 +71,9 @@ for (const { dialect, skip } of DIALECTS) {
       expect(second.id).toBe(first.id);
       expect(second.attempts).toBe(2);
       // The dead worker comes back and tries to settle: refused.
-      expect(await queue.settleDone(first, 'dead-worker', { red: false, quality: {}, meta: {}, outputFormat: 'png' })).toBe(false);
-      expect(await queue.settleDone(second, 'live-worker', { red: false, quality: {}, meta: {}, outputFormat: 'png' })).toBe(true);
-      expect(await queue.settleDone(second, 'live-worker', { red: false, quality: {}, meta: {}, outputFormat: 'png' })).toBe(false);
+      expect(await queue.settleDone(first, 'dead-worker', { red: false, quality: {}, meta: {}, outputFormat: 'png', files: { cutout: 'c', output: 'o', thumb: 't' } })).toBeNull();
+      expect(await queue.settleDone(second, 'live-worker', { red: false, quality: {}, meta: {}, outputFormat: 'png', files: { cutout: 'c', output: 'o', thumb: 't' } })).not.toBeNull();
+      expect(await queue.settleDone(second, 'live-worker', { red: false, quality: {}, meta: {}, outputFormat: 'png', files: { cutout: 'c', output: 'o', thumb: 't' } })).toBeNull();
       const commits = (await store.repos.ledger.list(accountId, { limit: 50 })).filter((r) => r.kind === 'commit');
       expect(commits).toHaveLength(1);
       expect(await store.repos.ledger.sums(accountId)).toEqual({ plan: 9, pack: 0 });
@@ -97,8 +97,8 @@ for (const { dialect, skip } of DIALECTS) {
       const a = (await queue.claimNext('w', 60_000))!;
       const b = (await queue.claimNext('w', 60_000))!;
       const c = (await queue.claimNext('w', 60_000))!;
-      await queue.settleDone(a, 'w', { red: false, quality: {}, meta: {}, outputFormat: 'png' });
-      await queue.settleDone(b, 'w', { red: true, quality: {}, meta: {}, outputFormat: 'png' });
+      await queue.settleDone(a, 'w', { red: false, quality: {}, meta: {}, outputFormat: 'png', files: { cutout: 'c', output: 'o', thumb: 't' } });
+      await queue.settleDone(b, 'w', { red: true, quality: {}, meta: {}, outputFormat: 'png', files: { cutout: 'c', output: 'o', thumb: 't' } });
       await queue.settleFailed(c, 'w', new PhotoError('INVALID_IMAGE', 'bad', true));
       const account = (await store.repos.accounts.findById(accountId))!;
       expect(account.plan_credits).toBe(2);
@@ -114,7 +114,7 @@ for (const { dialect, skip } of DIALECTS) {
     it('deletes batches two hours after they finish', async () => {
       const { accountId, jobId } = await startedBatch(1);
       const item = (await queue.claimNext('w', 60_000))!;
-      await queue.settleDone(item, 'w', { red: false, quality: {}, meta: {}, outputFormat: 'png' });
+      await queue.settleDone(item, 'w', { red: false, quality: {}, meta: {}, outputFormat: 'png', files: { cutout: 'c', output: 'o', thumb: 't' } });
       expect(await queue.deleteExpired()).toBe(0);
       now += 7_200_001;
       expect(await queue.deleteExpired()).toBeGreaterThanOrEqual(1);

@@ -4,7 +4,7 @@ import { AppError } from '../../errors.ts';
 import { ItemParams } from '../schemas/common.schemas.ts';
 import { FileQuery, type FileQuery as FileQueryT } from '../schemas/requests.schemas.ts';
 import { binary, IMAGE_MIME, problems } from './route-kit.ts';
-import { blobKeys } from '../../services/blob-keys.ts';
+import { blobKeys, resultFiles } from '../../services/blob-keys.ts';
 import { presetLimit } from '../../presets/presets.ts';
 import { outputName } from '../../services/job-view.ts';
 import type { ImageFormat } from '../schemas/common.schemas.ts';
@@ -60,12 +60,13 @@ export function registerFileRoutes(app: FastifyInstance, c: Container): void {
       if (item.status !== 'done' || !item.output_format) {
         throw new AppError('CONFLICT', 'The photo has no output yet.', { reason: 'NOT_DONE', itemId });
       }
-      if (variant === 'thumb') return reply.type('image/webp').send(await blobs.get(blobKeys.thumb(id, itemId)));
+      const files = resultFiles(item);
+      if (variant === 'thumb') return reply.type('image/webp').send(await blobs.get(files.thumb));
       if (variant === 'cutout') {
         if (download) reply.header('content-disposition', disposition(outputName(item.name.split('/').pop()!, 'png').replace(/\.png$/, '-cutout.png')));
-        return reply.type('image/png').send(await blobs.get(blobKeys.cutout(id, itemId)));
+        return reply.type('image/png').send(await blobs.get(files.cutout));
       }
-      const stored = await blobs.get(blobKeys.output(id, itemId));
+      const stored = await blobs.get(files.output);
       const format = (q.format ?? item.output_format) as ImageFormat;
       const optimize = q.optimize ?? (download ? 'marketplace' : 'off');
       const data = await codec.exportOutput(stored, item.output_format as ImageFormat, format, optimize, presetLimit(item.settings));

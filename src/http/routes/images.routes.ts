@@ -10,7 +10,7 @@ import { check } from '../validate.ts';
 import { binary, IMAGE_MIME, jsonBody, multipartBodies, problems } from './route-kit.ts';
 import { fingerprint, IDEMPOTENCY_RULES, type StoredResponse } from '../../services/idempotency.service.ts';
 import { itemView, fileUrl } from '../../services/job-view.ts';
-import { blobKeys } from '../../services/blob-keys.ts';
+import { resultFiles } from '../../services/blob-keys.ts';
 import { presetLimit } from '../../presets/presets.ts';
 import { fetchPublic, OutboundError } from '../../adapters/outbound-http.adapter.ts';
 import { intakeLimits } from '../photo-budget.ts';
@@ -137,7 +137,7 @@ export function registerImageRoutes(app: FastifyInstance, c: Container): void {
         const jsonHeaders = { 'content-type': 'application/json; charset=utf-8' };
         if (outcome.state === 'processing') return { status: 202, headers: jsonHeaders, body: Buffer.from(JSON.stringify(json)) };
         if (input.response === 'json') return { status: 200, headers: jsonHeaders, body: Buffer.from(JSON.stringify(json)) };
-        const stored = await blobs.get(blobKeys.output(outcome.jobId, item.id));
+        const stored = await blobs.get(resultFiles(outcome.item).output);
         const format = input.format ?? (outcome.item.output_format as ImageFormat);
         const data = await codec.exportOutput(stored, outcome.item.output_format as ImageFormat, format, input.optimize, presetLimit(outcome.item.settings));
         return {
