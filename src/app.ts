@@ -18,6 +18,7 @@ import { registerImageRoutes } from './http/routes/images.routes.ts';
 import { registerAccountRoutes } from './http/routes/account.routes.ts';
 import { registerStudioRoutes } from './http/routes/studio.routes.ts';
 import { registerReviewRoutes } from './http/routes/review.routes.ts';
+import { registerRenderRoutes } from './http/routes/render.routes.ts';
 import { registerUnbuiltRoutes } from './http/routes/unbuilt.routes.ts';
 import { SESSION_COOKIE } from './services/session.service.ts';
 
@@ -122,6 +123,7 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
   registerAccountRoutes(app, c);
   registerStudioRoutes(app, c);
   registerReviewRoutes(app, c);
+  registerRenderRoutes(app, c);
   registerUnbuiltRoutes(app, c);
   return app;
 }

@@ -19,6 +19,7 @@ import { PhotoQueue } from './services/photo-queue.service.ts';
 import { ReviewService } from './services/review.service.ts';
 import { RerunService } from './services/rerun.service.ts';
 import { ReportService } from './services/report.service.ts';
+import { RenderService } from './services/render.service.ts';
 import { MAX_ACTIVE_BATCHES, MAX_PHOTOS_PER_BATCH } from './domain/batch-rules.ts';
 import { IdempotencyService } from './services/idempotency.service.ts';
 import { ImageService } from './services/image.service.ts';
@@ -48,6 +49,7 @@ export interface Container {
   review: ReviewService;
   reruns: RerunService;
   reports: ReportService;
+  render: RenderService;
   idempotency: IdempotencyService;
   images: ImageService;
   limits: RateLimitService;
@@ -130,6 +132,7 @@ export async function createContainer(config: Readonly<Config>, opts: ContainerO
   const review = new ReviewService({ queries });
   const reruns = new RerunService({ store, credits, bus, clock, queries, progress });
   const reports = new ReportService({ store, blobs, codec, credits, queries, bus, clock });
+  const render = new RenderService({ store, blobs, codec, queries, bus, clock });
   const idempotency = new IdempotencyService({ store, clock });
   const limits = new RateLimitService({ store, clock, rules: rateLimitRules(config.requestsPerMinute, config.photosPerHour) });
   const sessions = new SessionService({ store, clock, limits });
@@ -163,6 +166,7 @@ export async function createContainer(config: Readonly<Config>, opts: ContainerO
     review,
     reruns,
     reports,
+    render,
     idempotency,
     images,
     limits,

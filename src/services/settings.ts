@@ -1,6 +1,7 @@
 // Settings every photo starts with: request defaults merged over the service defaults and the preset's own.
 import { AppError } from '../errors.ts';
 import type { JobDefaults, Settings } from '../domain/batch.schemas.ts';
+import type { SettingsPatch } from '../domain/render.schemas.ts';
 import { findPreset, isKnownPresetId } from '../presets/presets.ts';
 
 export function resolveSettings(input: JobDefaults | undefined, opts: { hasBackgroundImage: boolean; path: string }): Settings {
@@ -47,4 +48,15 @@ export function resolveSettings(input: JobDefaults | undefined, opts: { hasBackg
 
 export function normaliseColor(color: string): string {
   return `#${color.replace(/^#/, '').toLowerCase()}`;
+}
+
+/** A photo's Settings with a patch laid over them, checked like new defaults. */
+export function patchSettings(current: Settings, patch: SettingsPatch, opts: { hasBackgroundImage: boolean; path: string }): Settings {
+  const { mode, color } = current.background;
+  const base: JobDefaults = { ...current, background: color !== undefined ? { mode, color } : { mode } };
+  const merged: JobDefaults = { ...base, ...patch };
+  // A new preset brings its own background unless the patch names one.
+  if (patch.presetId !== undefined && patch.presetId !== current.presetId && patch.background === undefined) delete merged.background;
+  if (merged.presetId !== 'custom') delete merged.customSize;
+  return resolveSettings(merged, opts);
 }

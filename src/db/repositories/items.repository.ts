@@ -87,6 +87,12 @@ export class ItemsRepository {
     return before.filter((r) => movedIds.has(r.id));
   }
 
+  /** Updates a finished photo only while its result is still revision `rev`; false when it changed meanwhile. */
+  async updateResult(id: string, rev: number, patch: ItemUpdate): Promise<boolean> {
+    const result = await this.db.updateTable('items').set(patch).where('id', '=', id).where('status', '=', 'done').where('rev', '=', rev).executeTakeFirst();
+    return Number(result.numUpdatedRows) > 0;
+  }
+
   /** Updates a photo only while this worker still holds its lease; false when the lease was lost. */
   async updateLeased(id: string, owner: string, patch: ItemUpdate): Promise<boolean> {
     const result = await this.db

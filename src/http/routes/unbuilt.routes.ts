@@ -5,7 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import { Type, type TSchema } from '@sinclair/typebox';
 import type { Container } from '../../container.ts';
 import { AppError } from '../../errors.ts';
-import { IdParams, ItemParams, Job, EventName, Nullable } from '../schemas/common.schemas.ts';
+import { IdParams, EventName, Nullable } from '../schemas/common.schemas.ts';
 import { binary, problems } from './route-kit.ts';
 
 const Open = (description: string) => Type.Object({}, { additionalProperties: true, description });
@@ -59,24 +59,6 @@ const UNBUILT: Unbuilt[] = [
       { additionalProperties: false },
     ),
     response: { 200: { description: 'ZIP', content: { 'application/zip': { schema: binary('ZIP archive') } } }, ...problems(400, 404, 409, 501) },
-  },
-  {
-    method: 'POST',
-    url: '/v1/jobs/:id/apply',
-    operationId: 'applySettings',
-    summary: 'Change the output of finished photos from stored cutouts (free, no model call)',
-    params: IdParams,
-    body: Open('ApplyRequest: photo selection and settings changes'),
-    response: { 200: Job, ...problems(400, 404, 409, 501) },
-  },
-  {
-    method: 'POST',
-    url: '/v1/jobs/:id/items/:itemId/preview',
-    operationId: 'previewItem',
-    summary: 'Render one photo with other settings; nothing saved',
-    params: ItemParams,
-    body: Open('PreviewRequest: settings to try'),
-    response: { 200: { description: 'The rendered image', content: { 'image/png': { schema: binary('PNG') }, 'image/jpeg': { schema: binary('JPEG') }, 'image/webp': { schema: binary('WebP') } } }, ...problems(400, 404, 409, 501) },
   },
   {
     method: 'GET',

@@ -1,0 +1,82 @@
+// Re-rendering from stored cut-outs: apply (saved, free) and preview (not saved).
+import path from 'node:path';
+import fsp from 'node:fs/promises';
+import type { FastifyInstance } from 'fastify';
+import type { Container } from '../../container.ts';
+import { AppError } from '../../errors.ts';
+import { IdParams, ItemParams, JobWithApplied } from '../schemas/common.schemas.ts';
+import { ApplyMultipart, ApplyRequest, PreviewRequest, type ApplyRequest as ApplyRequestT, type PreviewRequest as PreviewRequestT } from '../../domain/render.schemas.ts';
+import { isMultipart, parseJsonField, receiveForm } from '../multipart.ts';
+import { check } from '../validate.ts';
+import { binary, IMAGE_MIME, jsonBody, multipartBodies, problems } from './route-kit.ts';
+
+export function registerRenderRoutes(app: FastifyInstance, c: Container): void {
+  multipartBodies.set('POST /v1/jobs/{id}/apply', ApplyMultipart);
+  app.post(
+    '/v1/jobs/:id/apply',
+    {
+      schema: {
+        operationId: 'applySettings',
+        summary: 'Re-render finished photos with changed settings, from their stored cut-outs (free, no model call)',
+        description:
+          'Each selected photo gets the patch over its own settings, is rendered from its stored cut-out, and its `rev` goes up; the ledger does not move. ' +
+          'All new settings are checked before anything is rendered (400 changes nothing). 409 CONFLICT `NOT_DONE` when a named photo has not finished, or when none has. ' +
+          'A photo re-run or re-rendered by another request meanwhile keeps that change and counts in `skipped`.',
+        tags: ['photos'],
+        params: IdParams,
+        body: jsonBody(ApplyRequest),
+        response: { 200: JobWithApplied, ...problems(400, 404, 409) },
+      },
+    },
+    async (request) => {
+      const { id } = request.params as { id: string };
+      let body = request.body as ApplyRequestT | undefined;
+      let image: Buffer | null = null;
+      if (isMultipart(request)) {
+        const form = await receiveForm(request, path.join(c.config.dataDir, 'tmp'), { fileSize: c.config.maxImageBytes, files: 1 });
+        try {
+          const fields = check(ApplyMultipart, form.fields, 'body');
+          body = check(ApplyRequest, parseJsonField(fields.payload, 'payload'), 'body/payload');
+          const file = form.files[0];
+          if (file) {
+            if (file.field !== 'image') throw new AppError('VALIDATION', 'The only file field is "image".', { errors: [{ path: `body/${file.field}`, message: 'unknown file field' }] });
+            if (file.truncated) throw new AppError('VALIDATION', 'The background image is larger than the per-image limit.', { errors: [{ path: 'body/image', message: 'too large' }] });
+            image = await fsp.readFile(file.path);
+          }
+        } finally {
+          await form.cleanup();
+        }
+      }
+      if (!body) throw new AppError('VALIDATION', 'A body is required: JSON, or multipart with `payload`.', { errors: [{ path: 'body', message: 'required' }] });
+      return c.render.apply(request.auth.accountId, id, body, image);
+    },
+  );
+
+  app.post(
+    '/v1/jobs/:id/items/:itemId/preview',
+    {
+      schema: {
+        operationId: 'previewItem',
+        summary: 'Render one finished photo with other settings; nothing is saved',
+        description: 'Answers the image with `X-Output-Size: <width>x<height>`. 409 CONFLICT `NOT_DONE` when the photo has not finished. Free.',
+        tags: ['photos'],
+        params: ItemParams,
+        body: PreviewRequest,
+        response: {
+          200: {
+            description: 'The rendered image',
+            headers: { 'X-Output-Size': { type: 'string', description: '<width>x<height> of the image' } },
+            content: { 'image/png': { schema: binary('PNG') }, 'image/jpeg': { schema: binary('JPEG') }, 'image/webp': { schema: binary('WebP') } },
+          },
+          ...problems(400, 404, 409),
+        },
+      },
+    },
+    async (request, reply) => {
+      const { id, itemId } = request.params as { id: string; itemId: string };
+      const rendered = await c.render.preview(request.auth.accountId, id, itemId, request.body as PreviewRequestT);
+      reply.header('x-output-size', `${rendered.width}x${rendered.height}`).header('cache-control', 'no-store');
+      return reply.type(IMAGE_MIME[rendered.format]).send(rendered.output);
+    },
+  );
+}
