@@ -19,6 +19,7 @@ import { registerAccountRoutes } from './http/routes/account.routes.ts';
 import { registerStudioRoutes } from './http/routes/studio.routes.ts';
 import { registerReviewRoutes } from './http/routes/review.routes.ts';
 import { registerRenderRoutes } from './http/routes/render.routes.ts';
+import { registerDownloadRoutes } from './http/routes/download.routes.ts';
 import { registerUnbuiltRoutes } from './http/routes/unbuilt.routes.ts';
 import { SESSION_COOKIE } from './services/session.service.ts';
 
@@ -124,6 +125,7 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
   registerStudioRoutes(app, c);
   registerReviewRoutes(app, c);
   registerRenderRoutes(app, c);
+  registerDownloadRoutes(app, c);
   registerUnbuiltRoutes(app, c);
   return app;
 }

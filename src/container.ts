@@ -20,6 +20,7 @@ import { ReviewService } from './services/review.service.ts';
 import { RerunService } from './services/rerun.service.ts';
 import { ReportService } from './services/report.service.ts';
 import { RenderService } from './services/render.service.ts';
+import { DownloadService } from './services/download.service.ts';
 import { MAX_ACTIVE_BATCHES, MAX_PHOTOS_PER_BATCH } from './domain/batch-rules.ts';
 import { IdempotencyService } from './services/idempotency.service.ts';
 import { ImageService } from './services/image.service.ts';
@@ -50,6 +51,7 @@ export interface Container {
   reruns: RerunService;
   reports: ReportService;
   render: RenderService;
+  downloads: DownloadService;
   idempotency: IdempotencyService;
   images: ImageService;
   limits: RateLimitService;
@@ -133,6 +135,7 @@ export async function createContainer(config: Readonly<Config>, opts: ContainerO
   const reruns = new RerunService({ store, credits, bus, clock, queries, progress });
   const reports = new ReportService({ store, blobs, codec, credits, queries, bus, clock });
   const render = new RenderService({ store, blobs, codec, queries, bus, clock });
+  const downloads = new DownloadService({ store, blobs, codec, queries });
   const idempotency = new IdempotencyService({ store, clock });
   const limits = new RateLimitService({ store, clock, rules: rateLimitRules(config.requestsPerMinute, config.photosPerHour) });
   const sessions = new SessionService({ store, clock, limits });
@@ -167,6 +170,7 @@ export async function createContainer(config: Readonly<Config>, opts: ContainerO
     reruns,
     reports,
     render,
+    downloads,
     idempotency,
     images,
     limits,

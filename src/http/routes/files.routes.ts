@@ -7,12 +7,8 @@ import { binary, IMAGE_MIME, problems } from './route-kit.ts';
 import { blobKeys, resultFiles } from '../../services/blob-keys.ts';
 import { presetLimit } from '../../presets/presets.ts';
 import { outputName } from '../../services/job-view.ts';
+import { attachment } from '../content-disposition.ts';
 import type { ImageFormat } from '../schemas/common.schemas.ts';
-
-function disposition(name: string): string {
-  const ascii = name.replace(/[^\x20-\x7e]|["\\]/g, '_');
-  return `attachment; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(name)}`;
-}
 
 export function registerFileRoutes(app: FastifyInstance, c: Container): void {
   const { blobs, codec } = c;
@@ -49,7 +45,7 @@ export function registerFileRoutes(app: FastifyInstance, c: Container): void {
         case 'input': {
           const data = await blobs.get(item.input_blob);
           const mime = (IMAGE_MIME as Record<string, string | undefined>)[item.source_format] ?? 'application/octet-stream';
-          if (download) reply.header('content-disposition', disposition(item.name.split('/').pop()!));
+          if (download) reply.header('content-disposition', attachment(item.name.split('/').pop()!));
           return reply.type(mime).send(data);
         }
         case 'input-thumb':
@@ -63,14 +59,14 @@ export function registerFileRoutes(app: FastifyInstance, c: Container): void {
       const files = resultFiles(item);
       if (variant === 'thumb') return reply.type('image/webp').send(await blobs.get(files.thumb));
       if (variant === 'cutout') {
-        if (download) reply.header('content-disposition', disposition(outputName(item.name.split('/').pop()!, 'png').replace(/\.png$/, '-cutout.png')));
+        if (download) reply.header('content-disposition', attachment(outputName(item.name.split('/').pop()!, 'png').replace(/\.png$/, '-cutout.png')));
         return reply.type('image/png').send(await blobs.get(files.cutout));
       }
       const stored = await blobs.get(files.output);
       const format = (q.format ?? item.output_format) as ImageFormat;
       const optimize = q.optimize ?? (download ? 'marketplace' : 'off');
       const data = await codec.exportOutput(stored, item.output_format as ImageFormat, format, optimize, presetLimit(item.settings));
-      if (download) reply.header('content-disposition', disposition(outputName(item.name.split('/').pop()!, format)));
+      if (download) reply.header('content-disposition', attachment(outputName(item.name.split('/').pop()!, format)));
       return reply.type(IMAGE_MIME[format]).send(data);
     },
   );

@@ -6,7 +6,7 @@ import { Type, type TSchema } from '@sinclair/typebox';
 import type { Container } from '../../container.ts';
 import { AppError } from '../../errors.ts';
 import { IdParams, EventName, Nullable } from '../schemas/common.schemas.ts';
-import { binary, problems } from './route-kit.ts';
+import { problems } from './route-kit.ts';
 
 const Open = (description: string) => Type.Object({}, { additionalProperties: true, description });
 
@@ -39,27 +39,6 @@ interface Unbuilt {
 }
 
 const UNBUILT: Unbuilt[] = [
-  {
-    method: 'GET',
-    url: '/v1/jobs/:id/download',
-    operationId: 'downloadJob',
-    summary: 'ZIP of finished photos, streamed',
-    params: IdParams,
-    querystring: Type.Object(
-      {
-        format: Type.Optional(Type.Union([Type.Literal('png'), Type.Literal('jpeg'), Type.Literal('webp')])),
-        pattern: Type.Optional(Type.String({ maxLength: 80 })),
-        start: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000 })),
-        items: Type.Optional(Type.String({ maxLength: 8000 })),
-        optimize: Type.Optional(Type.Union([Type.Literal('marketplace'), Type.Literal('lossless'), Type.Literal('web'), Type.Literal('off')])),
-        include: Type.Optional(Type.String({ maxLength: 40 })),
-        presets: Type.Optional(Type.String({ maxLength: 200 })),
-        skus: Type.Optional(Type.String({ maxLength: 16000 })),
-      },
-      { additionalProperties: false },
-    ),
-    response: { 200: { description: 'ZIP', content: { 'application/zip': { schema: binary('ZIP archive') } } }, ...problems(400, 404, 409, 501) },
-  },
   {
     method: 'GET',
     url: '/v1/jobs/:id/events',

@@ -243,3 +243,30 @@ export const ItemRetryRequest = Type.Object(
   { ...closed, description: '`tier` light (1 credit, the default) or heavy (2 credits).' },
 );
 export type ItemRetryRequest = Static<typeof ItemRetryRequest>;
+
+export const DownloadQuery = Type.Object(
+  {
+    format: Type.Optional(Type.Union([Type.Literal('png'), Type.Literal('jpeg'), Type.Literal('webp')], { description: 'Converts every rendered file (also the preset folders); cut-outs stay PNG, originals as uploaded.' })),
+    pattern: Type.Optional(
+      Type.String({
+        maxLength: 80,
+        description:
+          'File names, default `{name}`. Tokens: `{name}` (uploaded name without folder and extension), `{index}` (position, counting from `start`), `{n}` (position from 1, zero-padded to the count), ' +
+          '`{preset}`, `{w}`, `{h}` (the file\'s pixels), `{date}` (the batch\'s creation date, YYYY-MM-DD), `{sku}` (from `skus`). The pattern may not contain / \\ : * ? " < > | or "..". ' +
+          'Characters from names and SKUs that an OS refuses become _. A pattern that gives two files the same name (compared case-insensitively) is refused (400); the default pattern numbers clashes instead: "a (2).png".',
+      }),
+    ),
+    start: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000, description: 'First `{index}`; default 1.' })),
+    items: Type.Optional(Type.String({ maxLength: 8000, description: 'Comma-separated photo ids, in the order wanted; default every finished photo in upload order. A named photo not finished: 409 NOT_DONE.' })),
+    optimize: Type.Optional(
+      Type.Union([Type.Literal('marketplace'), Type.Literal('lossless'), Type.Literal('web'), Type.Literal('off')], {
+        description: '`marketplace` (default): a file over its preset\'s upload limit (`maxBytes`) is re-encoded until it fits, others go as rendered; `off`: as rendered, fastest.',
+      }),
+    ),
+    include: Type.Optional(Type.String({ maxLength: 40, description: 'Comma-separated `rendered` (default), `cutouts`, `originals`; with more than one group (or extra presets) each is a folder.' })),
+    presets: Type.Optional(Type.String({ maxLength: 200, description: 'Comma-separated preset ids to render for as well, from the stored cut-outs; a folder per preset.' })),
+    skus: Type.Optional(Type.String({ maxLength: 16000, description: 'JSON array of SKUs aligned with `items` (same length, same order), for `{sku}`.' })),
+  },
+  { additionalProperties: false },
+);
+export type DownloadQuery = Static<typeof DownloadQuery>;

@@ -1,0 +1,39 @@
+// GET /v1/jobs/{id}/download: the batch's ZIP, streamed.
+import type { FastifyInstance } from 'fastify';
+import type { Container } from '../../container.ts';
+import { writeZip } from '../../adapters/zip-writer.adapter.ts';
+import { IdParams } from '../schemas/common.schemas.ts';
+import { DownloadQuery, type DownloadQuery as DownloadQueryT } from '../schemas/requests.schemas.ts';
+import { binary, problems } from './route-kit.ts';
+import { attachment } from '../content-disposition.ts';
+
+export function registerDownloadRoutes(app: FastifyInstance, c: Container): void {
+  app.get(
+    '/v1/jobs/:id/download',
+    {
+      schema: {
+        operationId: 'downloadJob',
+        summary: 'ZIP of finished photos, streamed',
+        description:
+          'Every option is checked before the first byte (400, 404, 409 answer as problem+json). Files that need no conversion go in as stored; when every file does, the answer has a Content-Length. ' +
+          '409 CONFLICT `NOT_DONE` when no photo has finished, or a photo named in `items` has not.',
+        tags: ['files'],
+        params: IdParams,
+        querystring: DownloadQuery,
+        response: {
+          200: { description: 'The ZIP archive', content: { 'application/zip': { schema: binary('ZIP archive') } } },
+          ...problems(400, 404, 409),
+        },
+      },
+    },
+    async (request, reply) => {
+      const { id } = request.params as { id: string };
+      const plan = await c.downloads.plan(request.auth.accountId, id, request.query as DownloadQueryT);
+      const zip = writeZip(plan.sources);
+      const size = await zip.size;
+      reply.type('application/zip').header('content-disposition', attachment(plan.fileName)).header('cache-control', 'private, no-store');
+      if (size !== undefined) reply.header('content-length', size);
+      return reply.send(zip.stream);
+    },
+  );
+}
