@@ -243,6 +243,24 @@ export class ImageCodec {
     }
   }
 
+  /** Share of an image's outermost two-pixel ring that is exactly RGB 255 and opaque (a pure white background). */
+  async borderWhiteShare(input: Buffer): Promise<number> {
+    const { data, info } = await sharp(input, { limitInputPixels: this.maxPixels }).ensureAlpha().raw().toBuffer({ resolveWithObject: true });
+    const { width: w, height: h } = info;
+    let ring = 0;
+    let white = 0;
+    const visit = (x: number, y: number) => {
+      const i = (y * w + x) * 4;
+      ring++;
+      if (data[i] === 255 && data[i + 1] === 255 && data[i + 2] === 255 && data[i + 3] === 255) white++;
+    };
+    for (let y = 0; y < h; y++) {
+      if (y < 2 || y >= h - 2) for (let x = 0; x < w; x++) visit(x, y);
+      else for (const x of [0, 1, w - 2, w - 1]) if (x >= 0 && x < w) visit(x, y);
+    }
+    return ring ? white / ring : 0;
+  }
+
   /** The model's square mask and input reduced to `edge` x `edge` for the quality check (one and three channels). */
   async checkGrid(mask: Buffer, rgb: Buffer, size: number, edge: number): Promise<{ mask: Buffer; rgb: Buffer }> {
     const reduce = (input: Buffer, channels: 1 | 3) => sharp(input, { raw: { width: size, height: size, channels } }).resize(edge, edge, { fit: 'fill', kernel: 'linear' });

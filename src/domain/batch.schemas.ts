@@ -174,6 +174,28 @@ export const Claim = Type.Object(
 export type Claim = Static<typeof Claim>;
 
 const Dimensions = { width: Int(), height: Int() };
+
+export const Compliance = Type.Object(
+  {
+    presetId: Type.String(),
+    meets: Type.Boolean({ description: 'Every check passed.' }),
+    checks: Type.Array(
+      Type.Object(
+        {
+          check: Type.Union([Type.Literal('size'), Type.Literal('background'), Type.Literal('fill'), Type.Literal('bytes')]),
+          ok: Type.Boolean(),
+          expected: Type.String(),
+          actual: Type.String(),
+        },
+        closed,
+      ),
+    ),
+    fixed: Type.Array(Type.String(), { description: 'What was done automatically to meet the preset.' }),
+  },
+  { ...closed, description: 'Whether the stored output meets its marketplace preset, checked on the encoded file: pixel size, pure white border, product fill, upload size.' },
+);
+export type Compliance = Static<typeof Compliance>;
+
 export const ItemMeta = Type.Object(
   {
     timings: Type.Optional(
@@ -189,6 +211,7 @@ export const ItemMeta = Type.Object(
     subjectFill: Type.Optional(Nullable(Type.Number())),
     warnings: Type.Optional(Type.Array(Type.String())),
     presetId: Type.Optional(Type.String()),
+    compliance: Type.Optional(Compliance),
   },
   closed,
 );

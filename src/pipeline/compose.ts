@@ -37,12 +37,17 @@ export function planLayout(cutout: { width: number; height: number }, bbox: BBox
   const preset = findPreset(s.presetId);
 
   let canvas = { width: W, height: H };
+  let fixedCanvas = true;
   if (s.presetId === 'custom' && s.customSize) canvas = { ...s.customSize };
   else if (preset && preset.width > 0 && preset.height > 0) canvas = { width: preset.width, height: preset.height };
+  else fixedCanvas = false;
 
   const fill = s.fill ?? (preset && preset.fillPercent > 0 ? preset.fillPercent / 100 : undefined);
   const box = bbox ? transformBox(bbox, cutout.width, cutout.height, flip, rotate) : null;
   const crop = fill !== undefined && box ? clampBox(box, W, H) : { left: 0, top: 0, width: W, height: H };
+  // No canvas size of its own (the photo's size): trimming to the subject makes the canvas the
+  // subject's box with the margin `fill` leaves, at the cut-out's own resolution.
+  if (!fixedCanvas && fill !== undefined && box) canvas = { width: Math.max(1, Math.round(crop.width / fill)), height: Math.max(1, Math.round(crop.height / fill)) };
 
   // The area the subject may use: the whole canvas, or `fill` of it when reframing around the subject.
   const areaW = canvas.width * (fill ?? 1);

@@ -5,7 +5,8 @@ import { performance } from 'node:perf_hooks';
 import type { ImageCodec } from '../adapters/image-codec.adapter.ts';
 import { MODEL_INPUT_SIZE, type MaskModel } from '../adapters/mask-model.adapter.ts';
 import { PhotoError } from '../errors.ts';
-import type { BBox, ImageFormat, ItemMeta, Quality, Settings, Stage, Tier } from '../domain/batch.schemas.ts';
+import type { BBox, Compliance, ImageFormat, ItemMeta, Quality, Settings, Stage, Tier } from '../domain/batch.schemas.ts';
+import { checkCompliance } from './compliance.ts';
 import { segment } from './segment.ts';
 import { diagnose } from './diagnose.ts';
 import { CHECK_GRID } from './check/features.ts';
@@ -69,6 +70,21 @@ export async function renderCutout(
   return { output, format, width: raw.width, height: raw.height, thumb };
 }
 
+/**
+ * The marketplace check of a render (compliance.ts): the output may come back re-encoded to fit the
+ * preset's upload limit. Photos without a marketplace preset pass through unchanged.
+ */
+export async function checkRendered(
+  deps: Pick<PipelineDeps, 'codec'>,
+  rendered: Rendered,
+  cutout: { width: number; height: number },
+  bbox: BBox | null,
+  settings: Settings,
+): Promise<{ rendered: Rendered; compliance?: Compliance }> {
+  const { output, compliance } = await checkCompliance(deps.codec, rendered.output, rendered.format, rendered, settings, planLayout(cutout, bbox, settings));
+  return { rendered: { ...rendered, output }, compliance };
+}
+
 function isIdentity(l: ReturnType<typeof planLayout>, size: { width: number; height: number }): boolean {
   const c = l.corrections;
   return (
@@ -121,9 +137,11 @@ export async function runPhoto(
   timings.compose = performance.now() - t;
 
   const stageTimes = { compose: 0, encode: 0 };
-  const rendered = await renderCutout(deps, cutout, decoded, diagnosis.bbox, settings, backgroundImage, stageTimes, () => onStage('encode'), cutoutThumb);
+  const drawn = await renderCutout(deps, cutout, decoded, diagnosis.bbox, settings, backgroundImage, stageTimes, () => onStage('encode'), cutoutThumb);
+  t = performance.now();
+  const { rendered, compliance } = await checkRendered(deps, drawn, decoded, diagnosis.bbox, settings);
   timings.compose += stageTimes.compose;
-  timings.encode = stageTimes.encode;
+  timings.encode = stageTimes.encode + (performance.now() - t);
   timings.total = performance.now() - started;
   for (const key of Object.keys(timings) as (keyof typeof timings)[]) timings[key] = Math.round(timings[key] * 10) / 10;
 
@@ -143,6 +161,7 @@ export async function runPhoto(
       subjectFill: diagnosis.subjectFill,
       warnings,
       presetId: settings.presetId,
+      ...(compliance ? { compliance } : {}),
     },
   };
 }

@@ -45,11 +45,28 @@ export const PRESETS: readonly Preset[] = Object.freeze(
   }),
 );
 
-const byId = new Map(PRESETS.map((p) => [p.id, p]));
+/**
+ * Matte's own presets, listed after the marketplaces': not rules of any marketplace, so `verified` is
+ * false and `source` says whose they are.
+ */
+const GENERIC: Preset[] = [
+  { id: 'original', label: 'Original – the photo\'s own size, transparent', width: 0, height: 0, fillPercent: 0, paddingPercent: 0, background: 'transparent', format: 'png', quality: 90, align: 'center', verified: false, source: 'Matte', notes: 'The cut-out as it is: same pixels as the photo, transparent background, PNG.' },
+  { id: 'square-white-2000', label: 'Square white 2000 px', width: 2000, height: 2000, fillPercent: 85, paddingPercent: 0, background: 'white', format: 'jpeg', quality: 90, align: 'center', verified: false, source: 'Matte', notes: 'A common storefront format: 2000x2000, the product at 85% on pure white, JPEG.' },
+  { id: 'transparent-png', label: 'Transparent PNG, trimmed to the product', width: 0, height: 0, fillPercent: 100, paddingPercent: 0, background: 'transparent', format: 'png', quality: 90, align: 'center', verified: false, source: 'Matte', notes: 'The product trimmed to its own bounds, transparent, PNG: for layouts and ads.' },
+];
 
-/** `original` and `custom` are not marketplace presets but are valid preset ids in Settings. */
+export const ALL_PRESETS: readonly Preset[] = Object.freeze([...PRESETS, ...GENERIC]);
+
+const byId = new Map(ALL_PRESETS.map((p) => [p.id, p]));
+
+/** A preset from a marketplace's rules (not one of Matte's own). */
+export function isMarketplacePreset(id: string): boolean {
+  return PRESETS.some((p) => p.id === id);
+}
+
+/** Every listed preset, and `custom` (a size given in Settings), is a valid preset id. */
 export function isKnownPresetId(id: string): boolean {
-  return id === 'original' || id === 'custom' || byId.has(id);
+  return id === 'custom' || byId.has(id);
 }
 
 export function findPreset(id: string): Preset | undefined {

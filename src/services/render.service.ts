@@ -11,9 +11,9 @@ import type { Store } from '../db/store.ts';
 import type { ItemRow, JobRow } from '../db/schema.ts';
 import type { BlobStore } from '../adapters/blob-store.ts';
 import type { ImageCodec } from '../adapters/image-codec.adapter.ts';
-import type { ItemMeta, Job, Settings } from '../domain/batch.schemas.ts';
+import type { Compliance, ItemMeta, Job, Settings } from '../domain/batch.schemas.ts';
 import type { ApplyRequest, PreviewRequest } from '../domain/render.schemas.ts';
-import { renderCutout, type Rendered } from '../pipeline/photo-pipeline.ts';
+import { checkRendered, renderCutout, type Rendered } from '../pipeline/photo-pipeline.ts';
 import type { BatchQueries } from './batch-queries.service.ts';
 import type { EventBus } from './event-bus.ts';
 import { blobKeys, resultFiles } from './blob-keys.ts';
@@ -79,11 +79,13 @@ export class RenderService {
     return settings.background.mode === 'image' && job.background_blob ? this.deps.blobs.get(job.background_blob) : null;
   }
 
-  private async render(item: ItemRow, settings: Settings, background: Buffer | null): Promise<Rendered> {
+  private async render(item: ItemRow, settings: Settings, background: Buffer | null): Promise<Rendered & { compliance?: Compliance }> {
     const meta = JSON.parse(item.meta ?? '{}') as ItemMeta;
     const cutout = await this.deps.blobs.get(resultFiles(item).cutout);
     const size = meta.cutout ?? (await this.deps.codec.size(cutout));
-    return renderCutout({ codec: this.deps.codec }, cutout, size, meta.bbox ?? null, settings, background);
+    const drawn = await renderCutout({ codec: this.deps.codec }, cutout, size, meta.bbox ?? null, settings, background);
+    const { rendered, compliance } = await checkRendered({ codec: this.deps.codec }, drawn, size, meta.bbox ?? null, settings);
+    return { ...rendered, compliance };
   }
 
   private async applyOne(item: ItemRow, settings: Settings, background: Buffer | null): Promise<boolean> {
@@ -98,7 +100,12 @@ export class RenderService {
       output_format: rendered.format,
       output_blob: files.output,
       thumb_blob: files.thumb,
-      meta: JSON.stringify({ ...meta, output: { width: rendered.width, height: rendered.height, format: rendered.format, bytes: rendered.output.length }, presetId: settings.presetId }),
+      meta: JSON.stringify({
+        ...meta,
+        output: { width: rendered.width, height: rendered.height, format: rendered.format, bytes: rendered.output.length },
+        presetId: settings.presetId,
+        compliance: rendered.compliance,
+      }),
       rev: item.rev + 1,
       updated_at: now,
     });

@@ -135,3 +135,42 @@ describe('preview', () => {
     expect(res.json().reason).toBe('NOT_DONE');
   });
 });
+
+describe('marketplace compliance', () => {
+  it('reports per photo whether the output meets its preset, and what was fixed', async () => {
+    const { auth, jobId } = await finished();
+    const amazon = (await t.app.inject({ method: 'POST', url: `/v1/jobs/${jobId}/apply`, headers: auth, payload: { settings: { presetId: 'amazon-main' } } })).json().items[0];
+    expect(amazon.meta.compliance).toMatchObject({ presetId: 'amazon-main', meets: true });
+    expect(amazon.meta.compliance.checks.map((c: { check: string; ok: boolean }) => [c.check, c.ok])).toEqual([['size', true], ['background', true], ['fill', true], ['bytes', true]]);
+    expect(amazon.meta.compliance.fixed.join(' ')).toMatch(/white/);
+    // Pure white around the product, exactly RGB 255.
+    const out = await sharp((await get(auth, amazon.outputUrl)).rawPayload).raw().toBuffer({ resolveWithObject: true });
+    expect([...out.data.subarray(0, 3)]).toEqual([255, 255, 255]);
+
+    const transparent = (await t.app.inject({ method: 'POST', url: `/v1/jobs/${jobId}/apply`, headers: auth, payload: { settings: { background: { mode: 'transparent' } } } })).json().items[0];
+    expect(transparent.meta.compliance.meets).toBe(false);
+    expect(transparent.meta.compliance.checks.find((c: { check: string }) => c.check === 'background')).toMatchObject({ ok: false });
+
+    const original = (await t.app.inject({ method: 'POST', url: `/v1/jobs/${jobId}/apply`, headers: auth, payload: { settings: { presetId: 'original' } } })).json().items[0];
+    expect(original.meta.compliance).toBeUndefined();
+  });
+
+  it('re-encodes an output over the preset\'s upload limit until it fits, and says so', async () => {
+    const acct = await t.account(10);
+    const job = (await t.app.inject({ method: 'POST', url: '/v1/jobs', headers: acct.auth, payload: { defaults: { presetId: 'temu' } } })).json();
+    // Noise at 1600x1600 does not fit temu's 2 MB at the preset's quality.
+    const rgb = Buffer.alloc(1600 * 1600 * 3);
+    let seed = 1;
+    for (let i = 0; i < rgb.length; i++) rgb[i] = ((seed = (seed * 1103515245 + 12345) >>> 0) >>> 16) % 180;
+    const noise = await sharp(rgb, { raw: { width: 1600, height: 1600, channels: 3 } }).jpeg({ quality: 95 }).toBuffer();
+    const form = multipart([{ name: 'files', filename: 'noise.jpg', data: noise, type: 'image/jpeg' }]);
+    await t.app.inject({ method: 'POST', url: `/v1/jobs/${job.id}/items`, headers: { ...acct.auth, ...form.headers }, payload: form.payload });
+    await t.app.inject({ method: 'POST', url: `/v1/jobs/${job.id}/start`, headers: acct.auth, payload: {} });
+    const item = (await waitForBatch(t.app, acct.auth, job.id)).items as Array<Record<string, any>>;
+    const compliance = item[0].meta.compliance;
+    expect(compliance.checks.find((c: { check: string }) => c.check === 'bytes')).toMatchObject({ ok: true });
+    expect(compliance.fixed.join(' ')).toMatch(/re-encoded from .* MB to .* MB to stay under the 2.0 MB upload limit/);
+    expect(item[0].meta.output.bytes).toBeLessThanOrEqual(2_000_000);
+    expect((await get(acct.auth, item[0].outputUrl)).rawPayload.length).toBeLessThanOrEqual(2_000_000);
+  });
+});

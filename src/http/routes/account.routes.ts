@@ -3,7 +3,7 @@ import type { Container } from '../../container.ts';
 import { AppError } from '../../errors.ts';
 import { Account, LedgerPage, LedgerQuery, PresetList, type LedgerQuery as LedgerQueryT } from '../schemas/requests.schemas.ts';
 import { problems } from './route-kit.ts';
-import { PRESETS } from '../../presets/presets.ts';
+import { ALL_PRESETS } from '../../presets/presets.ts';
 import { formatMicros, parseMicros } from '../../domain/instant.ts';
 
 export function registerAccountRoutes(app: FastifyInstance, c: Container): void {
@@ -30,7 +30,7 @@ export function registerAccountRoutes(app: FastifyInstance, c: Container): void 
         response: { 200: PresetList, ...problems() },
       },
     },
-    async () => ({ presets: PRESETS }),
+    async () => ({ presets: ALL_PRESETS }),
   );
 
   app.get(
