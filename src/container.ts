@@ -143,7 +143,7 @@ export async function createContainer(config: Readonly<Config>, opts: ContainerO
   const purchases = new PurchaseService({ store, credits, clock, provider: new OperatorApprovalProvider() });
   const deletion = new AccountDeletionService({ store, credits, blobs, bus, clock });
   const maintenance = new AccountMaintenance({ store, licenses, limits, clock, log: log.child({ component: 'maintenance' }) });
-  const images = new ImageService({ batches, intake, queries, queue, inspector: codec, clock });
+  const images = new ImageService({ batches, intake, queries, queue, render, inspector: codec, clock });
   const worker =
     runWorker && model
       ? new PhotoWorker(

@@ -1,7 +1,8 @@
 // POST /v1/images: a one-photo batch created, started and waited for in one request.
 import { AppError, PhotoError } from '../errors.ts';
 import type { ItemRow } from '../db/schema.ts';
-import type { JobDefaults } from '../domain/batch.schemas.ts';
+import type { ImageFormat, JobDefaults, Optimize } from '../domain/batch.schemas.ts';
+import type { RenderService } from './render.service.ts';
 import type { BatchService } from './batch.service.ts';
 import type { BatchQueries } from './batch-queries.service.ts';
 import type { PhotoQueue } from './photo-queue.service.ts';
@@ -12,9 +13,16 @@ export type ImageOutcome =
   | { state: 'processing'; jobId: string; item: ItemRow };
 
 export class ImageService {
-  constructor(private readonly deps: { batches: BatchService; intake: IntakeService; queries: BatchQueries; queue: PhotoQueue; inspector: PhotoInspector; clock: () => number }) {}
+  constructor(
+    private readonly deps: { batches: BatchService; intake: IntakeService; queries: BatchQueries; queue: PhotoQueue; render: RenderService; inspector: PhotoInspector; clock: () => number },
+  ) {}
 
-  async process(accountId: string, input: { name: string; data: Buffer; settings?: JobDefaults; timeoutMs: number }, intake: AddPhotosOptions = {}): Promise<ImageOutcome> {
+  /** `encoding`: the format and encoding to store the output in (default: what the settings give, as rendered). */
+  async process(
+    accountId: string,
+    input: { name: string; data: Buffer; settings?: JobDefaults; timeoutMs: number; encoding?: { format?: ImageFormat; optimize: Optimize } },
+    intake: AddPhotosOptions = {},
+  ): Promise<ImageOutcome> {
     const { batches, intake: photos, queries, queue, clock } = this.deps;
     const deadline = clock() + input.timeoutMs;
     // Input at fault is refused before anything exists or is charged.
@@ -43,7 +51,11 @@ export class ImageService {
 
     for (;;) {
       const item = await queries.getItem(accountId, job.id, itemId);
-      if (item.status === 'done') return { state: 'done', jobId: job.id, item };
+      if (item.status === 'done') {
+        const encoding = input.encoding;
+        const stored = encoding ? await this.deps.render.encodeAs(item, encoding.format ?? (item.output_format as ImageFormat), encoding.optimize) : item;
+        return { state: 'done', jobId: job.id, item: stored };
+      }
       if (item.status === 'failed') {
         const inputFault = item.error_input_fault === 1;
         throw new AppError('PROCESSING_FAILED', item.error_message ?? 'The photo could not be processed.', { reason: item.error_code ?? 'PROCESSING_FAILED', jobId: job.id, itemId }, inputFault ? 422 : 503);

@@ -11,7 +11,8 @@ import type { Store } from '../db/store.ts';
 import type { ItemRow, JobRow } from '../db/schema.ts';
 import type { BlobStore } from '../adapters/blob-store.ts';
 import type { ImageCodec } from '../adapters/image-codec.adapter.ts';
-import type { Compliance, ItemMeta, Job, Settings } from '../domain/batch.schemas.ts';
+import type { Compliance, ImageFormat, ItemMeta, Job, Optimize, Settings } from '../domain/batch.schemas.ts';
+import { findPreset } from '../presets/presets.ts';
 import type { ApplyRequest, PreviewRequest } from '../domain/render.schemas.ts';
 import { checkRendered, renderCutout, type Rendered } from '../pipeline/photo-pipeline.ts';
 import type { BatchQueries } from './batch-queries.service.ts';
@@ -56,6 +57,33 @@ export class RenderService {
     if (!request.format || request.format === rendered.format) return rendered;
     const output = await this.deps.codec.convert(rendered.output, request.format, 'off');
     return { ...rendered, output, format: request.format };
+  }
+
+  /**
+   * Stores a finished photo's output in another format or encoding (POST /v1/images with `format` or
+   * `optimize`): what is stored, and behind its fileUrl, is what was asked for. Returns the row as it
+   * is afterwards; unchanged when nothing needs converting or the photo changed meanwhile.
+   */
+  async encodeAs(item: ItemRow, format: ImageFormat, optimize: Optimize): Promise<ItemRow> {
+    const stored = item.output_format as ImageFormat;
+    const maxBytes = findPreset((JSON.parse(item.settings) as Settings).presetId)?.maxBytes;
+    const files = resultFiles(item);
+    const before = await this.deps.blobs.get(files.output);
+    const output = await this.deps.codec.exportOutput(before, stored, format, optimize, maxBytes);
+    if (output === before) return item;
+    const key = blobKeys.result(item.job_id, item.id, randomUUID().slice(0, 13), 'output');
+    await this.deps.blobs.put(key, output);
+    const meta = JSON.parse(item.meta ?? '{}') as ItemMeta;
+    const patch = {
+      output_format: format,
+      output_blob: key,
+      meta: JSON.stringify({ ...meta, output: { ...(meta.output ?? { width: item.source_width, height: item.source_height }), format, bytes: output.length } }),
+      rev: item.rev + 1,
+      updated_at: this.deps.clock(),
+    };
+    const done = await this.deps.store.repos.items.updateResult(item.id, item.rev, patch);
+    await this.deps.blobs.delete(done ? files.output : key).catch(() => undefined);
+    return done ? { ...item, ...patch } : item;
   }
 
   /** The photos named (all must be finished), or every finished photo; 409 NOT_DONE when there is none. */

@@ -32,7 +32,7 @@ describe('POST /v1/images', () => {
 
   it('JSON with base64 and response=json gives ImageResult; the same Idempotency-Key replays without a second charge', async () => {
     const { auth, accountId } = await t.account(3);
-    const payload = { imageBase64: (await productPhoto()).toString('base64'), response: 'json', name: 'cup.jpg', settings: { background: { mode: 'white' } } };
+    const payload: Record<string, unknown> = { imageBase64: (await productPhoto()).toString('base64'), response: 'json', name: 'cup.jpg', settings: { background: { mode: 'white' } } };
     const headers = { ...auth, 'idempotency-key': 'image-key-0001' };
     const first = await t.app.inject({ method: 'POST', url: '/v1/images', headers, payload });
     expect(first.statusCode).toBe(200);
@@ -42,9 +42,15 @@ describe('POST /v1/images', () => {
     expect(result.item.settings.background.mode).toBe('white');
     const file = await t.app.inject({ method: 'GET', url: result.fileUrl, headers: auth });
     expect(file.statusCode).toBe(200);
+    // What is stored is what was asked for: format=webp gives a WebP behind fileUrl too.
+    const webp = (await t.app.inject({ method: 'POST', url: '/v1/images', headers: auth, payload: { ...payload, format: 'webp' } })).json();
+    expect(webp.item.meta.output.format).toBe('webp');
+    const stored = await t.app.inject({ method: 'GET', url: webp.fileUrl, headers: auth });
+    expect(stored.headers['content-type']).toBe('image/webp');
+    expect((await sharp(stored.rawPayload).metadata()).format).toBe('webp');
     const second = await t.app.inject({ method: 'POST', url: '/v1/images', headers, payload });
     expect(second.json().jobId).toBe(result.jobId);
-    expect((await t.c.store.repos.accounts.findById(accountId))!.plan_credits).toBe(2);
+    expect((await t.c.store.repos.accounts.findById(accountId))!.plan_credits).toBe(1);
     const reused = await t.app.inject({ method: 'POST', url: '/v1/images', headers, payload: { ...payload, name: 'other.jpg' } });
     expect(reused.json()).toMatchObject({ code: 'CONFLICT', reason: 'IDEMPOTENCY_KEY_REUSED' });
   });

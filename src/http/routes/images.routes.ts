@@ -11,7 +11,6 @@ import { binary, IMAGE_MIME, jsonBody, multipartBodies, problems } from './route
 import { fingerprint, IDEMPOTENCY_RULES, type StoredResponse } from '../../services/idempotency.service.ts';
 import { itemView, fileUrl } from '../../services/job-view.ts';
 import { resultFiles } from '../../services/blob-keys.ts';
-import { presetLimit } from '../../presets/presets.ts';
 import { fetchPublic, OutboundError } from '../../adapters/outbound-http.adapter.ts';
 import { intakeLimits } from '../photo-budget.ts';
 
@@ -34,7 +33,7 @@ function decodeBase64(value: string): Buffer {
 }
 
 export function registerImageRoutes(app: FastifyInstance, c: Container): void {
-  const { config, images, idempotency, codec, blobs } = c;
+  const { config, images, idempotency, blobs } = c;
 
   async function readInput(request: FastifyRequest): Promise<ImageInput> {
     if (isMultipart(request)) {
@@ -119,7 +118,11 @@ export function registerImageRoutes(app: FastifyInstance, c: Container): void {
       const result = await idempotency.run(accountId, 'images', key, print, async (): Promise<StoredResponse> => {
         // Inside the idempotent operation: replaying an earlier answer spends no photo budget.
         const limits = await intakeLimits(c, request);
-        const outcome = await images.process(accountId, { name: input.name, data: input.data, settings: input.settings, timeoutMs: input.timeout * 1000 }, limits);
+        const outcome = await images.process(
+          accountId,
+          { name: input.name, data: input.data, settings: input.settings, timeoutMs: input.timeout * 1000, encoding: { format: input.format, optimize: input.optimize } },
+          limits,
+        );
         const item = itemView(outcome.item);
         const charged = outcome.item.status === 'done' && outcome.item.refunded === 0 ? outcome.item.charged : 0;
         const json: typeof ImageResult.static = {
@@ -137,9 +140,9 @@ export function registerImageRoutes(app: FastifyInstance, c: Container): void {
         const jsonHeaders = { 'content-type': 'application/json; charset=utf-8' };
         if (outcome.state === 'processing') return { status: 202, headers: jsonHeaders, body: Buffer.from(JSON.stringify(json)) };
         if (input.response === 'json') return { status: 200, headers: jsonHeaders, body: Buffer.from(JSON.stringify(json)) };
-        const stored = await blobs.get(resultFiles(outcome.item).output);
-        const format = input.format ?? (outcome.item.output_format as ImageFormat);
-        const data = await codec.exportOutput(stored, outcome.item.output_format as ImageFormat, format, input.optimize, presetLimit(outcome.item.settings));
+        // Stored as asked (format, optimize): the answer is the stored file, the same as behind fileUrl.
+        const data = await blobs.get(resultFiles(outcome.item).output);
+        const format = outcome.item.output_format as ImageFormat;
         return {
           status: 200,
           headers: {
