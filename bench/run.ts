@@ -3,6 +3,8 @@
 //  2. Matte end-to-end batch throughput through the HTTP API (add, start, wait), photos/s, and the ratio
 //  3. p50 latency of POST /v1/images against bare inference, one 2000x2000 JPEG
 //  4. event-loop responsiveness: GET /v1/jobs/{id} latency while photos are at the model
+//  5. edges: mean alpha error, overall and within 3 px of the true edge, of the upsampled mask and of
+//     the refined alpha, at each eval photo's full resolution (bench/edges.ts; BENCH_EDGES=0 skips it)
 // This machine is shared and noisy: compare the ratios, not the absolute numbers. Bare and service
 // runs alternate in rounds, each round gives its own ratio, and the median ratio is the figure, so a
 // burst of load from another tenant spoils one round and not the result. (Seen here: the same
@@ -15,6 +17,7 @@ import { imglyResourceDir, MODEL_INPUT_SIZE } from '../src/adapters/mask-model.a
 import { ImageCodec } from '../src/adapters/image-codec.adapter.ts';
 import { evalEntries, evalFile, HAVE_EVAL_DATA } from '../test/helpers/eval-data.ts';
 import { startServer } from '../test/helpers/server.ts';
+import { edgeFigures, printEdgeFigures } from './edges.ts';
 
 const PHOTOS = Number(process.env.BENCH_PHOTOS ?? 16);
 const LATENCY_RUNS = Number(process.env.BENCH_LATENCY_RUNS ?? 5);
@@ -164,3 +167,6 @@ try {
 } finally {
   await server.stop();
 }
+
+// Edges: the upsampled mask against the refined alpha, at each eval photo's full resolution.
+if (process.env.BENCH_EDGES !== '0') printEdgeFigures(await edgeFigures());

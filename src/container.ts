@@ -19,6 +19,7 @@ import { PhotoQueue } from './services/photo-queue.service.ts';
 import { ReviewService } from './services/review.service.ts';
 import { RerunService } from './services/rerun.service.ts';
 import { ReportService } from './services/report.service.ts';
+import { WorkerEdgeRefiner } from './adapters/edge-refiner.adapter.ts';
 import { RenderService } from './services/render.service.ts';
 import { DownloadService } from './services/download.service.ts';
 import { MAX_ACTIVE_BATCHES, MAX_PHOTOS_PER_BATCH } from './domain/batch-rules.ts';
@@ -144,10 +145,11 @@ export async function createContainer(config: Readonly<Config>, opts: ContainerO
   const deletion = new AccountDeletionService({ store, credits, blobs, bus, clock });
   const maintenance = new AccountMaintenance({ store, licenses, limits, clock, log: log.child({ component: 'maintenance' }) });
   const images = new ImageService({ batches, intake, queries, queue, render, inspector: codec, clock });
+  const refiner = new WorkerEdgeRefiner();
   const worker =
     runWorker && model
       ? new PhotoWorker(
-          { queue, blobs, pipeline: { codec, model }, bus, stats, priority, log: log.child({ component: 'worker' }) },
+          { queue, blobs, pipeline: { codec, model, refiner }, bus, stats, priority, log: log.child({ component: 'worker' }) },
           { concurrency: config.workerConcurrency, leaseMs: config.leaseMs, maxAttempts: config.maxAttempts },
         )
       : null;
@@ -186,6 +188,7 @@ export async function createContainer(config: Readonly<Config>, opts: ContainerO
       await maintenance.stop();
       await worker?.stop();
       await model?.close();
+      await refiner.close();
       await store.close();
     },
   };

@@ -4,6 +4,7 @@
 import { performance } from 'node:perf_hooks';
 import type { ImageCodec } from '../adapters/image-codec.adapter.ts';
 import { MODEL_INPUT_SIZE, type MaskModel } from '../adapters/mask-model.adapter.ts';
+import type { EdgeRefiner } from '../adapters/edge-refiner.adapter.ts';
 import { PhotoError } from '../errors.ts';
 import type { BBox, Compliance, ImageFormat, ItemMeta, Quality, Settings, Stage, Tier } from '../domain/batch.schemas.ts';
 import { checkCompliance } from './compliance.ts';
@@ -15,6 +16,8 @@ import { outputFormatFor, planLayout } from './compose.ts';
 export interface PipelineDeps {
   codec: ImageCodec;
   model: MaskModel;
+  /** Edge refinement at full resolution; without it the cut-out uses the upsampled mask as it is. */
+  refiner?: EdgeRefiner;
 }
 
 export interface Rendered {
@@ -133,7 +136,7 @@ export async function runPhoto(
 
   await onStage('compose');
   t = performance.now();
-  const { png: cutout, thumb: cutoutThumb } = await deps.codec.cutoutWithThumb(decoded, alpha);
+  const { png: cutout, thumb: cutoutThumb } = await deps.codec.cutoutWithThumb({ ...decoded, rgb: segmented.rgb }, alpha);
   timings.compose = performance.now() - t;
 
   const stageTimes = { compose: 0, encode: 0 };

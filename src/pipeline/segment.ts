@@ -15,19 +15,27 @@
 import type { ImageCodec, DecodedImage } from '../adapters/image-codec.adapter.ts';
 import { MODEL_INPUT_SIZE, type MaskModel, type MaskPrediction } from '../adapters/mask-model.adapter.ts';
 import type { BBox, Tier } from '../domain/batch.schemas.ts';
+import type { EdgeRefiner } from '../adapters/edge-refiner.adapter.ts';
 
 export interface Segmentation {
   /** The mask (1024x1024) and its statistics, for the quality check. */
   prediction: MaskPrediction;
-  /** One-channel alpha at the photo's working size, combined with any source transparency. */
+  /** One-channel alpha at the photo's working size, refined at that size, combined with any source transparency. */
   alpha: Buffer;
+  /** The photo's RGB with edge colours decontaminated (the cut-out's colours). */
+  rgb: Buffer;
   /** Model time, all passes. */
   runMs: number;
 }
 
-export async function segment(deps: { codec: ImageCodec; model: MaskModel }, decoded: DecodedImage, modelInput: Buffer, tier: Tier): Promise<Segmentation> {
+export async function segment(deps: { codec: ImageCodec; model: MaskModel; refiner?: EdgeRefiner }, decoded: DecodedImage, modelInput: Buffer, tier: Tier): Promise<Segmentation> {
   const prediction = tier === 'light' ? await deps.model.predict(modelInput) : await mirroredUnion(deps.model, modelInput);
-  return { prediction, alpha: await deps.codec.maskToSize(prediction.mask, MODEL_INPUT_SIZE, decoded), runMs: prediction.runMs };
+  if (!deps.refiner) return { prediction, alpha: await deps.codec.maskToSize(prediction.mask, MODEL_INPUT_SIZE, decoded), rgb: decoded.rgb, runMs: prediction.runMs };
+  // The mask upsampled, then refined against the photo at its own resolution (edge-refine.mjs).
+  const upsampled = await deps.codec.resizeMask(prediction.mask, MODEL_INPUT_SIZE, decoded.width, decoded.height);
+  const refined = await deps.refiner.refine(decoded.rgb, upsampled, decoded.width, decoded.height);
+  const alpha = decoded.alpha ? await deps.codec.minAlpha(refined.alpha, decoded.alpha, decoded.width, decoded.height) : refined.alpha;
+  return { prediction, alpha, rgb: refined.rgb, runMs: prediction.runMs };
 }
 
 /** The model on the input and on its mirror image; per pixel the larger mask value of the two views. */

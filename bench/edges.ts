@@ -1,0 +1,88 @@
+// Edge figures on ../shared/eval-data at each photo's full source resolution: the model's mask
+// upsampled (what the service made before), against the refined alpha (src/adapters/edge-refine.mjs):
+// mean absolute alpha error over the whole photo, and within 3 pixels of the true edge (where the
+// ground truth crosses 128). Part of npm run bench; also runs alone (npm run bench:edges).
+// MATTE_QUALITY_CACHE=<dir> reuses the light masks kept by npm run bench:quality.
+import fs from 'node:fs';
+import path from 'node:path';
+import sharp from 'sharp';
+import { ImageCodec } from '../src/adapters/image-codec.adapter.ts';
+import { OnnxMaskModel, MODEL_INPUT_SIZE } from '../src/adapters/mask-model.adapter.ts';
+import { refineEdges } from '../src/adapters/edge-refine.mjs';
+import { evalEntries, evalFile, HAVE_EVAL_DATA } from '../test/helpers/eval-data.ts';
+import { dilate, boundary } from '../src/pipeline/check/raster.ts';
+
+export interface EdgeFigures {
+  photos: number;
+  upsampled: { mae: number; edgeMae: number };
+  refined: { mae: number; edgeMae: number };
+  refineMs: number;
+}
+
+export async function edgeFigures(opts: { radius?: number; eps?: number; log?: (line: string) => void } = {}): Promise<EdgeFigures> {
+  if (!HAVE_EVAL_DATA) throw new Error('the edge figures read ../shared/eval-data; set MATTE_SHARED_DIR');
+  const codec = new ImageCodec(100_000_000);
+  const cache = process.env.MATTE_QUALITY_CACHE;
+  let model: OnnxMaskModel | undefined;
+  const sums = { up: 0, upEdge: 0, ref: 0, refEdge: 0, ms: 0 };
+  const entries = evalEntries();
+  for (const entry of entries) {
+    const decoded = await codec.decode(evalFile(entry.image));
+    const input = await codec.toModelInput(decoded, MODEL_INPUT_SIZE);
+    const file = cache && path.join(cache, `${entry.id}.photo.mask`);
+    let mask: Buffer;
+    if (file && fs.existsSync(file)) mask = fs.readFileSync(file);
+    else {
+      model ??= new OnnxMaskModel({ modelPath: '', threads: 2 });
+      await model.ready();
+      mask = (await model.predict(input)).mask;
+    }
+    const upsampled = await codec.maskToSize(mask, MODEL_INPUT_SIZE, decoded);
+    const t0 = performance.now();
+    const refined = refineEdges({ rgb: decoded.rgb, alpha: upsampled, width: decoded.width, height: decoded.height }, { radius: opts.radius, eps: opts.eps }).alpha;
+    sums.ms += performance.now() - t0;
+    const truth = await sharp(evalFile(entry.mask)).extractChannel(0).resize(decoded.width, decoded.height, { fit: 'fill' }).raw().toBuffer();
+    const n = truth.length;
+    const solid = new Uint8Array(n);
+    for (let i = 0; i < n; i++) solid[i] = truth[i] >= 128 ? 1 : 0;
+    const near = dilate(boundary(solid, decoded.width, decoded.height), decoded.width, decoded.height, 3);
+    const err = (a: Uint8Array) => {
+      let all = 0;
+      let edge = 0;
+      let edgeN = 0;
+      for (let i = 0; i < n; i++) {
+        const e = Math.abs(a[i] - truth[i]) / 255;
+        all += e;
+        if (near[i]) {
+          edge += e;
+          edgeN++;
+        }
+      }
+      return { mae: all / n, edgeMae: edgeN ? edge / edgeN : 0 };
+    };
+    const u = err(upsampled);
+    const r = err(refined);
+    sums.up += u.mae;
+    sums.upEdge += u.edgeMae;
+    sums.ref += r.mae;
+    sums.refEdge += r.edgeMae;
+    opts.log?.(`${entry.id.padEnd(26)} upsampled MAE ${u.mae.toFixed(4)} edge ${u.edgeMae.toFixed(4)}   refined MAE ${r.mae.toFixed(4)} edge ${r.edgeMae.toFixed(4)}`);
+  }
+  await model?.close();
+  const k = entries.length;
+  return { photos: k, upsampled: { mae: sums.up / k, edgeMae: sums.upEdge / k }, refined: { mae: sums.ref / k, edgeMae: sums.refEdge / k }, refineMs: sums.ms / k };
+}
+
+export function printEdgeFigures(f: EdgeFigures): void {
+  console.log(`\n## edges at full source resolution, ${f.photos} eval photos (light tier mask)`);
+  console.log('alpha                mean |error|   within 3 px of the true edge');
+  console.log(`upsampled mask       ${f.upsampled.mae.toFixed(4)}         ${f.upsampled.edgeMae.toFixed(4)}`);
+  console.log(`refined              ${f.refined.mae.toFixed(4)}         ${f.refined.edgeMae.toFixed(4)}`);
+  console.log(`refined / upsampled  ${(f.refined.mae / f.upsampled.mae).toFixed(3)}          ${(f.refined.edgeMae / f.upsampled.edgeMae).toFixed(3)}   (refinement ${f.refineMs.toFixed(0)} ms a photo)`);
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const radius = process.env.EDGE_RADIUS ? Number(process.env.EDGE_RADIUS) : undefined;
+  const eps = process.env.EDGE_EPS ? Number(process.env.EDGE_EPS) : undefined;
+  printEdgeFigures(await edgeFigures({ radius, eps, log: process.env.EDGE_VERBOSE ? console.log : undefined }));
+}
