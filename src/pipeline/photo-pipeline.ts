@@ -8,7 +8,7 @@ import type { EdgeRefiner } from '../adapters/edge-refiner.adapter.ts';
 import { PhotoError } from '../errors.ts';
 import type { BBox, Compliance, ImageFormat, ItemMeta, Quality, Settings, Stage, Tier } from '../domain/batch.schemas.ts';
 import { checkCompliance } from './compliance.ts';
-import { segment } from './segment.ts';
+import { alphaAtSize, predictMask } from './segment.ts';
 import { diagnose } from './diagnose.ts';
 import { CHECK_GRID } from './check/features.ts';
 import { outputFormatFor, planLayout } from './compose.ts';
@@ -116,27 +116,30 @@ export async function runPhoto(
 
   await onStage('inference');
   t = performance.now();
-  let segmented;
+  let prediction;
   try {
-    segmented = await segment(deps, decoded, modelInput, tier);
+    prediction = await predictMask(deps.model, modelInput, tier);
   } catch {
     // The message never names the model or the infrastructure.
     throw new PhotoError('PROCESSING_FAILED', 'The photo could not be processed; retrying may help.', false);
   }
   // The model's own run time (all passes); a photo may also have waited while another photo ran.
-  timings.inference = segmented.runMs;
+  timings.inference = prediction.runMs;
   void t;
 
+  // The check reads only the mask: it runs while the mask is refined at full size (in its worker).
   await onStage('diagnose');
   t = performance.now();
-  const { prediction, alpha } = segmented;
+  const refining = alphaAtSize(deps, decoded, prediction);
+  refining.catch(() => undefined);
   const grid = await deps.codec.checkGrid(prediction.mask, modelInput, MODEL_INPUT_SIZE, CHECK_GRID);
   const diagnosis = diagnose(prediction, grid, MODEL_INPUT_SIZE, decoded);
+  const { alpha, rgb } = await refining;
   timings.diagnose = performance.now() - t;
 
   await onStage('compose');
   t = performance.now();
-  const { png: cutout, thumb: cutoutThumb } = await deps.codec.cutoutWithThumb({ ...decoded, rgb: segmented.rgb }, alpha);
+  const { png: cutout, thumb: cutoutThumb } = await deps.codec.cutoutWithThumb({ ...decoded, rgb }, alpha);
   timings.compose = performance.now() - t;
 
   const stageTimes = { compose: 0, encode: 0 };

@@ -17,25 +17,22 @@ import { MODEL_INPUT_SIZE, type MaskModel, type MaskPrediction } from '../adapte
 import type { BBox, Tier } from '../domain/batch.schemas.ts';
 import type { EdgeRefiner } from '../adapters/edge-refiner.adapter.ts';
 
-export interface Segmentation {
-  /** The mask (1024x1024) and its statistics, for the quality check. */
-  prediction: MaskPrediction;
-  /** One-channel alpha at the photo's working size, refined at that size, combined with any source transparency. */
-  alpha: Buffer;
-  /** The photo's RGB with edge colours decontaminated (the cut-out's colours). */
-  rgb: Buffer;
-  /** Model time, all passes. */
-  runMs: number;
+/** The model's mask for the tier: one pass (light), or the photo and its mirror image merged (heavy). */
+export async function predictMask(model: MaskModel, modelInput: Buffer, tier: Tier): Promise<MaskPrediction> {
+  return tier === 'light' ? model.predict(modelInput) : mirroredUnion(model, modelInput);
 }
 
-export async function segment(deps: { codec: ImageCodec; model: MaskModel; refiner?: EdgeRefiner }, decoded: DecodedImage, modelInput: Buffer, tier: Tier): Promise<Segmentation> {
-  const prediction = tier === 'light' ? await deps.model.predict(modelInput) : await mirroredUnion(deps.model, modelInput);
-  if (!deps.refiner) return { prediction, alpha: await deps.codec.maskToSize(prediction.mask, MODEL_INPUT_SIZE, decoded), rgb: decoded.rgb, runMs: prediction.runMs };
-  // The mask upsampled, then refined against the photo at its own resolution (edge-refine.mjs).
+/**
+ * The mask at the photo's working size: upsampled, refined against the photo at that size
+ * (edge-refine.mjs) when a refiner is given, and combined with any source transparency; with the
+ * photo's colours decontaminated at the edges.
+ */
+export async function alphaAtSize(deps: { codec: ImageCodec; refiner?: EdgeRefiner }, decoded: DecodedImage, prediction: MaskPrediction): Promise<{ alpha: Buffer; rgb: Buffer }> {
+  if (!deps.refiner) return { alpha: await deps.codec.maskToSize(prediction.mask, MODEL_INPUT_SIZE, decoded), rgb: decoded.rgb };
   const upsampled = await deps.codec.resizeMask(prediction.mask, MODEL_INPUT_SIZE, decoded.width, decoded.height);
   const refined = await deps.refiner.refine(decoded.rgb, upsampled, decoded.width, decoded.height);
   const alpha = decoded.alpha ? await deps.codec.minAlpha(refined.alpha, decoded.alpha, decoded.width, decoded.height) : refined.alpha;
-  return { prediction, alpha, rgb: refined.rgb, runMs: prediction.runMs };
+  return { alpha, rgb: refined.rgb };
 }
 
 /** The model on the input and on its mirror image; per pixel the larger mask value of the two views. */
