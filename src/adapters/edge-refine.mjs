@@ -7,7 +7,8 @@
 
 /**
  * @param {{ rgb: Uint8Array, alpha: Uint8Array, width: number, height: number }} img RGB and the upsampled alpha, same size
- * @param {{ grid?: number, radius?: number, eps?: number, guided?: boolean, steepen?: number, decontaminate?: boolean }} [opts]
+ * @param {{ grid?: number, radius?: number, eps?: number, guided?: boolean, steepen?: number, decontaminate?: boolean, low?: { rgb: Uint8Array, alpha: Uint8Array } }} [opts]
+ *   `low`: the photo and its alpha already reduced to refineGrid's size (RGB and one channel)
  * @returns {{ alpha: Uint8Array, rgb: Uint8Array }} refined alpha, and RGB with edge colours decontaminated
  */
 export function refineEdges(img, opts = {}) {
@@ -21,40 +22,53 @@ export function refineEdges(img, opts = {}) {
   const eps = opts.eps ?? 1e-4;
   const guided = opts.guided ?? true;
   const steepen = opts.steepen ?? 1.3;
-  const f = Math.max(1, Math.ceil(Math.max(W, H) / grid));
-  const w = Math.ceil(W / f);
-  const h = Math.ceil(H / f);
+  const { w, h } = refineGrid(W, H, grid);
   const n = w * h;
+  // Full-resolution pixels per grid cell, across and down.
+  const sx = W / w;
+  const sy = H / h;
 
-  // Low-resolution guide (grey, 0..1), alpha (0..1) and colours, by block averages.
+  // Low-resolution guide (grey, 0..1), alpha (0..1) and colours: given (reduced by libvips, the
+  // service's way: fast and off this thread), or here by block averages.
   const I = new Float32Array(n);
   const P = new Float32Array(n);
   const R = new Float32Array(n);
   const G = new Float32Array(n);
   const B = new Float32Array(n);
-  const count = new Float32Array(n);
-  const cellOf = new Int32Array(W);
-  for (let x = 0; x < W; x++) cellOf[x] = (x / f) | 0;
-  for (let y = 0; y < H; y++) {
-    const row = ((y / f) | 0) * w;
-    for (let x = 0, i = y * W, j = y * W * 3; x < W; x++, i++, j += 3) {
-      const k = row + cellOf[x];
-      const r = rgb[j], g = rgb[j + 1], b = rgb[j + 2];
-      R[k] += r;
-      G[k] += g;
-      B[k] += b;
-      I[k] += (0.299 * r + 0.587 * g + 0.114 * b) / 255;
-      P[k] += alpha[i] / 255;
-      count[k]++;
+  if (opts.low) {
+    const { rgb: lr, alpha: la } = opts.low;
+    for (let k = 0; k < n; k++) {
+      R[k] = lr[k * 3];
+      G[k] = lr[k * 3 + 1];
+      B[k] = lr[k * 3 + 2];
+      I[k] = (0.299 * R[k] + 0.587 * G[k] + 0.114 * B[k]) / 255;
+      P[k] = la[k] / 255;
     }
-  }
-  for (let k = 0; k < n; k++) {
-    const c = count[k];
-    I[k] /= c;
-    P[k] /= c;
-    R[k] /= c;
-    G[k] /= c;
-    B[k] /= c;
+  } else {
+    const count = new Float32Array(n);
+    const cellOf = new Int32Array(W);
+    for (let x = 0; x < W; x++) cellOf[x] = Math.min(w - 1, (x / sx) | 0);
+    for (let y = 0; y < H; y++) {
+      const row = Math.min(h - 1, (y / sy) | 0) * w;
+      for (let x = 0, i = y * W, j = y * W * 3; x < W; x++, i++, j += 3) {
+        const k = row + cellOf[x];
+        const r = rgb[j], g = rgb[j + 1], b = rgb[j + 2];
+        R[k] += r;
+        G[k] += g;
+        B[k] += b;
+        I[k] += (0.299 * r + 0.587 * g + 0.114 * b) / 255;
+        P[k] += alpha[i] / 255;
+        count[k]++;
+      }
+    }
+    for (let k = 0; k < n; k++) {
+      const c = count[k] || 1;
+      I[k] /= c;
+      P[k] /= c;
+      R[k] /= c;
+      G[k] /= c;
+      B[k] /= c;
+    }
   }
 
   const IP = new Float32Array(n);
@@ -126,17 +140,17 @@ export function refineEdges(img, opts = {}) {
   for (let cy = 0; cy < h; cy++) {
     for (let cx = 0; cx < w; cx++) {
       if (!touched[cy * w + cx]) continue;
-      const yEnd = Math.min(H, (cy + 1) * f);
-      const xEnd = Math.min(W, (cx + 1) * f);
-      for (let y = cy * f; y < yEnd; y++) {
-        // Bilinear position on the low-resolution grid (block centres).
-        const gy = Math.min(h - 1, Math.max(0, (y + 0.5) / f - 0.5));
+      const yEnd = Math.min(H, Math.ceil((cy + 1) * sy));
+      const xEnd = Math.min(W, Math.ceil((cx + 1) * sx));
+      for (let y = Math.floor(cy * sy); y < yEnd; y++) {
+        // Bilinear position on the low-resolution grid (cell centres).
+        const gy = Math.min(h - 1, Math.max(0, (y + 0.5) / sy - 0.5));
         const y0 = gy | 0;
         const y1 = Math.min(h - 1, y0 + 1);
         const fy = gy - y0;
-        for (let x = cx * f; x < xEnd; x++) {
+        for (let x = Math.floor(cx * sx); x < xEnd; x++) {
           const i = y * W + x;
-          const gx = Math.min(w - 1, Math.max(0, (x + 0.5) / f - 0.5));
+          const gx = Math.min(w - 1, Math.max(0, (x + 0.5) / sx - 0.5));
           const x0 = gx | 0;
           const x1 = Math.min(w - 1, x0 + 1);
           const fx = gx - x0;
@@ -169,6 +183,15 @@ export function refineEdges(img, opts = {}) {
     }
   }
   return { alpha: outAlpha, rgb: outRgb };
+}
+
+/**
+ * The coefficient grid for a photo: at most `grid` cells on the long edge, a whole number of pixels a cell.
+ * @param {number} W @param {number} H @param {number} [grid]
+ */
+export function refineGrid(W, H, grid = 768) {
+  const f = Math.max(1, Math.ceil(Math.max(W, H) / grid));
+  return { w: Math.ceil(W / f), h: Math.ceil(H / f) };
 }
 
 /** @param {number} v */

@@ -6,9 +6,9 @@ import { refineEdges } from './edge-refine.mjs';
 
 const port = /** @type {import('node:worker_threads').MessagePort} */ (parentPort);
 
-port.on('message', (/** @type {{ id: number, rgb: Uint8Array, alpha: Uint8Array, width: number, height: number }} */ msg) => {
+port.on('message', (/** @type {{ id: number, rgb: Uint8Array, alpha: Uint8Array, width: number, height: number, low?: { rgb: Uint8Array, alpha: Uint8Array } }} */ msg) => {
   try {
-    const out = refineEdges({ rgb: msg.rgb, alpha: msg.alpha, width: msg.width, height: msg.height });
+    const out = refineEdges({ rgb: msg.rgb, alpha: msg.alpha, width: msg.width, height: msg.height }, msg.low ? { low: msg.low } : {});
     const transfer = /** @type {ArrayBuffer[]} */ ([out.alpha.buffer, out.rgb.buffer]);
     port.postMessage({ id: msg.id, ok: true, alpha: out.alpha, rgb: out.rgb }, transfer);
   } catch (err) {

@@ -8,7 +8,8 @@ export interface RefinedEdges {
 }
 
 export interface EdgeRefiner {
-  refine(rgb: Buffer, alpha: Buffer, width: number, height: number): Promise<RefinedEdges>;
+  /** `low`: the photo and alpha at refineGrid's size (see edge-refine.mjs), when the caller has them. */
+  refine(rgb: Buffer, alpha: Buffer, width: number, height: number, low?: { rgb: Buffer; alpha: Buffer }): Promise<RefinedEdges>;
   close(): Promise<void>;
 }
 
@@ -44,7 +45,7 @@ export class WorkerEdgeRefiner implements EdgeRefiner {
     this.pending.clear();
   }
 
-  refine(rgb: Buffer, alpha: Buffer, width: number, height: number): Promise<RefinedEdges> {
+  refine(rgb: Buffer, alpha: Buffer, width: number, height: number, low?: { rgb: Buffer; alpha: Buffer }): Promise<RefinedEdges> {
     const worker = this.start();
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
@@ -52,7 +53,7 @@ export class WorkerEdgeRefiner implements EdgeRefiner {
       // Copies go to the worker (the caller keeps its buffers); the answers come back transferred.
       const rgbCopy = new Uint8Array(rgb);
       const alphaCopy = new Uint8Array(alpha);
-      worker.postMessage({ id, rgb: rgbCopy, alpha: alphaCopy, width, height }, [rgbCopy.buffer, alphaCopy.buffer]);
+      worker.postMessage({ id, rgb: rgbCopy, alpha: alphaCopy, width, height, low }, [rgbCopy.buffer, alphaCopy.buffer]);
     });
   }
 

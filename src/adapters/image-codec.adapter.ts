@@ -261,6 +261,15 @@ export class ImageCodec {
     return ring ? white / ring : 0;
   }
 
+  /** The photo and the model's square mask reduced to the edge refinement's grid (RGB, and one channel). */
+  async refineInputs(img: DecodedImage, mask: Buffer, maskSize: number, w: number, h: number): Promise<{ rgb: Buffer; alpha: Buffer }> {
+    const [rgb, alpha] = await Promise.all([
+      sharp(img.rgb, { raw: { width: img.width, height: img.height, channels: 3 } }).resize(w, h, { fit: 'fill' }).raw().toBuffer(),
+      sharp(mask, { raw: { width: maskSize, height: maskSize, channels: 1 } }).resize(w, h, { fit: 'fill' }).extractChannel(0).raw().toBuffer(),
+    ]);
+    return { rgb, alpha };
+  }
+
   /** The model's square mask and input reduced to `edge` x `edge` for the quality check (one and three channels). */
   async checkGrid(mask: Buffer, rgb: Buffer, size: number, edge: number): Promise<{ mask: Buffer; rgb: Buffer }> {
     const reduce = (input: Buffer, channels: 1 | 3) => sharp(input, { raw: { width: size, height: size, channels } }).resize(edge, edge, { fit: 'fill', kernel: 'linear' });

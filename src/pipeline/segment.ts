@@ -16,6 +16,7 @@ import type { ImageCodec, DecodedImage } from '../adapters/image-codec.adapter.t
 import { MODEL_INPUT_SIZE, type MaskModel, type MaskPrediction } from '../adapters/mask-model.adapter.ts';
 import type { BBox, Tier } from '../domain/batch.schemas.ts';
 import type { EdgeRefiner } from '../adapters/edge-refiner.adapter.ts';
+import { refineGrid } from '../adapters/edge-refine.mjs';
 
 /** The model's mask for the tier: one pass (light), or the photo and its mirror image merged (heavy). */
 export async function predictMask(model: MaskModel, modelInput: Buffer, tier: Tier): Promise<MaskPrediction> {
@@ -29,8 +30,12 @@ export async function predictMask(model: MaskModel, modelInput: Buffer, tier: Ti
  */
 export async function alphaAtSize(deps: { codec: ImageCodec; refiner?: EdgeRefiner }, decoded: DecodedImage, prediction: MaskPrediction): Promise<{ alpha: Buffer; rgb: Buffer }> {
   if (!deps.refiner) return { alpha: await deps.codec.maskToSize(prediction.mask, MODEL_INPUT_SIZE, decoded), rgb: decoded.rgb };
-  const upsampled = await deps.codec.resizeMask(prediction.mask, MODEL_INPUT_SIZE, decoded.width, decoded.height);
-  const refined = await deps.refiner.refine(decoded.rgb, upsampled, decoded.width, decoded.height);
+  const grid = refineGrid(decoded.width, decoded.height);
+  const [upsampled, low] = await Promise.all([
+    deps.codec.resizeMask(prediction.mask, MODEL_INPUT_SIZE, decoded.width, decoded.height),
+    deps.codec.refineInputs(decoded, prediction.mask, MODEL_INPUT_SIZE, grid.w, grid.h),
+  ]);
+  const refined = await deps.refiner.refine(decoded.rgb, upsampled, decoded.width, decoded.height, low);
   const alpha = decoded.alpha ? await deps.codec.minAlpha(refined.alpha, decoded.alpha, decoded.width, decoded.height) : refined.alpha;
   return { alpha, rgb: refined.rgb };
 }
