@@ -114,6 +114,21 @@ describe('diagnose: the calibrated check', () => {
 
 describe('image codec', () => {
   const codec = new ImageCodec(100_000_000);
+  it('converts a photo with a wide-gamut profile to sRGB, and writes outputs with no profile or metadata', async () => {
+    const srgb = Buffer.alloc(32 * 32 * 3);
+    for (let i = 0; i < srgb.length; i += 3) srgb.set([200, 100, 50], i);
+    // Stored as Display P3 (other numbers for the same colour), with EXIF.
+    const p3 = await sharp(srgb, { raw: { width: 32, height: 32, channels: 3 } }).withIccProfile('p3').withExif({ IFD0: { Copyright: 'x' } }).jpeg({ quality: 100 }).toBuffer();
+    const stored = await sharp(p3).keepIccProfile().raw().toBuffer();
+    expect(Math.abs(stored[0] - 200)).toBeGreaterThan(5);
+    const decoded = await codec.decode(p3);
+    for (const [k, v] of [200, 100, 50].entries()) expect(Math.abs(decoded.rgb[k] - v)).toBeLessThanOrEqual(3);
+    const { png } = await codec.cutoutWithThumb(decoded, Buffer.alloc(32 * 32, 255));
+    for (const out of [png, await codec.convert(png, 'jpeg', 'off'), await codec.convert(png, 'webp', 'off')]) {
+      const meta = await sharp(out).metadata();
+      expect([meta.icc, meta.exif, meta.space]).toEqual([undefined, undefined, 'srgb']);
+    }
+  });
   it('decodes EXIF-rotated, CMYK, 16-bit and transparent inputs to 8-bit RGB, keeping the alpha apart', async () => {
     const rotated = await codec.decode(await exifRotated());
     expect([rotated.width, rotated.height]).toEqual([300, 400]);
