@@ -42,7 +42,7 @@ export async function edgeFigures(opts: { radius?: number; eps?: number; log?: (
     const t0 = performance.now();
     const grid = refineGrid(decoded.width, decoded.height);
     const low = await codec.refineInputs(decoded, mask, MODEL_INPUT_SIZE, grid.w, grid.h);
-    const refined = refineEdges({ rgb: decoded.rgb, alpha: upsampled, width: decoded.width, height: decoded.height }, { radius: opts.radius, eps: opts.eps, low }).alpha;
+    const refined = refineEdges({ rgb: decoded.rgb, alpha: null, width: decoded.width, height: decoded.height }, { radius: opts.radius, eps: opts.eps, low }).alpha;
     sums.ms += performance.now() - t0;
     const truth = await sharp(evalFile(entry.mask)).extractChannel(0).resize(decoded.width, decoded.height, { fit: 'fill' }).raw().toBuffer();
     const n = truth.length;

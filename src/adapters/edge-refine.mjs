@@ -6,7 +6,8 @@
 // Plain JavaScript: it runs in a worker thread (edge-refine.worker.mjs), off the event loop.
 
 /**
- * @param {{ rgb: Uint8Array, alpha: Uint8Array, width: number, height: number }} img RGB and the upsampled alpha, same size
+ * @param {{ rgb: Uint8Array, alpha: Uint8Array | null, width: number, height: number }} img RGB and the upsampled alpha, same size
+ *   (alpha may be null when `low` is given and the guided filter is on)
  * @param {{ grid?: number, radius?: number, eps?: number, guided?: boolean, steepen?: number, decontaminate?: boolean, low?: { rgb: Uint8Array, alpha: Uint8Array } }} [opts]
  *   `low`: the photo and its alpha already reduced to refineGrid's size (RGB and one channel)
  * @returns {{ alpha: Uint8Array, rgb: Uint8Array }} refined alpha, and RGB with edge colours decontaminated
@@ -45,6 +46,7 @@ export function refineEdges(img, opts = {}) {
       P[k] = la[k] / 255;
     }
   } else {
+    if (!alpha) throw new Error('refineEdges needs the upsampled alpha or the reduced inputs');
     const count = new Float32Array(n);
     const cellOf = new Int32Array(W);
     for (let x = 0; x < W; x++) cellOf[x] = Math.min(w - 1, (x / sx) | 0);
@@ -124,7 +126,23 @@ export function refineEdges(img, opts = {}) {
     }
   }
 
-  const outAlpha = new Uint8Array(alpha);
+  // Outside the band the mask is certain: the upsampled alpha, or (when none was given) each cell's
+  // 0 or 255 filled in at full size, which saves upsampling the whole mask.
+  let outAlpha;
+  if (alpha) outAlpha = new Uint8Array(alpha);
+  else {
+    if (!guided) throw new Error('refineEdges needs the upsampled alpha when the guided filter is off');
+    outAlpha = new Uint8Array(W * H);
+    for (let cy = 0; cy < h; cy++) {
+      const yEnd = Math.min(H, Math.ceil((cy + 1) * sy));
+      for (let cx = 0; cx < w; cx++) {
+        if (P[cy * w + cx] < 0.5) continue;
+        const x0 = Math.floor(cx * sx);
+        const x1 = Math.min(W, Math.ceil((cx + 1) * sx));
+        for (let y = Math.floor(cy * sy); y < yEnd; y++) outAlpha.fill(255, y * W + x0, y * W + x1);
+      }
+    }
+  }
   const outRgb = decontaminate ? new Uint8Array(rgb) : rgb;
   // Only blocks whose 2x2 interpolation neighbourhood touches the band can change.
   const touched = new Uint8Array(n);
@@ -158,7 +176,7 @@ export function refineEdges(img, opts = {}) {
           if (!(band[k00] | band[k01] | band[k10] | band[k11])) continue;
           const w00 = (1 - fx) * (1 - fy), w01 = fx * (1 - fy), w10 = (1 - fx) * fy, w11 = fx * fy;
           const r = rgb[i * 3], g = rgb[i * 3 + 1], b = rgb[i * 3 + 2];
-          let q = alpha[i] / 255;
+          let q = alpha ? alpha[i] / 255 : 0;
           if (guided) {
             const grey = (0.299 * r + 0.587 * g + 0.114 * b) / 255;
             const a = mA[k00] * w00 + mA[k01] * w01 + mA[k10] * w10 + mA[k11] * w11;

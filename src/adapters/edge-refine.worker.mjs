@@ -6,7 +6,7 @@ import { refineEdges } from './edge-refine.mjs';
 
 const port = /** @type {import('node:worker_threads').MessagePort} */ (parentPort);
 
-port.on('message', (/** @type {{ id: number, rgb: Uint8Array, alpha: Uint8Array, width: number, height: number, low?: { rgb: Uint8Array, alpha: Uint8Array } }} */ msg) => {
+port.on('message', (/** @type {{ id: number, rgb: Uint8Array, alpha: Uint8Array | null, width: number, height: number, low?: { rgb: Uint8Array, alpha: Uint8Array } }} */ msg) => {
   try {
     const out = refineEdges({ rgb: msg.rgb, alpha: msg.alpha, width: msg.width, height: msg.height }, msg.low ? { low: msg.low } : {});
     const transfer = /** @type {ArrayBuffer[]} */ ([out.alpha.buffer, out.rgb.buffer]);

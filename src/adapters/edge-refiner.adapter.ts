@@ -9,7 +9,7 @@ export interface RefinedEdges {
 
 export interface EdgeRefiner {
   /** `low`: the photo and alpha at refineGrid's size (see edge-refine.mjs), when the caller has them. */
-  refine(rgb: Buffer, alpha: Buffer, width: number, height: number, low?: { rgb: Buffer; alpha: Buffer }): Promise<RefinedEdges>;
+  refine(rgb: Buffer, alpha: Buffer | null, width: number, height: number, low?: { rgb: Buffer; alpha: Buffer }): Promise<RefinedEdges>;
   close(): Promise<void>;
 }
 
@@ -45,15 +45,15 @@ export class WorkerEdgeRefiner implements EdgeRefiner {
     this.pending.clear();
   }
 
-  refine(rgb: Buffer, alpha: Buffer, width: number, height: number, low?: { rgb: Buffer; alpha: Buffer }): Promise<RefinedEdges> {
+  refine(rgb: Buffer, alpha: Buffer | null, width: number, height: number, low?: { rgb: Buffer; alpha: Buffer }): Promise<RefinedEdges> {
     const worker = this.start();
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
       // Copies go to the worker (the caller keeps its buffers); the answers come back transferred.
       const rgbCopy = new Uint8Array(rgb);
-      const alphaCopy = new Uint8Array(alpha);
-      worker.postMessage({ id, rgb: rgbCopy, alpha: alphaCopy, width, height, low }, [rgbCopy.buffer, alphaCopy.buffer]);
+      const alphaCopy = alpha ? new Uint8Array(alpha) : null;
+      worker.postMessage({ id, rgb: rgbCopy, alpha: alphaCopy, width, height, low }, alphaCopy ? [rgbCopy.buffer, alphaCopy.buffer] : [rgbCopy.buffer]);
     });
   }
 

@@ -30,12 +30,11 @@ export async function predictMask(model: MaskModel, modelInput: Buffer, tier: Ti
  */
 export async function alphaAtSize(deps: { codec: ImageCodec; refiner?: EdgeRefiner }, decoded: DecodedImage, prediction: MaskPrediction): Promise<{ alpha: Buffer; rgb: Buffer }> {
   if (!deps.refiner) return { alpha: await deps.codec.maskToSize(prediction.mask, MODEL_INPUT_SIZE, decoded), rgb: decoded.rgb };
+  // The refiner needs the mask only on its grid: away from the edge it is 0 or 255 anyway, so the
+  // whole mask is never upsampled.
   const grid = refineGrid(decoded.width, decoded.height);
-  const [upsampled, low] = await Promise.all([
-    deps.codec.resizeMask(prediction.mask, MODEL_INPUT_SIZE, decoded.width, decoded.height),
-    deps.codec.refineInputs(decoded, prediction.mask, MODEL_INPUT_SIZE, grid.w, grid.h),
-  ]);
-  const refined = await deps.refiner.refine(decoded.rgb, upsampled, decoded.width, decoded.height, low);
+  const low = await deps.codec.refineInputs(decoded, prediction.mask, MODEL_INPUT_SIZE, grid.w, grid.h);
+  const refined = await deps.refiner.refine(decoded.rgb, null, decoded.width, decoded.height, low);
   const alpha = decoded.alpha ? await deps.codec.minAlpha(refined.alpha, decoded.alpha, decoded.width, decoded.height) : refined.alpha;
   return { alpha, rgb: refined.rgb };
 }

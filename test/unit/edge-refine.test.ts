@@ -1,7 +1,7 @@
 // Edge refinement on a drawn photo: a blurred mask snaps towards the photo's real edge, and edge
 // colours lose the old background's tint. Also through the worker thread the service uses.
 import { describe, expect, it } from 'vitest';
-import { refineEdges } from '../../src/adapters/edge-refine.mjs';
+import { refineEdges, refineGrid } from '../../src/adapters/edge-refine.mjs';
 import { WorkerEdgeRefiner } from '../../src/adapters/edge-refiner.adapter.ts';
 
 const W = 120;
@@ -34,6 +34,25 @@ describe('edge refinement', () => {
     expect(mae(alpha, truth)).toBeLessThan(mae(blurred, truth) * 0.7);
     expect(alpha[10 * W + 5]).toBe(255);
     expect(alpha[10 * W + 110]).toBe(0);
+  });
+
+  it('works from the reduced inputs alone (the service\'s way): no upsampled mask needed', () => {
+    const { rgb, truth, blurred } = scene();
+    const grid = refineGrid(W, H, 60);
+    const f = W / grid.w;
+    const low = { rgb: new Uint8Array(grid.w * grid.h * 3), alpha: new Uint8Array(grid.w * grid.h) };
+    for (let y = 0; y < grid.h; y++) {
+      for (let x = 0; x < grid.w; x++) {
+        const i = Math.floor(y * f) * W + Math.floor(x * f);
+        low.rgb.set(rgb.subarray(i * 3, i * 3 + 3), (y * grid.w + x) * 3);
+        low.alpha[y * grid.w + x] = blurred[i];
+      }
+    }
+    const { alpha } = refineEdges({ rgb, alpha: null, width: W, height: H }, { grid: 60, low });
+    expect(mae(alpha, truth)).toBeLessThan(mae(blurred, truth));
+    expect(alpha[10 * W + 5]).toBe(255);
+    expect(alpha[10 * W + 115]).toBe(0);
+    expect(() => refineEdges({ rgb, alpha: null, width: W, height: H })).toThrow(/needs/);
   });
 
   it('decontaminates a semi-transparent edge pixel towards the product colour', () => {
