@@ -20,11 +20,14 @@ export interface PipelineDeps {
   refiner?: EdgeRefiner;
 }
 
-export interface Rendered {
+export interface Drawn {
   output: Buffer;
   format: ImageFormat;
   width: number;
   height: number;
+}
+
+export interface Rendered extends Drawn {
   thumb: Buffer;
 }
 
@@ -35,7 +38,42 @@ export interface PhotoResult extends Rendered {
   meta: ItemMeta;
 }
 
-/** Renders a stored cutout with Settings: used by the pipeline and, later, by apply/preview (no model call). */
+/**
+ * Draws a stored cutout with Settings (no model call), without a thumbnail: previews and downloads.
+ * `reused` says the output is the cutout itself (default settings), so the cutout's thumbnail is the output's.
+ */
+export async function drawCutout(
+  deps: Pick<PipelineDeps, 'codec'>,
+  cutout: Buffer,
+  size: { width: number; height: number },
+  bbox: BBox | null,
+  settings: Settings,
+  backgroundImage: Buffer | null,
+  timings?: { compose: number; encode: number },
+  onEncode?: () => Promise<void>,
+): Promise<Drawn & { reused: boolean }> {
+  let t = performance.now();
+  const layout = planLayout(size, bbox, settings);
+  const format = outputFormatFor(settings);
+  if (format === 'png' && isIdentity(layout, size)) {
+    // Default settings draw the cutout as it is: the stored cutout already is the output, so
+    // re-rendering and re-encoding it (two full-size PNG encodes) would only cost time.
+    if (timings) timings.compose = performance.now() - t;
+    await onEncode?.();
+    return { output: cutout, format, width: size.width, height: size.height, reused: true };
+  }
+  const background = layout.background.kind === 'image' ? (backgroundImage ? { kind: 'image' as const, data: backgroundImage } : { kind: 'transparent' as const }) : layout.background;
+  const raw = await deps.codec.render(cutout, { ...layout, background });
+  if (timings) timings.compose = performance.now() - t;
+  await onEncode?.();
+  t = performance.now();
+  const opaque = background.kind !== 'transparent';
+  const output = await deps.codec.encodeRaw(raw, format, 'off', opaque);
+  if (timings) timings.encode = performance.now() - t;
+  return { output, format, width: raw.width, height: raw.height, reused: false };
+}
+
+/** Draws a stored cutout with Settings and makes its thumbnail: the pipeline and apply, which store both. */
 export async function renderCutout(
   deps: Pick<PipelineDeps, 'codec'>,
   cutout: Buffer,
@@ -48,42 +86,24 @@ export async function renderCutout(
   /** The cutout's thumbnail when the caller has it already (it is the output's when nothing changes). */
   cutoutThumb?: Buffer,
 ): Promise<Rendered> {
-  let t = performance.now();
-  const layout = planLayout(size, bbox, settings);
-  const format = outputFormatFor(settings);
-  if (format === 'png' && isIdentity(layout, size)) {
-    // Default settings draw the cutout as it is: the stored cutout already is the output, so
-    // re-rendering and re-encoding it (two full-size PNG encodes) would only cost time.
-    if (timings) timings.compose = performance.now() - t;
-    await onEncode?.();
-    t = performance.now();
-    const thumb = cutoutThumb ?? (await deps.codec.thumbnail(cutout));
-    if (timings) timings.encode = performance.now() - t;
-    return { output: cutout, format, width: size.width, height: size.height, thumb };
-  }
-  const background = layout.background.kind === 'image' ? (backgroundImage ? { kind: 'image' as const, data: backgroundImage } : { kind: 'transparent' as const }) : layout.background;
-  const raw = await deps.codec.render(cutout, { ...layout, background });
-  if (timings) timings.compose = performance.now() - t;
-  await onEncode?.();
-  t = performance.now();
-  const opaque = background.kind !== 'transparent';
-  const output = await deps.codec.encodeRaw(raw, format, 'off', opaque);
-  const thumb = await deps.codec.thumbnail(output);
-  if (timings) timings.encode = performance.now() - t;
-  return { output, format, width: raw.width, height: raw.height, thumb };
+  const { reused, ...drawn } = await drawCutout(deps, cutout, size, bbox, settings, backgroundImage, timings, onEncode);
+  const t = performance.now();
+  const thumb = reused && cutoutThumb ? cutoutThumb : await deps.codec.thumbnail(drawn.output);
+  if (timings) timings.encode += performance.now() - t;
+  return { ...drawn, thumb };
 }
 
 /**
  * The marketplace check of a render (compliance.ts): the output may come back re-encoded to fit the
  * preset's upload limit. Photos without a marketplace preset pass through unchanged.
  */
-export async function checkRendered(
+export async function checkRendered<T extends Drawn>(
   deps: Pick<PipelineDeps, 'codec'>,
-  rendered: Rendered,
+  rendered: T,
   cutout: { width: number; height: number },
   bbox: BBox | null,
   settings: Settings,
-): Promise<{ rendered: Rendered; compliance?: Compliance }> {
+): Promise<{ rendered: T; compliance?: Compliance }> {
   const { output, compliance } = await checkCompliance(deps.codec, rendered.output, rendered.format, rendered, settings, planLayout(cutout, bbox, settings));
   return { rendered: { ...rendered, output }, compliance };
 }

@@ -17,7 +17,7 @@ import type { ZipSource } from '../adapters/zip-writer.adapter.ts';
 import type { ImageFormat, ItemMeta, Optimize, Settings } from '../domain/batch.schemas.ts';
 import { findPreset, isKnownPresetId } from '../presets/presets.ts';
 import { planLayout, outputFormatFor } from '../pipeline/compose.ts';
-import { renderCutout } from '../pipeline/photo-pipeline.ts';
+import { drawCutout } from '../pipeline/photo-pipeline.ts';
 import type { BatchQueries } from './batch-queries.service.ts';
 import { resultFiles } from './blob-keys.ts';
 import { patchSettings } from './settings.ts';
@@ -183,7 +183,7 @@ export class DownloadService {
 
   private async renderFor(job: JobRow, cutoutKey: string, size: { width: number; height: number }, meta: ItemMeta, settings: Settings, format: ImageFormat, optimize: Optimize): Promise<Buffer> {
     const background = settings.background.mode === 'image' && job.background_blob ? await this.deps.blobs.get(job.background_blob) : null;
-    const rendered = await renderCutout({ codec: this.deps.codec }, await this.deps.blobs.get(cutoutKey), size, meta.bbox ?? null, settings, background);
+    const rendered = await drawCutout({ codec: this.deps.codec }, await this.deps.blobs.get(cutoutKey), size, meta.bbox ?? null, settings, background);
     return this.deps.codec.exportOutput(rendered.output, rendered.format, format, optimize, findPreset(settings.presetId)?.maxBytes);
   }
 }

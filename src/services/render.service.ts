@@ -14,7 +14,7 @@ import type { ImageCodec } from '../adapters/image-codec.adapter.ts';
 import type { Compliance, ImageFormat, ItemMeta, Job, Optimize, Settings } from '../domain/batch.schemas.ts';
 import { findPreset } from '../presets/presets.ts';
 import type { ApplyRequest, PreviewRequest } from '../domain/render.schemas.ts';
-import { checkRendered, renderCutout, type Rendered } from '../pipeline/photo-pipeline.ts';
+import { checkRendered, drawCutout, type Drawn } from '../pipeline/photo-pipeline.ts';
 import type { BatchQueries } from './batch-queries.service.ts';
 import type { EventBus } from './event-bus.ts';
 import { blobKeys, resultFiles } from './blob-keys.ts';
@@ -49,7 +49,7 @@ export class RenderService {
     return { ...(await this.deps.queries.getJob(accountId, jobId)), applied, skipped: planned.length - applied };
   }
 
-  async preview(accountId: string, jobId: string, itemId: string, request: PreviewRequest): Promise<Rendered> {
+  async preview(accountId: string, jobId: string, itemId: string, request: PreviewRequest): Promise<Drawn> {
     const job = await this.deps.queries.requireJob(accountId, jobId);
     const [item] = await this.select(jobId, [itemId]);
     const settings = patchSettings(JSON.parse(item.settings) as Settings, request.settings ?? {}, { hasBackgroundImage: job.background_blob !== null, path: 'body/settings' });
@@ -107,20 +107,22 @@ export class RenderService {
     return settings.background.mode === 'image' && job.background_blob ? this.deps.blobs.get(job.background_blob) : null;
   }
 
-  private async render(item: ItemRow, settings: Settings, background: Buffer | null): Promise<Rendered & { compliance?: Compliance }> {
+  /** Draws the photo from its stored cut-out and checks it against its preset; no thumbnail. */
+  private async render(item: ItemRow, settings: Settings, background: Buffer | null): Promise<Drawn & { compliance?: Compliance }> {
     const meta = JSON.parse(item.meta ?? '{}') as ItemMeta;
     const cutout = await this.deps.blobs.get(resultFiles(item).cutout);
     const size = meta.cutout ?? (await this.deps.codec.size(cutout));
-    const drawn = await renderCutout({ codec: this.deps.codec }, cutout, size, meta.bbox ?? null, settings, background);
+    const drawn = await drawCutout({ codec: this.deps.codec }, cutout, size, meta.bbox ?? null, settings, background);
     const { rendered, compliance } = await checkRendered({ codec: this.deps.codec }, drawn, size, meta.bbox ?? null, settings);
-    return { ...rendered, compliance };
+    return { output: rendered.output, format: rendered.format, width: rendered.width, height: rendered.height, compliance };
   }
 
   private async applyOne(item: ItemRow, settings: Settings, background: Buffer | null): Promise<boolean> {
     const rendered = await this.render(item, settings, background);
+    const thumb = await this.deps.codec.thumbnail(rendered.output);
     const token = randomUUID().slice(0, 13);
     const files = { output: blobKeys.result(item.job_id, item.id, token, 'output'), thumb: blobKeys.result(item.job_id, item.id, token, 'thumb.webp') };
-    await Promise.all([this.deps.blobs.put(files.output, rendered.output), this.deps.blobs.put(files.thumb, rendered.thumb)]);
+    await Promise.all([this.deps.blobs.put(files.output, rendered.output), this.deps.blobs.put(files.thumb, thumb)]);
     const meta = JSON.parse(item.meta ?? '{}') as ItemMeta;
     const now = this.deps.clock();
     const done = await this.deps.store.repos.items.updateResult(item.id, item.rev, {
