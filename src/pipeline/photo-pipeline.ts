@@ -73,26 +73,6 @@ export async function drawCutout(
   return { output, format, width: raw.width, height: raw.height, reused: false };
 }
 
-/** Draws a stored cutout with Settings and makes its thumbnail: the pipeline and apply, which store both. */
-export async function renderCutout(
-  deps: Pick<PipelineDeps, 'codec'>,
-  cutout: Buffer,
-  size: { width: number; height: number },
-  bbox: BBox | null,
-  settings: Settings,
-  backgroundImage: Buffer | null,
-  timings?: { compose: number; encode: number },
-  onEncode?: () => Promise<void>,
-  /** The cutout's thumbnail when the caller has it already (it is the output's when nothing changes). */
-  cutoutThumb?: Buffer,
-): Promise<Rendered> {
-  const { reused, ...drawn } = await drawCutout(deps, cutout, size, bbox, settings, backgroundImage, timings, onEncode);
-  const t = performance.now();
-  const thumb = reused && cutoutThumb ? cutoutThumb : await deps.codec.thumbnail(drawn.output);
-  if (timings) timings.encode += performance.now() - t;
-  return { ...drawn, thumb };
-}
-
 /**
  * The marketplace check of a render (compliance.ts): the output may come back re-encoded to fit the
  * preset's upload limit. Photos without a marketplace preset pass through unchanged.
@@ -163,9 +143,11 @@ export async function runPhoto(
   timings.compose = performance.now() - t;
 
   const stageTimes = { compose: 0, encode: 0 };
-  const drawn = await renderCutout(deps, cutout, decoded, diagnosis.bbox, settings, backgroundImage, stageTimes, () => onStage('encode'), cutoutThumb);
+  const { reused, ...drawn } = await drawCutout(deps, cutout, decoded, diagnosis.bbox, settings, backgroundImage, stageTimes, () => onStage('encode'));
   t = performance.now();
-  const { rendered, compliance } = await checkRendered(deps, drawn, decoded, diagnosis.bbox, settings);
+  // Default settings: the output is the cutout, and so is its thumbnail.
+  const thumb = reused ? cutoutThumb : await deps.codec.thumbnail(drawn.output);
+  const { rendered, compliance } = await checkRendered(deps, { ...drawn, thumb }, decoded, diagnosis.bbox, settings);
   timings.compose += stageTimes.compose;
   timings.encode = stageTimes.encode + (performance.now() - t);
   timings.total = performance.now() - started;
