@@ -20,7 +20,7 @@ import { registerStudioRoutes } from './http/routes/studio.routes.ts';
 import { registerReviewRoutes } from './http/routes/review.routes.ts';
 import { registerRenderRoutes } from './http/routes/render.routes.ts';
 import { registerDownloadRoutes } from './http/routes/download.routes.ts';
-import { registerUnbuiltRoutes } from './http/routes/unbuilt.routes.ts';
+import { registerEventRoutes } from './http/routes/events.routes.ts';
 import { SESSION_COOKIE } from './services/session.service.ts';
 
 export const API_VERSION = '1.0.0';
@@ -71,7 +71,7 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
         { name: 'studio', description: 'Studio session operations (not for API keys).' },
         { name: 'review', description: 'The review queue and re-runs.' },
         { name: 'reference', description: 'Presets and the API description.' },
-        { name: 'not built yet', description: 'Specified endpoints that answer 501 until they are built.' },
+        { name: 'events', description: 'Follow a batch: Server-Sent Events and webhook deliveries. Webhooks are POSTed with X-Matte-Event, X-Matte-Delivery (stable across retries), X-Matte-Attempt and X-Matte-Signature `t=<unix seconds>,v1=<hex HMAC-SHA256 of "t.rawBody" with the batch\'s webhookSecret>`; User-Agent Matte-Webhooks/1.0.' },
       ],
       components: {
         securitySchemes: {
@@ -126,6 +126,6 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
   registerReviewRoutes(app, c);
   registerRenderRoutes(app, c);
   registerDownloadRoutes(app, c);
-  registerUnbuiltRoutes(app, c);
+  registerEventRoutes(app, c);
   return app;
 }

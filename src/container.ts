@@ -8,7 +8,11 @@ import { FsBlobStore, type BlobStore } from './adapters/blob-store.ts';
 import { ImageCodec, setImageThreads } from './adapters/image-codec.adapter.ts';
 import { OnnxMaskModel, type MaskModel } from './adapters/mask-model.adapter.ts';
 import { HelperThreadPriority } from './adapters/thread-priority.ts';
-import { EventBus } from './services/event-bus.ts';
+import { LocalEventBus, type EventBus } from './services/event-bus.ts';
+import { PgNotifyBus } from './adapters/pg-notify-bus.adapter.ts';
+import { EventStreamService } from './services/event-stream.service.ts';
+import { WebhookService } from './services/webhook.service.ts';
+import { WebhookDispatcher } from './jobs/webhook-dispatcher.ts';
 import { CreditsService } from './services/credits.service.ts';
 import { AccountService } from './services/account.service.ts';
 import { BatchService } from './services/batch.service.ts';
@@ -65,6 +69,10 @@ export interface Container {
   /** Present when this process runs photos (the embedded worker). */
   model: MaskModel | null;
   worker: PhotoWorker | null;
+  events: EventStreamService;
+  webhooks: WebhookService;
+  /** Sends webhook deliveries; every process runs one (attempts are leased in the database). */
+  dispatcher: WebhookDispatcher;
   close(): Promise<void>;
 }
 
@@ -85,7 +93,8 @@ export async function createContainer(config: Readonly<Config>, opts: ContainerO
   const blobs = new FsBlobStore(path.join(config.dataDir, 'blobs'));
   setImageThreads(config.imageThreads);
   const codec = new ImageCodec(config.maxInputPixels);
-  const bus = new EventBus();
+  // Between processes on PostgreSQL, within this one on SQLite (one process owns an embedded database's worker).
+  const bus: EventBus = store.dialect === 'postgres' ? await PgNotifyBus.connect(config.databaseUrl, log.child({ component: 'bus' })) : new LocalEventBus();
   const credits = new CreditsService();
   const stats = new ThroughputStats();
   const runWorker = opts.runWorker ?? config.embeddedWorker;
@@ -154,6 +163,13 @@ export async function createContainer(config: Readonly<Config>, opts: ContainerO
         )
       : null;
 
+  const events = new EventStreamService({ store, queries, bus, clock, keepAliveMs: config.sseKeepAliveMs, maxMs: config.sseMaxMs });
+  const dispatcher = new WebhookDispatcher(
+    { store, bus, clock, log: log.child({ component: 'webhooks' }) },
+    { retryDelaysMs: config.webhookRetryDelaysMs, timeoutMs: config.webhookTimeoutMs, allowPrivateNetworks: config.allowPrivateNetworks },
+  );
+  const webhooks = new WebhookService({ store, queries, maxAttempts: dispatcher.maxAttempts });
+
   return {
     config,
     log,
@@ -184,11 +200,16 @@ export async function createContainer(config: Readonly<Config>, opts: ContainerO
     stats,
     model,
     worker,
+    events,
+    webhooks,
+    dispatcher,
     async close() {
       await maintenance.stop();
       await worker?.stop();
+      await dispatcher.stop();
       await model?.close();
       await refiner.close();
+      await bus.close();
       await store.close();
     },
   };

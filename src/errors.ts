@@ -27,7 +27,6 @@ export const ERROR_CODES = {
   UPLOAD_FAILED: { status: 500, title: 'Storing the upload failed' },
   INTERNAL: { status: 500, title: 'Internal error' },
   REQUEST_TIMEOUT: { status: 408, title: 'Request timed out' },
-  NOT_IMPLEMENTED: { status: 501, title: 'Not implemented yet' },
   SERVICE_UNAVAILABLE: { status: 503, title: 'Service unavailable' },
   TIMEOUT: { status: 504, title: 'Timed out' },
   STORAGE_FULL: { status: 507, title: 'Storage full' },

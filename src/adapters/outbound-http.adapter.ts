@@ -1,4 +1,4 @@
-// Outbound fetches (image links, later webhooks) refuse loopback, private, link-local and other
+// Outbound calls (image links, ZIP links and webhooks) refuse loopback, private, link-local and other
 // non-public addresses unless MATTE_ALLOW_PRIVATE_NETWORKS=1. The check runs on the resolved address
 // at connect time (a custom lookup), so a DNS name that points inward, or re-points between checks, is caught.
 import http from 'node:http';
@@ -127,5 +127,54 @@ function requestOnce(url: URL, opts: FetchOptions): Promise<{ status: number; re
       if (code === 'EREFUSEDPRIVATE') return reject(new OutboundError('Private and loopback addresses are not fetched.', 'refused'));
       reject(new OutboundError(`The link could not be fetched (${code ?? err.message}).`, 'network'));
     });
+  });
+}
+
+export interface PostOptions {
+  allowPrivate: boolean;
+  /** The whole attempt: connect, send, and the answer's status line. */
+  timeoutMs: number;
+  headers: Record<string, string>;
+}
+
+/**
+ * POST a body to a public http(s) URL, once: redirects are never followed (a 3xx is the answer), so
+ * a receiver cannot bounce the request to a private address. Resolves with the status of any answer;
+ * rejects with OutboundError when there is none (refused address, network error, timeout).
+ */
+export function postPublic(rawUrl: string, body: Buffer, opts: PostOptions): Promise<{ status: number }> {
+  let url: URL;
+  try {
+    url = new URL(rawUrl);
+  } catch {
+    return Promise.reject(new OutboundError('Not a valid URL.', 'refused'));
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return Promise.reject(new OutboundError('Only http and https URLs are called.', 'refused'));
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  if (net.isIP(host) && !opts.allowPrivate && isPrivateAddress(host)) return Promise.reject(new OutboundError('Private and loopback addresses are not called.', 'refused'));
+  return new Promise((resolve, reject) => {
+    const client = url.protocol === 'https:' ? https : http;
+    // A fresh connection per attempt: a pooled socket the receiver closed while idle would fail the
+    // attempt for nothing, and the answer limit counts from the connect.
+    const req = client.request(url, { method: 'POST', agent: false, lookup: guardedLookup(opts.allowPrivate), headers: { ...opts.headers, 'content-length': String(body.length) } }, (res) => {
+      clearTimeout(deadline);
+      // The answer's body is not needed: read and dropped, at most 64 KiB of it.
+      let seen = 0;
+      res.on('data', (chunk: Buffer) => {
+        seen += chunk.length;
+        if (seen > 65_536) res.destroy();
+      });
+      res.on('error', () => undefined);
+      resolve({ status: res.statusCode ?? 0 });
+    });
+    const deadline = setTimeout(() => req.destroy(new OutboundError(`No answer within ${opts.timeoutMs} ms.`, 'timeout')), opts.timeoutMs);
+    req.on('error', (err) => {
+      clearTimeout(deadline);
+      if (err instanceof OutboundError) return reject(err);
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'EREFUSEDPRIVATE') return reject(new OutboundError('Private and loopback addresses are not called.', 'refused'));
+      reject(new OutboundError(`The request failed (${code ?? err.message}).`, 'network'));
+    });
+    req.end(body);
   });
 }

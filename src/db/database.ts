@@ -10,6 +10,7 @@ import * as initial from './migrations/2026-11-21T00-initial.ts';
 import * as accounts from './migrations/2026-11-23T00-accounts.ts';
 import * as claims from './migrations/2026-11-23T01-claims.ts';
 import * as resultFiles from './migrations/2026-11-23T02-result-files.ts';
+import * as webhookDeliveries from './migrations/2026-11-24T00-webhook-deliveries.ts';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -25,6 +26,7 @@ const MIGRATIONS: Record<string, DatedMigration> = {
   '2026-11-23T00-accounts': accounts,
   '2026-11-23T01-claims': claims,
   '2026-11-23T02-result-files': resultFiles,
+  '2026-11-24T00-webhook-deliveries': webhookDeliveries,
 };
 
 /**

@@ -212,6 +212,32 @@ export interface ClaimTable {
   created_at: number;
 }
 
+export interface WebhookDeliveryTable {
+  id: string;
+  job_id: string;
+  /** The event's per-batch sequence number (job_events.seq). */
+  event_seq: number;
+  event: string;
+  /** The batch's webhookUrl when the event happened. */
+  url: string;
+  /** JSON text of the event object: the exact body of every attempt. */
+  payload: string;
+  /** pending | delivered | given_up */
+  status: string;
+  /** Attempts made so far. */
+  attempts: number;
+  /** When the next attempt is due; null once delivered or given up. */
+  next_attempt_at: number | null;
+  /** The process sending the current attempt, until lease_expires_at. */
+  lease_owner: string | null;
+  lease_expires_at: number | null;
+  delivered_at: number | null;
+  given_up_at: number | null;
+  last_status: number | null;
+  last_error: string | null;
+  created_at: number;
+}
+
 export interface Database {
   accounts: AccountTable;
   api_keys: ApiKeyTable;
@@ -225,6 +251,7 @@ export interface Database {
   purchases: PurchaseTable;
   rate_limits: RateLimitTable;
   claims: ClaimTable;
+  webhook_deliveries: WebhookDeliveryTable;
 }
 
 export type AccountRow = Selectable<AccountTable>;
@@ -240,3 +267,5 @@ export type LicenseRow = Selectable<LicenseTable>;
 export type SessionRow = Selectable<SessionTable>;
 export type PurchaseRow = Selectable<PurchaseTable>;
 export type ClaimRow = Selectable<ClaimTable>;
+export type DeliveryRow = Selectable<WebhookDeliveryTable>;
+export type NewDelivery = Insertable<WebhookDeliveryTable>;

@@ -14,6 +14,7 @@ import { SessionsRepository } from './repositories/sessions.repository.ts';
 import { PurchasesRepository } from './repositories/purchases.repository.ts';
 import { RateLimitsRepository } from './repositories/rate-limits.repository.ts';
 import { ClaimsRepository } from './repositories/claims.repository.ts';
+import { DeliveriesRepository } from './repositories/deliveries.repository.ts';
 
 export interface Repos {
   accounts: AccountsRepository;
@@ -27,6 +28,7 @@ export interface Repos {
   purchases: PurchasesRepository;
   rateLimits: RateLimitsRepository;
   claims: ClaimsRepository;
+  deliveries: DeliveriesRepository;
 }
 
 function reposFor(db: Kysely<Database>, dialect: Dialect): Repos {
@@ -42,6 +44,7 @@ function reposFor(db: Kysely<Database>, dialect: Dialect): Repos {
     purchases: new PurchasesRepository(db),
     rateLimits: new RateLimitsRepository(db, dialect),
     claims: new ClaimsRepository(db),
+    deliveries: new DeliveriesRepository(db, dialect),
   };
 }
 

@@ -9,6 +9,7 @@ const app = await buildApp(container);
 await app.listen({ port: config.port, host: config.host });
 container.worker?.start();
 container.maintenance.start();
+container.dispatcher.start();
 container.log.info({ port: config.port, dataDir: config.dataDir, database: container.store.dialect }, 'matte is serving');
 
 let closing = false;

@@ -1,7 +1,12 @@
 // What follows a photo's change, in the same transaction: the batch's status (a running batch with
-// nothing queued or in flight is paused when photos are held, else done or failed) and the event log.
+// nothing queued or in flight is paused when photos are held, else done or failed), the event log, and
+// the webhook delivery of each event the batch's webhook selected. An event and its delivery commit
+// with the change they announce, or not at all.
 import type { Repos } from '../db/store.ts';
+import type { JobRow } from '../db/schema.ts';
 import type { EventName } from '../domain/batch.schemas.ts';
+import type { ItemEventData, JobEvent, JobEventData } from '../domain/event.schemas.ts';
+import { newId } from '../ids.ts';
 import { ACTIVE_JOB_STATUSES } from '../domain/batch-rules.ts';
 import { countItems, itemView } from './job-view.ts';
 
@@ -30,44 +35,59 @@ export class BatchProgress {
     const job = (await r.jobs.findById(jobId))!;
     const { byStatus, refunded } = await r.items.statusCounts(jobId);
     const counts = countItems(byStatus, refunded);
-    const seq = await r.jobs.nextEventSeq(jobId);
-    await r.events.insert({
-      id: seq,
-      event,
-      at: now,
-      jobId,
-      data: {
-        status: job.status,
-        counts,
-        downloadUrl: counts.done > 0 ? `/v1/jobs/${jobId}/download` : null,
-        reviewUrl: `/v1/jobs/${jobId}/review`,
-        continueUrl: job.status === 'paused' && counts.held > 0 ? `/v1/jobs/${jobId}/continue` : null,
-      },
-    });
+    const data: JobEventData = {
+      status: job.status as JobEventData['status'],
+      counts,
+      downloadUrl: counts.done > 0 ? `/v1/jobs/${jobId}/download` : null,
+      reviewUrl: `/v1/jobs/${jobId}/review`,
+      continueUrl: job.status === 'paused' && counts.held > 0 ? `/v1/jobs/${jobId}/continue` : null,
+    };
+    await this.append(r, job, event, now, data);
   }
 
   async recordItemEvent(r: Repos, itemId: string, event: EventName, now: number): Promise<void> {
     const row = (await r.items.findById(itemId))!;
+    const job = (await r.jobs.findById(row.job_id))!;
     const item = itemView(row);
-    const seq = await r.jobs.nextEventSeq(row.job_id);
-    await r.events.insert({
-      id: seq,
-      event,
-      at: now,
-      jobId: row.job_id,
-      data: {
-        itemId: item.id,
-        name: item.name,
-        status: item.status,
-        review: item.review,
-        score: item.quality?.score ?? null,
-        credits: item.credits,
-        attempts: item.attempts,
-        error: item.error ?? null,
-        outputUrl: item.outputUrl ?? null,
-        thumbUrl: item.thumbUrl ?? null,
-        inputThumbUrl: item.inputThumbUrl ?? null,
-      },
-    });
+    const data: ItemEventData = {
+      itemId: item.id,
+      name: item.name,
+      status: item.status,
+      review: item.review,
+      score: item.quality?.score ?? null,
+      credits: item.credits,
+      attempts: item.attempts,
+      error: item.error ?? null,
+      outputUrl: item.outputUrl ?? null,
+      thumbUrl: item.thumbUrl ?? null,
+      inputThumbUrl: item.inputThumbUrl ?? null,
+    };
+    await this.append(r, job, event, now, data);
   }
+
+  private async append(r: Repos, job: JobRow, event: EventName, now: number, data: JobEventData | ItemEventData): Promise<void> {
+    const payload: JobEvent = { id: await r.jobs.nextEventSeq(job.id), event, at: now, jobId: job.id, data };
+    await r.events.insert(payload);
+    if (job.webhook_url && selects(job.webhook_events, event)) {
+      await r.deliveries.insert({
+        id: newId('dlv'),
+        job_id: job.id,
+        event_seq: payload.id,
+        event,
+        url: job.webhook_url,
+        payload: JSON.stringify(payload),
+        status: 'pending',
+        attempts: 0,
+        next_attempt_at: now,
+        created_at: now,
+      });
+    }
+  }
+}
+
+/** webhook_events: JSON "all" or an array of event names (null: no webhook). */
+function selects(webhookEvents: string | null, event: EventName): boolean {
+  if (!webhookEvents) return false;
+  const selected = JSON.parse(webhookEvents) as 'all' | EventName[];
+  return selected === 'all' || selected.includes(event);
 }

@@ -2,6 +2,8 @@
 // held → pending → processing → done | failed, as the API drives it (create, start, stop, continue,
 // delete). Filling a draft is intake.service.ts; the worker's side is photo-queue.service.ts. Every
 // transition that moves credits writes its ledger rows in the same transaction.
+import net from 'node:net';
+import { isPrivateAddress } from '../adapters/outbound-http.adapter.ts';
 import { randomBytes } from 'node:crypto';
 import { AppError, notFound } from '../errors.ts';
 import { newId } from '../ids.ts';
@@ -243,16 +245,22 @@ export function spreadSample(items: ItemRow[], n: number): Set<string> {
 }
 
 function checkWebhookUrl(raw: string, allowPrivate: boolean): void {
+  const refuse = (message: string, detail: string): never => {
+    throw new AppError('VALIDATION', message, { errors: [{ path: '/webhookUrl', message: detail }] });
+  };
   let url: URL;
   try {
     url = new URL(raw);
   } catch {
-    throw new AppError('VALIDATION', 'webhookUrl is not a valid URL.', { errors: [{ path: '/webhookUrl', message: 'must be an absolute https URL' }] });
+    return refuse('webhookUrl is not a valid URL.', 'must be an absolute https URL');
   }
-  const ok = url.protocol === 'https:' || (allowPrivate && url.protocol === 'http:');
-  if (!ok) throw new AppError('VALIDATION', 'webhookUrl must use https.', { errors: [{ path: '/webhookUrl', message: 'must be an https URL' }] });
-  if (!allowPrivate && /^(localhost|127\.|10\.|192\.168\.|169\.254\.|\[?::1\]?$)/i.test(url.hostname)) {
-    throw new AppError('VALIDATION', 'webhookUrl must be a public host.', { errors: [{ path: '/webhookUrl', message: 'private and loopback hosts are refused' }] });
+  // Plain http only where private networks are allowed (tests and closed networks).
+  if (!(url.protocol === 'https:' || (allowPrivate && url.protocol === 'http:'))) refuse('webhookUrl must use https.', 'must be an https URL');
+  if (url.username || url.password) refuse('webhookUrl must not carry credentials.', 'credentials in the URL are refused; verify deliveries by their signature');
+  const host = url.hostname.replace(/^\[|\]$/g, '').toLowerCase();
+  // Names are checked again on every attempt, on the address they resolve to (outbound-http.adapter.ts).
+  if (!allowPrivate && (host === 'localhost' || host.endsWith('.localhost') || (net.isIP(host) !== 0 && isPrivateAddress(host)))) {
+    refuse('webhookUrl must be a public host.', 'private and loopback hosts are refused');
   }
 }
 

@@ -1,8 +1,28 @@
-// In-process notifications: a batch changed (long-polls and streams wake up), work was queued (the
-// worker stops waiting). The database stays the authority; the bus only says "look again".
+// Notifications between the parts that change batches and the parts that wait on them: a batch changed
+// (long-polls, event streams and the webhook dispatcher look again), work was queued (idle workers stop
+// waiting). The database stays the authority; a signal only says "look again", so a lost or doubled
+// signal costs a query, never a wrong answer.
+//
+// LocalEventBus serves one process (SQLite, tests). With PostgreSQL, PgNotifyBus (adapters) carries the
+// same signals between processes over LISTEN/NOTIFY, so a stream served by an API process hears what a
+// worker process did.
 import { EventEmitter } from 'node:events';
 
-export class EventBus {
+export interface EventBus {
+  jobChanged(jobId: string): void;
+  onJobChanged(jobId: string, listener: () => void): () => void;
+  /** Every batch's changes (the webhook dispatcher). */
+  onAnyJobChanged(listener: () => void): () => void;
+  workQueued(): void;
+  onWorkQueued(listener: () => void): () => void;
+  /** Listeners subscribed now, of every kind: a stream or long-poll that ended must leave none behind. */
+  listenerCount(): number;
+  close(): Promise<void>;
+}
+
+const ANY_JOB = 'job:*';
+
+export class LocalEventBus implements EventBus {
   private readonly emitter = new EventEmitter();
 
   constructor() {
@@ -12,11 +32,15 @@ export class EventBus {
 
   jobChanged(jobId: string): void {
     this.emitter.emit(`job:${jobId}`);
+    this.emitter.emit(ANY_JOB);
   }
 
   onJobChanged(jobId: string, listener: () => void): () => void {
-    this.emitter.on(`job:${jobId}`, listener);
-    return () => this.emitter.off(`job:${jobId}`, listener);
+    return this.on(`job:${jobId}`, listener);
+  }
+
+  onAnyJobChanged(listener: () => void): () => void {
+    return this.on(ANY_JOB, listener);
   }
 
   workQueued(): void {
@@ -24,7 +48,24 @@ export class EventBus {
   }
 
   onWorkQueued(listener: () => void): () => void {
-    this.emitter.on('work', listener);
-    return () => this.emitter.off('work', listener);
+    return this.on('work', listener);
+  }
+
+  /** Wakes every listener: after signals may have been missed (a lost database connection). */
+  wakeAll(): void {
+    for (const name of this.emitter.eventNames()) this.emitter.emit(name);
+  }
+
+  listenerCount(): number {
+    return this.emitter.eventNames().reduce((sum, name) => sum + this.emitter.listenerCount(name), 0);
+  }
+
+  async close(): Promise<void> {
+    this.emitter.removeAllListeners();
+  }
+
+  private on(name: string, listener: () => void): () => void {
+    this.emitter.on(name, listener);
+    return () => this.emitter.off(name, listener);
   }
 }

@@ -7,7 +7,7 @@ import { BatchQueries } from '../../src/services/batch-queries.service.ts';
 import { BatchProgress } from '../../src/services/batch-progress.ts';
 import { IntakeService } from '../../src/services/intake.service.ts';
 import { PhotoQueue } from '../../src/services/photo-queue.service.ts';
-import { EventBus } from '../../src/services/event-bus.ts';
+import { LocalEventBus } from '../../src/services/event-bus.ts';
 import { FsBlobStore } from '../../src/adapters/blob-store.ts';
 import { ImageCodec } from '../../src/adapters/image-codec.adapter.ts';
 import type { Store } from '../../src/db/store.ts';
@@ -16,7 +16,7 @@ export function dbTierServices(store: Store, dataDir: string, clock: () => numbe
   const credits = new CreditsService();
   const accounts = new AccountService({ store, credits, clock, limits: { photosPerBatch: 200, activeBatches: 2, requestsPerMinute: 60, photosPerHour: 2000, resultsKeptForHours: 2 } });
   const blobs = new FsBlobStore(`${dataDir}/blobs`);
-  const bus = new EventBus();
+  const bus = new LocalEventBus();
   const inspector = new ImageCodec(100_000_000);
   const queries = new BatchQueries({ store, bus, clock, perImageMs: () => 1000 });
   const progress = new BatchProgress(7_200_000);

@@ -28,6 +28,7 @@ export async function createTestApp(overrides: Partial<Config> = {}, opts: { run
   const app = await buildApp(c);
   await app.ready();
   c.worker?.start();
+  c.dispatcher.start();
   return {
     app,
     c,

@@ -13,7 +13,6 @@ const PROBLEM_STATUS_TEXT: Record<number, string> = {
   422: 'PROCESSING_FAILED: the input is at fault; nothing charged',
   429: 'RATE_LIMITED',
   500: 'UPLOAD_FAILED or INTERNAL',
-  501: 'NOT_IMPLEMENTED: this endpoint is specified but not built yet',
   503: 'SERVICE_UNAVAILABLE; nothing charged',
   504: 'TIMEOUT',
   507: 'STORAGE_FULL',
