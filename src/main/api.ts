@@ -2,10 +2,18 @@
 import { loadConfig } from '../config.ts';
 import { createContainer } from '../container.ts';
 import { buildApp } from '../app.ts';
+import type { Socket } from 'node:net';
 
 const config = loadConfig();
 const container = await createContainer(config);
 const app = await buildApp(container);
+// Connections that have not sent a byte yet hold no request: a stop closes them at once (Node would
+// keep them until its headers timeout, a minute).
+const sockets = new Set<Socket>();
+app.server.on('connection', (socket: Socket) => {
+  sockets.add(socket);
+  socket.once('close', () => sockets.delete(socket));
+});
 await app.listen({ port: config.port, host: config.host });
 container.worker?.start();
 container.maintenance.start();
@@ -17,6 +25,10 @@ async function shutdown(signal: string): Promise<void> {
   if (closing) return;
   closing = true;
   container.log.info({ signal }, 'shutting down');
+  // Requests in flight may finish; after 10 s, connections still open (a client that connected and
+  // never sent a request, a slow download) are cut so that a stop is bounded.
+  setTimeout(() => app.server.closeAllConnections(), 10_000).unref();
+  for (const socket of sockets) if (socket.bytesRead === 0) socket.destroy();
   await app.close();
   await container.close();
   process.exit(0);

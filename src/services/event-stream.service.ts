@@ -21,6 +21,9 @@ const SETTLED = ['done', 'failed', 'cancelled'];
 const PAGE = 500;
 
 export class EventStreamService {
+  /** Aborted on shutdown: every open stream ends, so a graceful stop does not wait out their ten minutes. */
+  private readonly closing = new AbortController();
+
   constructor(
     private readonly deps: { store: Store; queries: BatchQueries; bus: EventBus; clock: () => number; keepAliveMs: number; maxMs: number },
   ) {}
@@ -29,8 +32,9 @@ export class EventStreamService {
    * Sends the batch's stream to `emit` until the batch is done, the time limit, the batch is deleted,
    * or `signal` aborts (the client left). The batch must exist on the account (checked first: NOT_FOUND).
    */
-  async follow(accountId: string, jobId: string, lastEventId: number | null, emit: (m: StreamMessage) => void, signal: AbortSignal): Promise<void> {
+  async follow(accountId: string, jobId: string, lastEventId: number | null, emit: (m: StreamMessage) => void, left: AbortSignal): Promise<void> {
     const { queries, bus, clock, keepAliveMs, maxMs } = this.deps;
+    const signal = AbortSignal.any([left, this.closing.signal]);
     const endsAt = clock() + maxMs;
     let changed = true;
     let wake: (() => void) | null = null;
@@ -90,5 +94,10 @@ export class EventStreamService {
       signal.removeEventListener('abort', onAbort);
       unsubscribe();
     }
+  }
+
+  /** Ends every open stream (clients reconnect elsewhere with Last-Event-ID). */
+  close(): void {
+    this.closing.abort();
   }
 }

@@ -27,10 +27,17 @@ export interface RunningServer {
   /** Runs bin/matte with optional standard input; resolves with its exit code and output, whatever they are. */
   run(args: string[], input?: string): Promise<{ code: number; stdout: string; stderr: string }>;
   stop(): Promise<void>;
+  /** SIGKILL, as a crash would: nothing is cleaned up, the data stays (start again with `dataDir`). */
+  kill(): Promise<void>;
 }
 
-export async function startServer(extraEnv: Record<string, string> = {}): Promise<RunningServer> {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'matte-e2e-'));
+export interface StartOptions {
+  /** Use this DATA_DIR (kept by stop) instead of a fresh one (deleted by stop): a restart, or processes sharing files. */
+  dataDir?: string;
+}
+
+export async function startServer(extraEnv: Record<string, string> = {}, opts: StartOptions = {}): Promise<RunningServer> {
+  const dataDir = opts.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'matte-e2e-'));
   const port = await freePort();
   const env = { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'warn', MATTE_ALLOW_PRIVATE_NETWORKS: '1', ...extraEnv };
   const proc = spawn(process.execPath, ['--import', 'tsx', 'src/main/api.ts'], { cwd: ROOT, env, stdio: ['ignore', 'inherit', 'inherit'] });
@@ -68,9 +75,16 @@ export async function startServer(extraEnv: Record<string, string> = {}): Promis
       });
     },
     async stop() {
-      proc.kill('SIGTERM');
+      if (proc.exitCode === null && proc.signalCode === null) {
+        proc.kill('SIGTERM');
+        await new Promise((r) => proc.once('exit', r));
+      }
+      if (!opts.dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
+    },
+    async kill() {
+      if (proc.exitCode !== null || proc.signalCode !== null) return;
+      proc.kill('SIGKILL');
       await new Promise((r) => proc.once('exit', r));
-      fs.rmSync(dataDir, { recursive: true, force: true });
     },
   };
 }

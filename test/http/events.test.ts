@@ -356,3 +356,52 @@ describe('webhooks', () => {
     expect((await t.app.inject({ method: 'GET', url: '/v1/jobs/job_nope/webhooks', headers: auth })).statusCode).toBe(404);
   });
 });
+
+describe('webhook bad input and the outbound guard', () => {
+  it('refuses webhook URLs that are not https, private, too long or carry credentials, and bad event lists; nothing is created', async () => {
+    const strict = await createTestApp({ allowPrivateNetworks: false });
+    try {
+      const { auth } = await strict.account(10);
+      const cases: [object, RegExp][] = [
+        [{ webhookUrl: 'http://hooks.example.com/x' }, /https/],
+        [{ webhookUrl: 'not a url' }, /valid URL/],
+        [{ webhookUrl: 'https://127.0.0.1/x' }, /public host/],
+        [{ webhookUrl: 'https://[::1]/x' }, /public host/],
+        [{ webhookUrl: 'https://10.1.2.3/x' }, /public host/],
+        [{ webhookUrl: 'https://localhost/x' }, /public host/],
+        [{ webhookUrl: 'https://user:pw@hooks.example.com/x' }, /credentials/],
+        [{ webhookUrl: `https://hooks.example.com/${'a'.repeat(2000)}` }, /.+/],
+        [{ webhookUrl: 'https://hooks.example.com/x', webhookEvents: [] }, /.+/],
+        [{ webhookUrl: 'https://hooks.example.com/x', webhookEvents: ['job.exploded'] }, /.+/],
+      ];
+      for (const [payload, message] of cases) {
+        const res = await strict.app.inject({ method: 'POST', url: '/v1/jobs', headers: auth, payload });
+        expect(res.statusCode, JSON.stringify(payload)).toBe(400);
+        expect(res.headers['content-type']).toContain('application/problem+json');
+        expect(res.json().code).toBe('VALIDATION');
+        expect(res.json().detail ?? res.json().title).toMatch(message);
+      }
+      const list = (await strict.app.inject({ method: 'GET', url: '/v1/jobs', headers: auth })).json();
+      expect(list.jobs).toEqual([]);
+      // A valid one answers the secret once; reading the batch never shows it again.
+      const ok = await strict.app.inject({ method: 'POST', url: '/v1/jobs', headers: auth, payload: { webhookUrl: 'https://hooks.example.com/x' } });
+      expect(ok.statusCode).toBe(201);
+      expect(ok.json()).toMatchObject({ webhookUrl: 'https://hooks.example.com/x', webhookEvents: 'all' });
+      const read = await strict.app.inject({ method: 'GET', url: `/v1/jobs/${ok.json().id}`, headers: auth });
+      expect(read.body).not.toContain(ok.json().webhookSecret);
+    } finally {
+      await strict.close();
+    }
+  });
+
+  it('postPublic refuses loopback addresses and names that resolve to them unless private networks are allowed', async () => {
+    const { postPublic } = await import('../../src/adapters/outbound-http.adapter.ts');
+    receiver.requests.length = 0;
+    receiver.respond = () => ({ status: 200 });
+    const opts = { allowPrivate: false, timeoutMs: 1000, headers: {} };
+    await expect(postPublic(receiver.url, Buffer.from('{}'), opts)).rejects.toMatchObject({ kind: 'refused' });
+    await expect(postPublic(receiver.url.replace('127.0.0.1', 'localhost'), Buffer.from('{}'), opts)).rejects.toMatchObject({ kind: 'refused' });
+    expect(receiver.requests).toHaveLength(0);
+    expect(await postPublic(receiver.url, Buffer.from('{}'), { ...opts, allowPrivate: true })).toEqual({ status: 200 });
+  });
+});

@@ -15,6 +15,9 @@ const LastEventId = Type.Object({
 });
 
 export function registerEventRoutes(app: FastifyInstance, c: Container): void {
+  // Open streams end before the server waits for its connections to close.
+  app.addHook('preClose', async () => c.events.close());
+
   app.get(
     '/v1/jobs/:id/events',
     {
