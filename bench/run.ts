@@ -3,7 +3,8 @@
 //  2. Matte end-to-end batch throughput through the HTTP API (add, start, wait), photos/s, and the ratio
 //  3. p50 latency of POST /v1/images against bare inference, one 2000x2000 JPEG
 //  4. event-loop responsiveness: GET /v1/jobs/{id} latency while photos are at the model
-//  5. edges: mean alpha error, overall and within 3 px of the true edge, of the upsampled mask and of
+//  5. event latency: photo finished → SSE message and → webhook received, p50 and p99 (bench/events.ts)
+//  6. edges: mean alpha error, overall and within 3 px of the true edge, of the upsampled mask and of
 //     the refined alpha, at each eval photo's full resolution (bench/edges.ts; BENCH_EDGES=0 skips it)
 // This machine is shared and noisy: compare the ratios, not the absolute numbers. Bare and service
 // runs alternate in rounds, each round gives its own ratio, and the median ratio is the figure, so a
@@ -18,6 +19,7 @@ import { ImageCodec } from '../src/adapters/image-codec.adapter.ts';
 import { evalEntries, evalFile, HAVE_EVAL_DATA } from '../test/helpers/eval-data.ts';
 import { startServer } from '../test/helpers/server.ts';
 import { edgeFigures, printEdgeFigures } from './edges.ts';
+import { eventLatency, eventLatencyLines } from './events.ts';
 
 const PHOTOS = Number(process.env.BENCH_PHOTOS ?? 16);
 const LATENCY_RUNS = Number(process.env.BENCH_LATENCY_RUNS ?? 5);
@@ -149,6 +151,10 @@ try {
   }
   await session.release();
 
+  // ---- 5. event latency ------------------------------------------------------------------------
+  const eventPhotos = Array.from({ length: Number(process.env.BENCH_EVENT_PHOTOS ?? 24) }, (_, i) => ({ ...photos[i % photos.length], name: `e${i}.jpg` }));
+  const events = await eventLatency(server.base, apiKey, eventPhotos);
+
   const perPhoto = (s: number) => fmt((s * 1000) / photos.length, 0);
   const lines = [
     `Matte benchmark (${photos.length} product photos from ../shared/eval-data, ${THREADS} model threads, ${ROUNDS} alternating rounds in one run)`,
@@ -162,6 +168,7 @@ try {
     `2000x2000 JPEG: POST /v1/images p50 ${fmt(median(imageLatencies), 0)} ms; bare inference p50 ${fmt(median(bareLatencies), 0)} ms; ratio ${fmt(median(imageLatencies) / median(bareLatencies), 3)}`,
     `mean stage times in the last batch (ms): ${Object.entries(stageMeans).map(([k, v]) => `${k} ${fmt(v, 0)}`).join(', ')}`,
     `GET /v1/jobs/{id} while photos run: p50 ${fmt(median(readLatencies), 1)} ms, p99 ${fmt(pct(readLatencies, 99), 1)} ms, max ${fmt(Math.max(...readLatencies), 1)} ms (${readLatencies.length} reads)`,
+    ...eventLatencyLines(events),
   ];
   console.log(lines.join('\n'));
 } finally {
