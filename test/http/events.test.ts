@@ -126,6 +126,28 @@ describe('GET /v1/jobs/{id}/events', () => {
     }
   });
 
+  it('a sample run streams job.paused and stays open; continue streams job.started and the rest to job.done, each once', async () => {
+    receiver.requests.length = 0;
+    receiver.respond = () => ({ status: 200 });
+    const { auth } = await t.account(10);
+    const job = await batch(auth, 3, { webhookUrl: receiver.url, webhookEvents: ['job.started', 'job.paused'] });
+    const s = await stream(auth, job.id);
+    await s.next((m) => m.event === 'snapshot');
+    expect((await start(auth, job.id, { sample: 1 })).statusCode).toBe(202);
+    const paused = await s.next((m) => m.event === 'job.paused');
+    expect(JSON.parse(paused.data!).data).toMatchObject({ status: 'paused', continueUrl: `/v1/jobs/${job.id}/continue`, counts: expect.objectContaining({ held: 2, done: 1 }) });
+    expect((await t.app.inject({ method: 'POST', url: `/v1/jobs/${job.id}/continue`, headers: auth })).statusCode).toBe(202);
+    await s.ended;
+    expect(eventsOf(s.messages).map((e) => e.event)).toEqual(['job.started', 'item.done', 'job.paused', 'job.started', 'item.done', 'item.done', 'job.done']);
+    await receiver.waitFor((all) => all.filter((r) => r.body.jobId === job.id).length >= 3);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(receiver.requests.filter((r) => r.body.jobId === job.id).map((r) => [r.body.id, r.body.event])).toEqual([
+      [1, 'job.started'],
+      [3, 'job.paused'],
+      [4, 'job.started'],
+    ]);
+  });
+
   it('sends a keep-alive comment while nothing happens', async () => {
     const { auth } = await t.account(10);
     const job = await batch(auth, 1);

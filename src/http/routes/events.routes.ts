@@ -21,6 +21,8 @@ export function registerEventRoutes(app: FastifyInstance, c: Container): void {
   app.get(
     '/v1/jobs/:id/events',
     {
+      // A stream has no HEAD: the answer's body is the point.
+      exposeHeadRoute: false,
       schema: {
         operationId: 'streamJobEvents',
         summary: 'Follow a batch live: Server-Sent Events',
