@@ -3,6 +3,7 @@
 // settle. And the PostgreSQL event bus: a signal in one process reaches the others.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pino from 'pino';
+import pgClient from 'pg';
 import { createDatabase } from '../../src/db/database.ts';
 import { Store } from '../../src/db/store.ts';
 import { PgNotifyBus } from '../../src/adapters/pg-notify-bus.adapter.ts';
@@ -118,6 +119,39 @@ describe.skipIf(pg.skip)('the event bus between processes (PostgreSQL LISTEN/NOT
       for (const off of [offB, offAny, offWork, offA]) off();
       expect(b.listenerCount()).toBe(0);
     } finally {
+      await a.close();
+      await b.close();
+    }
+  });
+
+  it('reconnects when its LISTEN connection is killed, wakes every waiter, and hears signals again', async () => {
+    const log = pino({ level: 'silent' });
+    const a = await PgNotifyBus.connect(tdb.databaseUrl, log);
+    const b = await PgNotifyBus.connect(tdb.databaseUrl, log);
+    const admin = new pgClient.Client({ connectionString: tdb.databaseUrl });
+    await admin.connect();
+    try {
+      const heard: string[] = [];
+      const off = b.onJobChanged('job_9', () => heard.push('job_9'));
+      const { rows } = await admin.query("select pid from pg_stat_activity where datname = current_database() and query ilike 'listen%' and pid <> pg_backend_pid()");
+      expect(rows.length).toBe(2);
+      // Kill both listeners: b must reconnect and wake its waiters (signals may have been lost meanwhile).
+      for (const r of rows) await admin.query('select pg_terminate_backend($1)', [r.pid]);
+      const deadline = Date.now() + 10_000;
+      while (heard.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      expect(heard).toEqual(['job_9']);
+      // Once both are back, a's signal reaches b again.
+      let back = 0;
+      while (back < 2 && Date.now() < deadline) {
+        back = (await admin.query("select count(*)::int as n from pg_stat_activity where datname = current_database() and query ilike 'listen%'")).rows[0].n;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      a.jobChanged('job_9');
+      while (heard.length < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      expect(heard).toEqual(['job_9', 'job_9']);
+      off();
+    } finally {
+      await admin.end();
       await a.close();
       await b.close();
     }
