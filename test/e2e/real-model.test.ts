@@ -67,6 +67,17 @@ describe.skipIf(!HAVE_EVAL_DATA)('a batch of real product photos through the rea
       const entry = entries.get(item.name.replace(/\.jpg$/, ''))!;
       const cutout = Buffer.from(await (await api(item.cutoutUrl)).arrayBuffer());
       expect((await sharp(cutout).metadata()).channels).toBe(4);
+      // The old background is gone, not hidden: fully transparent pixels carry no colour.
+      const rgba = await sharp(cutout).raw().toBuffer();
+      let clear = 0;
+      let hidden = 0;
+      for (let i = 0; i < rgba.length; i += 4) {
+        if (rgba[i + 3] !== 0) continue;
+        clear++;
+        if (rgba[i] | rgba[i + 1] | rgba[i + 2]) hidden++;
+      }
+      expect(clear, `${entry.id} transparent pixels`).toBeGreaterThan(0);
+      expect(hidden, `${entry.id} transparent pixels with colour`).toBe(0);
       const score = await iou(cutout, entry);
       expect(score, `${entry.id} IoU`).toBeGreaterThanOrEqual(0.9);
       expect(await backgroundCleared(cutout, entry), `${entry.id} background`).toBeGreaterThan(0.95);
