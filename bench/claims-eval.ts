@@ -2,7 +2,7 @@
 // cut-out (truth alpha over the photo's own colours) is damaged in one known way per claim reason, and
 // the damaged region is reported with that reason: a true claim. The same reasons are also reported
 // on regions of the undamaged cut-out where that defect is not: a false claim. Each claim is judged
-// exactly as the service judges a report (ImageCodec.rgbaWithin, then judgeClaim).
+// as the service judges a report (the photo's colours under the cut-out's alpha on the claim grid, then judgeClaim).
 // Damage, with r = 12% of the square root of the subject's area (at least 6 px):
 //   missing-part   subject pixels within r of a point on the subject's outline made transparent
 //   hole           a disc of radius r well inside the subject made transparent

@@ -286,9 +286,9 @@ export class ImageCodec {
 
   /**
    * An image (encoded, or raw RGBA when `raw` is given) as straight RGBA of at most `maxEdge` pixels on
-   * its long edge, never enlarged: what the report check reads. Colour and alpha are scaled apart, so
-   * the colours under transparent pixels (a cut-out keeps the photo's) survive: a resize of RGBA
-   * would weigh them by their alpha, and turn every transparent pixel black.
+   * its long edge, never enlarged (npm run bench's claim figures read ground-truth cut-outs this way).
+   * Colour and alpha are scaled apart, so the colours under transparent pixels survive: a resize of
+   * RGBA would weigh them by their alpha, and turn every transparent pixel black.
    */
   async rgbaWithin(input: Buffer, maxEdge: number, raw?: { width: number; height: number }): Promise<{ rgba: Buffer; width: number; height: number }> {
     const base = raw ? sharp(input, { raw: { ...raw, channels: 4 } }) : sharp(input, { limitInputPixels: this.maxPixels });
@@ -307,6 +307,33 @@ export class ImageCodec {
       rgba[i * 4 + 1] = colour.data[p + (channels >= 3 ? 1 : 0)];
       rgba[i * 4 + 2] = colour.data[p + (channels >= 3 ? 2 : 0)];
       rgba[i * 4 + 3] = alpha[i];
+    }
+    return { rgba, width, height };
+  }
+
+  /**
+   * What the report check reads for a result: the cut-out's alpha at most `maxEdge` pixels on its long
+   * edge, with the colours of the uploaded photo under it (oriented and in sRGB as the pipeline decodes
+   * it, transparent photos flattened onto white). A cut-out keeps no colour where it is transparent, so
+   * the photo is where the check sees what was cut away.
+   */
+  async photoUnderCutout(photo: Buffer, cutout: Buffer, maxEdge: number): Promise<{ rgba: Buffer; width: number; height: number }> {
+    const fit = { fit: 'inside', withoutEnlargement: true, kernel: 'linear' } as const;
+    const alpha = await sharp(cutout, { limitInputPixels: this.maxPixels }).ensureAlpha().extractChannel(3).resize(maxEdge, maxEdge, fit).raw().toBuffer({ resolveWithObject: true });
+    const { width, height } = alpha.info;
+    // Orientation and colour first, in a pass of their own: sharp would otherwise order them after the resize.
+    const upright = await open(photo, this.maxPixels).rotate().toColourspace('srgb').flatten({ background: WHITE }).removeAlpha().raw().toBuffer({ resolveWithObject: true });
+    const colour = await sharp(upright.data, { raw: { width: upright.info.width, height: upright.info.height, channels: upright.info.channels } })
+      .resize(width, height, { fit: 'fill', kernel: 'linear' })
+      .raw()
+      .toBuffer({ resolveWithObject: true });
+    const channels = colour.info.channels;
+    const rgba = Buffer.alloc(width * height * 4);
+    for (let i = 0, p = 0; i < width * height; i++, p += channels) {
+      rgba[i * 4] = colour.data[p];
+      rgba[i * 4 + 1] = colour.data[p + (channels >= 3 ? 1 : 0)];
+      rgba[i * 4 + 2] = colour.data[p + (channels >= 3 ? 2 : 0)];
+      rgba[i * 4 + 3] = alpha.data[i];
     }
     return { rgba, width, height };
   }

@@ -34,7 +34,7 @@ export interface ReportVerdict {
 
 export class ReportService {
   constructor(
-    private readonly deps: { store: Store; blobs: BlobStore; codec: Pick<ImageCodec, 'rgbaWithin'>; credits: CreditsService; queries: BatchQueries; bus: EventBus; clock: () => number },
+    private readonly deps: { store: Store; blobs: BlobStore; codec: Pick<ImageCodec, 'photoUnderCutout'>; credits: CreditsService; queries: BatchQueries; bus: EventBus; clock: () => number },
   ) {}
 
   async report(accountId: string, jobId: string, itemId: string, request: ReportRequest): Promise<{ job: Job; verdict: ReportVerdict }> {
@@ -108,8 +108,8 @@ export class ReportService {
   }
 
   private async judge(item: ItemRow, reason: ReportRequest['reason'], region: BBox, size: { width: number; height: number }): Promise<ClaimVerdict> {
-    const cutout = await this.deps.blobs.get(resultFiles(item).cutout);
-    const img = await this.deps.codec.rgbaWithin(cutout, CLAIM_GRID_EDGE);
+    const [photo, cutout] = await Promise.all([this.deps.blobs.get(item.input_blob), this.deps.blobs.get(resultFiles(item).cutout)]);
+    const img = await this.deps.codec.photoUnderCutout(photo, cutout, CLAIM_GRID_EDGE);
     return judgeClaimAt(img, size, reason, region);
   }
 }

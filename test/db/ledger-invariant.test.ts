@@ -149,6 +149,11 @@ for (const { dialect, skip } of DIALECTS) {
         if (!item) break;
         await queue.settleDone(item, 'drain', { red: false, quality: { score: 90, flags: [] }, meta: {}, outputFormat: 'png', files: { cutout: 'c', output: 'o', thumb: 't' } });
       }
+      // A renewal with plan credits left, whatever the seed: some histories spend every plan credit
+      // before each renewal, and the expiry path would go untested by them.
+      await store.transaction((r) => credits.grant(r, ids[0], 'plan', 2, 'grant', 'left for the last renewal', now));
+      now += 32 * 86_400_000;
+      expect(await licenses.renewDue()).toBeGreaterThan(0);
 
       for (const accountId of ids) {
         const account = (await store.repos.accounts.findById(accountId))!;
