@@ -54,6 +54,18 @@ export interface RenderPlan {
 
 const WHITE = { r: 255, g: 255, b: 255 };
 
+/** Straight RGBA from colours (grey or RGB, `channels` a pixel) and a separate alpha plane. */
+function interleave(colour: Buffer, channels: number, alpha: Buffer, pixels: number): Buffer {
+  const rgba = Buffer.alloc(pixels * 4);
+  for (let i = 0, p = 0; i < pixels; i++, p += channels) {
+    rgba[i * 4] = colour[p];
+    rgba[i * 4 + 1] = colour[p + (channels >= 3 ? 1 : 0)];
+    rgba[i * 4 + 2] = colour[p + (channels >= 3 ? 2 : 0)];
+    rgba[i * 4 + 3] = alpha[i];
+  }
+  return rgba;
+}
+
 function open(input: Buffer, maxPixels: number): Sharp {
   // failOn 'error': a truncated or corrupt file is an error, not a grey half-image. pages: 1 takes the first frame of an animation.
   return sharp(input, { limitInputPixels: maxPixels, failOn: 'error', pages: 1 });
@@ -301,14 +313,7 @@ export class ImageCodec {
       base.clone().ensureAlpha().extractChannel(3).resize(maxEdge, maxEdge, fit).raw().toBuffer(),
     ]);
     const { width, height, channels } = colour.info;
-    const rgba = Buffer.alloc(width * height * 4);
-    for (let i = 0, p = 0; i < width * height; i++, p += channels) {
-      rgba[i * 4] = colour.data[p];
-      rgba[i * 4 + 1] = colour.data[p + (channels >= 3 ? 1 : 0)];
-      rgba[i * 4 + 2] = colour.data[p + (channels >= 3 ? 2 : 0)];
-      rgba[i * 4 + 3] = alpha[i];
-    }
-    return { rgba, width, height };
+    return { rgba: interleave(colour.data, channels, alpha, width * height), width, height };
   }
 
   /**
@@ -327,15 +332,7 @@ export class ImageCodec {
       .resize(width, height, { fit: 'fill', kernel: 'linear' })
       .raw()
       .toBuffer({ resolveWithObject: true });
-    const channels = colour.info.channels;
-    const rgba = Buffer.alloc(width * height * 4);
-    for (let i = 0, p = 0; i < width * height; i++, p += channels) {
-      rgba[i * 4] = colour.data[p];
-      rgba[i * 4 + 1] = colour.data[p + (channels >= 3 ? 1 : 0)];
-      rgba[i * 4 + 2] = colour.data[p + (channels >= 3 ? 2 : 0)];
-      rgba[i * 4 + 3] = alpha.data[i];
-    }
-    return { rgba, width, height };
+    return { rgba: interleave(colour.data, colour.info.channels, alpha.data, width * height), width, height };
   }
 
   /** WebP thumbnail, at most 512 px on its long edge. */

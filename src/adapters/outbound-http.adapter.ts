@@ -48,6 +48,14 @@ export interface FetchResult {
   finalUrl: string;
 }
 
+/** A request's error as the caller sees it: refused (a private address), or a network failure. */
+function asOutboundError(err: Error, failed: string): OutboundError {
+  if (err instanceof OutboundError) return err;
+  const code = (err as NodeJS.ErrnoException).code;
+  if (code === 'EREFUSEDPRIVATE') return new OutboundError('Private and loopback addresses are not reached.', 'refused');
+  return new OutboundError(`${failed} (${code ?? err.message}).`, 'network');
+}
+
 function guardedLookup(allowPrivate: boolean): net.LookupFunction {
   return (hostname, options, callback) => {
     dns.lookup(hostname, { ...options, all: true }, (err, addresses) => {
@@ -121,12 +129,7 @@ function requestOnce(url: URL, opts: FetchOptions): Promise<{ status: number; re
     const deadline = setTimeout(() => req.destroy(new OutboundError('The link did not answer in time.', 'timeout')), opts.timeoutMs);
     deadline.unref();
     req.on('close', () => clearTimeout(deadline));
-    req.on('error', (err) => {
-      if (err instanceof OutboundError) return reject(err);
-      const code = (err as NodeJS.ErrnoException).code;
-      if (code === 'EREFUSEDPRIVATE') return reject(new OutboundError('Private and loopback addresses are not fetched.', 'refused'));
-      reject(new OutboundError(`The link could not be fetched (${code ?? err.message}).`, 'network'));
-    });
+    req.on('error', (err) => reject(asOutboundError(err, 'The link could not be fetched')));
   });
 }
 
@@ -170,10 +173,7 @@ export function postPublic(rawUrl: string, body: Buffer, opts: PostOptions): Pro
     const deadline = setTimeout(() => req.destroy(new OutboundError(`No answer within ${opts.timeoutMs} ms.`, 'timeout')), opts.timeoutMs);
     req.on('error', (err) => {
       clearTimeout(deadline);
-      if (err instanceof OutboundError) return reject(err);
-      const code = (err as NodeJS.ErrnoException).code;
-      if (code === 'EREFUSEDPRIVATE') return reject(new OutboundError('Private and loopback addresses are not called.', 'refused'));
-      reject(new OutboundError(`The request failed (${code ?? err.message}).`, 'network'));
+      reject(asOutboundError(err, 'The request failed'));
     });
     req.end(body);
   });
