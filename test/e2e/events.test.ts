@@ -77,6 +77,24 @@ describe.skipIf(!HAVE_EVAL_DATA)('events with the real model', () => {
     const itemTries = got.filter((r) => r.body.event === 'item.done');
     for (const r of itemTries) expect(itemTries.filter((x) => x.headers['x-matte-delivery'] === r.headers['x-matte-delivery']).length).toBe(2);
   }, 120_000);
+  it('gives a delivery up after five failed attempts, and only the selected events are sent', async () => {
+    receiver.requests.length = 0;
+    receiver.respond = () => ({ status: 500 });
+    const job = await batchWith(api, photos.slice(0, 1), { webhookUrl: receiver.url, webhookEvents: ['job.done'] });
+    expect((await api(`/v1/jobs/${job.id}/start`, { method: 'POST' })).status).toBe(202);
+    await receiver.waitFor((all) => all.filter((r) => r.body.jobId === job.id).length >= 5, 60_000);
+    let list = await (await api(`/v1/jobs/${job.id}/webhooks`)).json();
+    for (let i = 0; i < 50 && list.deliveries[0].status === 'pending'; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      list = await (await api(`/v1/jobs/${job.id}/webhooks`)).json();
+    }
+    expect(list.events).toEqual(['job.done']);
+    expect(list.deliveries).toHaveLength(1);
+    expect(list.deliveries[0]).toMatchObject({ event: 'job.done', status: 'given_up', attempts: 5, lastStatus: 500, nextAttemptAt: null });
+    await new Promise((r) => setTimeout(r, 700));
+    const tries = receiver.requests.filter((r) => r.body.jobId === job.id);
+    expect(tries.map((r) => [r.body.event, r.headers['x-matte-attempt']])).toEqual([1, 2, 3, 4, 5].map((n) => ['job.done', String(n)]));
+  }, 120_000);
 });
 
 describe('stopping a server', () => {
