@@ -135,11 +135,18 @@ export function refineEdges(img, opts = {}) {
     outAlpha = new Uint8Array(W * H);
     for (let cy = 0; cy < h; cy++) {
       const yEnd = Math.min(H, Math.ceil((cy + 1) * sy));
-      for (let cx = 0; cx < w; cx++) {
-        if (P[cy * w + cx] < 0.5) continue;
+      // Runs of subject cells along the row, each filled in one call per pixel row.
+      for (let cx = 0; cx < w; ) {
+        if (P[cy * w + cx] < 0.5) {
+          cx++;
+          continue;
+        }
+        let end = cx + 1;
+        while (end < w && P[cy * w + end] >= 0.5) end++;
         const x0 = Math.floor(cx * sx);
-        const x1 = Math.min(W, Math.ceil((cx + 1) * sx));
+        const x1 = Math.min(W, Math.ceil(end * sx));
         for (let y = Math.floor(cy * sy); y < yEnd; y++) outAlpha.fill(255, y * W + x0, y * W + x1);
+        cx = end;
       }
     }
   }
