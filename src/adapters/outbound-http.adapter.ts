@@ -48,6 +48,18 @@ export interface FetchResult {
   finalUrl: string;
 }
 
+/**
+ * Why a URL is not called, before any connection: not http(s), credentials in it, or an IP literal
+ * that is private (names are checked on the addresses they resolve to, in guardedLookup).
+ */
+function refusal(url: URL, allowPrivate: boolean): OutboundError | null {
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return new OutboundError('Only http and https URLs are reached.', 'refused');
+  if (url.username || url.password) return new OutboundError('URLs with credentials are not reached.', 'refused');
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  if (net.isIP(host) && !allowPrivate && isPrivateAddress(host)) return new OutboundError('Private and loopback addresses are not reached.', 'refused');
+  return null;
+}
+
 /** A request's error as the caller sees it: refused (a private address), or a network failure. */
 function asOutboundError(err: Error, failed: string): OutboundError {
   if (err instanceof OutboundError) return err;
@@ -80,10 +92,8 @@ export async function fetchPublic(rawUrl: string, opts: FetchOptions): Promise<F
     throw new OutboundError('Not a valid URL.', 'refused');
   }
   for (let redirects = 0; ; redirects++) {
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new OutboundError('Only http and https links are fetched.', 'refused');
-    if (url.username || url.password) throw new OutboundError('Links with credentials are not fetched.', 'refused');
-    const host = url.hostname.replace(/^\[|\]$/g, '');
-    if (net.isIP(host) && !opts.allowPrivate && isPrivateAddress(host)) throw new OutboundError('Private and loopback addresses are not fetched.', 'refused');
+    const refused = refusal(url, opts.allowPrivate);
+    if (refused) throw refused;
     const response = await requestOnce(url, opts);
     if (response.redirect) {
       if (redirects >= (opts.maxRedirects ?? 3)) throw new OutboundError('Too many redirects.', 'http', response.status);
@@ -145,16 +155,15 @@ export interface PostOptions {
  * a receiver cannot bounce the request to a private address. Resolves with the status of any answer;
  * rejects with OutboundError when there is none (refused address, network error, timeout).
  */
-export function postPublic(rawUrl: string, body: Buffer, opts: PostOptions): Promise<{ status: number }> {
+export async function postPublic(rawUrl: string, body: Buffer, opts: PostOptions): Promise<{ status: number }> {
   let url: URL;
   try {
     url = new URL(rawUrl);
   } catch {
-    return Promise.reject(new OutboundError('Not a valid URL.', 'refused'));
+    throw new OutboundError('Not a valid URL.', 'refused');
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') return Promise.reject(new OutboundError('Only http and https URLs are called.', 'refused'));
-  const host = url.hostname.replace(/^\[|\]$/g, '');
-  if (net.isIP(host) && !opts.allowPrivate && isPrivateAddress(host)) return Promise.reject(new OutboundError('Private and loopback addresses are not called.', 'refused'));
+  const refused = refusal(url, opts.allowPrivate);
+  if (refused) throw refused;
   return new Promise((resolve, reject) => {
     const client = url.protocol === 'https:' ? https : http;
     // A fresh connection per attempt: a pooled socket the receiver closed while idle would fail the

@@ -47,7 +47,8 @@ export class BatchQueries {
     return this.summarise(job);
   }
 
-  private async summarise(job: JobRow): Promise<JobSummary> {
+  /** The summary of a batch row already read (its counts are read now). */
+  async summarise(job: JobRow): Promise<JobSummary> {
     const { byStatus, refunded } = await this.deps.store.repos.items.statusCounts(job.id);
     return jobSummaryView(job, countItems(byStatus, refunded), this.deps.perImageMs(), this.deps.clock());
   }

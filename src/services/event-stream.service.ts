@@ -46,9 +46,11 @@ export class EventStreamService {
     const onAbort = () => wake?.();
     signal.addEventListener('abort', onAbort);
     try {
-      // The last event id first, then the state: the snapshot reflects at least every event up to it.
-      const seq = Number((await queries.requireJob(accountId, jobId)).event_seq);
-      const snapshot = await queries.getSummary(accountId, jobId);
+      // The row gives the last event id and the status together; the counts, read after it, reflect
+      // at least every event up to that id.
+      const row = await queries.requireJob(accountId, jobId);
+      const seq = Number(row.event_seq);
+      const snapshot = await queries.summarise(row);
       let after = lastEventId ?? seq;
       emit({ kind: 'snapshot', id: lastEventId === null ? seq : null, data: snapshot });
       if (lastEventId === null && SETTLED.includes(snapshot.status)) return;
