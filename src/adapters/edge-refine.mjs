@@ -226,7 +226,7 @@ function clamp(v) {
 
 /**
  * Mean over a (2r+1)^2 window, clipped at the borders, with a summed-area table.
- * @param {Float32Array} src @param {number} w @param {number} h @param {number} r
+ * @param {ArrayLike<number>} src @param {number} w @param {number} h @param {number} r
  */
 export function boxMean(src, w, h, r) {
   const sat = new Float64Array((w + 1) * (h + 1));

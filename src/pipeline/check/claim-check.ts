@@ -10,6 +10,7 @@
 // The background's colours are estimated from the photo's outer ring where the cut-out is transparent.
 import type { BBox } from '../../domain/batch.schemas.ts';
 import { boundary, components, dilate } from './raster.ts';
+import { boxMean } from '../../adapters/edge-refine.mjs';
 import { colourBins, colourModels, histogram, looksLikeBackground, looksLikeSubject, type ColourModels } from './colour-model.ts';
 
 export const CLAIM_REASONS = ['background-kept', 'missing-part', 'hole', 'extra-object', 'rough-edges'] as const;
@@ -215,21 +216,9 @@ function localColours(img: ClaimImage, opaque: Uint8Array, r: { x0: number; y0: 
 
 /** The set after a 5x5 majority vote: specks and notches of a pixel or two vanish, true shapes stay. */
 function smoothed(set: Uint8Array, w: number, h: number): Uint8Array {
-  const sum = new Int32Array((w + 1) * (h + 1));
-  for (let y = 0; y < h; y++) {
-    let row = 0;
-    for (let x = 0; x < w; x++) {
-      row += set[y * w + x];
-      sum[(y + 1) * (w + 1) + x + 1] = sum[y * (w + 1) + x + 1] + row;
-    }
-  }
+  // The window's mean (clipped at the borders) above one half: more than half its pixels are in the set.
+  const share = boxMean(set, w, h, 2);
   const out = new Uint8Array(w * h);
-  for (let y = 0; y < h; y++) {
-    for (let x = 0; x < w; x++) {
-      const ax = Math.max(0, x - 2), ay = Math.max(0, y - 2), bx = Math.min(w, x + 3), by = Math.min(h, y + 3);
-      const count = sum[by * (w + 1) + bx] - sum[ay * (w + 1) + bx] - sum[by * (w + 1) + ax] + sum[ay * (w + 1) + ax];
-      out[y * w + x] = count * 2 > (bx - ax) * (by - ay) ? 1 : 0;
-    }
-  }
+  for (let i = 0; i < w * h; i++) out[i] = share[i] > 0.5 ? 1 : 0;
   return out;
 }
