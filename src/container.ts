@@ -23,7 +23,7 @@ import { PhotoQueue } from './services/photo-queue.service.ts';
 import { ReviewService } from './services/review.service.ts';
 import { RerunService } from './services/rerun.service.ts';
 import { ReportService } from './services/report.service.ts';
-import { WorkerEdgeRefiner } from './adapters/edge-refiner.adapter.ts';
+import { WorkerCutoutWriter } from './adapters/cutout-writer.adapter.ts';
 import { RenderService } from './services/render.service.ts';
 import { DownloadService } from './services/download.service.ts';
 import { MAX_ACTIVE_BATCHES, MAX_PHOTOS_PER_BATCH } from './domain/batch-rules.ts';
@@ -73,6 +73,8 @@ export interface Container {
   webhooks: WebhookService;
   /** Sends webhook deliveries; every process runs one (attempts are leased in the database). */
   dispatcher: WebhookDispatcher;
+  /** Starts the photo worker's helper threads ahead of the first photo; a failure is logged, never thrown. */
+  warmUp(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -154,11 +156,11 @@ export async function createContainer(config: Readonly<Config>, opts: ContainerO
   const deletion = new AccountDeletionService({ store, credits, blobs, bus, clock });
   const maintenance = new AccountMaintenance({ store, licenses, limits, clock, log: log.child({ component: 'maintenance' }) });
   const images = new ImageService({ batches, intake, queries, queue, render, inspector: codec, clock });
-  const refiner = new WorkerEdgeRefiner();
+  const cutouts = new WorkerCutoutWriter(config.cutoutThreads);
   const worker =
     runWorker && model
       ? new PhotoWorker(
-          { queue, blobs, pipeline: { codec, model, refiner }, bus, stats, priority, log: log.child({ component: 'worker' }) },
+          { queue, blobs, pipeline: { codec, model, cutouts }, bus, stats, priority, log: log.child({ component: 'worker' }) },
           { concurrency: config.workerConcurrency, leaseMs: config.leaseMs, maxAttempts: config.maxAttempts },
         )
       : null;
@@ -203,12 +205,16 @@ export async function createContainer(config: Readonly<Config>, opts: ContainerO
     events,
     webhooks,
     dispatcher,
+    async warmUp() {
+      if (!worker) return;
+      await cutouts.warmUp().catch((err: unknown) => log.warn({ err }, 'warming the cut-out writer failed'));
+    },
     async close() {
       await maintenance.stop();
       await worker?.stop();
       await dispatcher.stop();
       await model?.close();
-      await refiner.close();
+      await cutouts.close();
       await bus.close();
       await store.close();
     },

@@ -6,13 +6,36 @@
 // Plain JavaScript: it runs in a worker thread (edge-refine.worker.mjs), off the event loop.
 
 /**
+ * @typedef {{ grid?: number, radius?: number, eps?: number, guided?: boolean, steepen?: number, decontaminate?: boolean, low?: { rgb: Uint8Array, alpha: Uint8Array } }} RefineOptions
+ *   `low`: the photo and its alpha already reduced to refineGrid's size (RGB and one channel)
+ */
+
+/**
  * @param {{ rgb: Uint8Array, alpha: Uint8Array | null, width: number, height: number }} img RGB and the upsampled alpha, same size
  *   (alpha may be null when `low` is given and the guided filter is on)
- * @param {{ grid?: number, radius?: number, eps?: number, guided?: boolean, steepen?: number, decontaminate?: boolean, low?: { rgb: Uint8Array, alpha: Uint8Array } }} [opts]
- *   `low`: the photo and its alpha already reduced to refineGrid's size (RGB and one channel)
+ * @param {RefineOptions} [opts]
  * @returns {{ alpha: Uint8Array, rgb: Uint8Array }} refined alpha, and RGB with edge colours decontaminated
  */
 export function refineEdges(img, opts = {}) {
+  return refineRows(img, opts, 0, img.height);
+}
+
+/**
+ * Grid rows each side of a band's own rows that its result reads: the bilinear neighbour (1), the
+ * background colours' window (3) and the filter's two stacked windows (2), with one to spare.
+ */
+const MARGIN = 6;
+
+/**
+ * refineEdges for the pixel rows [y0, y1) alone: the same values, bit for bit, as those rows of the
+ * whole photo's answer. The grid's filter work is done only for the grid rows those pixels read, so
+ * bands of one photo can be refined side by side (cutout-writer.worker.mjs).
+ * @param {{ rgb: Uint8Array, alpha: Uint8Array | null, width: number, height: number }} img as refineEdges
+ * @param {RefineOptions} opts as refineEdges
+ * @param {number} y0 @param {number} y1
+ * @returns {{ alpha: Uint8Array, rgb: Uint8Array }} alpha ((y1 - y0) x width) and RGB of the rows
+ */
+export function refineRows(img, opts, y0, y1) {
   const { width: W, height: H, rgb, alpha } = img;
   const grid = opts.grid ?? 768;
   // Chosen on ../shared/eval-data with npm run bench (edges section): radius 1 and eps 1e-4 on a
@@ -24,10 +47,15 @@ export function refineEdges(img, opts = {}) {
   const guided = opts.guided ?? true;
   const steepen = opts.steepen ?? 1.3;
   const { w, h } = refineGrid(W, H, grid);
-  const n = w * h;
   // Full-resolution pixels per grid cell, across and down.
   const sx = W / w;
   const sy = H / h;
+  // The grid rows this band reads: [g0, g1), `gh` of them; grid arrays below hold only those rows.
+  const g0 = Math.max(0, Math.floor(y0 / sy) - MARGIN);
+  const g1 = Math.min(h, Math.ceil(y1 / sy) + MARGIN);
+  const gh = g1 - g0;
+  const n = w * gh;
+  const rows = y1 - y0;
 
   // Low-resolution guide (grey, 0..1), alpha (0..1) and colours: given (reduced by libvips, the
   // service's way: fast and off this thread), or here by block averages.
@@ -38,12 +66,12 @@ export function refineEdges(img, opts = {}) {
   const B = new Float32Array(n);
   if (opts.low) {
     const { rgb: lr, alpha: la } = opts.low;
-    for (let k = 0; k < n; k++) {
-      R[k] = lr[k * 3];
-      G[k] = lr[k * 3 + 1];
-      B[k] = lr[k * 3 + 2];
+    for (let k = 0, j = g0 * w; k < n; k++, j++) {
+      R[k] = lr[j * 3];
+      G[k] = lr[j * 3 + 1];
+      B[k] = lr[j * 3 + 2];
       I[k] = (0.299 * R[k] + 0.587 * G[k] + 0.114 * B[k]) / 255;
-      P[k] = la[k] / 255;
+      P[k] = la[j] / 255;
     }
   } else {
     if (!alpha) throw new Error('refineEdges needs the upsampled alpha or the reduced inputs');
@@ -51,7 +79,9 @@ export function refineEdges(img, opts = {}) {
     const cellOf = new Int32Array(W);
     for (let x = 0; x < W; x++) cellOf[x] = Math.min(w - 1, (x / sx) | 0);
     for (let y = 0; y < H; y++) {
-      const row = Math.min(h - 1, (y / sy) | 0) * w;
+      const cell = Math.min(h - 1, (y / sy) | 0);
+      if (cell < g0 || cell >= g1) continue;
+      const row = (cell - g0) * w;
       for (let x = 0, i = y * W, j = y * W * 3; x < W; x++, i++, j += 3) {
         const k = row + cellOf[x];
         const r = rgb[j], g = rgb[j + 1], b = rgb[j + 2];
@@ -73,29 +103,41 @@ export function refineEdges(img, opts = {}) {
     }
   }
 
+  // From here on the grid arrays are `gh` rows tall: a window that the cut at g0 or g1 clips differs
+  // from the whole photo's, but MARGIN keeps every such row out of what this band reads.
+  // Scratch room for every summed-area table below.
+  const sat = new Float64Array((w + 1) * (gh + 1));
+  const mP = boxMean(P, w, gh, radius, sat);
+  // Where the mask is certain all around (all subject or all background), the filter has nothing to fix.
+  const band = new Uint8Array(n);
+  for (let k = 0; k < n; k++) band[k] = mP[k] > 0.002 && mP[k] < 0.998 ? 1 : 0;
+  // A pixel reads the grid at the four cells around it, and changes only when one is in the band: the
+  // cells one step from the band are all that is read (`near`), and their filter coefficients' means
+  // read the coefficients one window further (`nearer`). Means are computed there alone, which on a
+  // product photo is a tenth of the grid; every one of them has the value a whole-grid pass would give.
+  const near = dilate(band, w, gh, 1);
+  const nearer = dilate(near, w, gh, radius);
+
   const IP = new Float32Array(n);
   const II = new Float32Array(n);
   for (let k = 0; k < n; k++) {
     IP[k] = I[k] * P[k];
     II[k] = I[k] * I[k];
   }
-  const mI = boxMean(I, w, h, radius);
-  const mP = boxMean(P, w, h, radius);
-  const mIP = boxMean(IP, w, h, radius);
-  const mII = boxMean(II, w, h, radius);
+  const mI = boxMean(I, w, gh, radius, sat, nearer);
+  const mIP = boxMean(IP, w, gh, radius, sat, nearer);
+  const mII = boxMean(II, w, gh, radius, sat, nearer);
   const A = new Float32Array(n);
   const Bc = new Float32Array(n);
   for (let k = 0; k < n; k++) {
+    if (!nearer[k]) continue;
     const varI = mII[k] - mI[k] * mI[k];
     const cov = mIP[k] - mI[k] * mP[k];
     A[k] = cov / (varI + eps);
     Bc[k] = mP[k] - A[k] * mI[k];
   }
-  const mA = boxMean(A, w, h, radius);
-  const mB = boxMean(Bc, w, h, radius);
-  // Where the mask is certain all around (all subject or all background), the filter has nothing to fix.
-  const band = new Uint8Array(n);
-  for (let k = 0; k < n; k++) band[k] = mP[k] > 0.002 && mP[k] < 0.998 ? 1 : 0;
+  const mA = boxMean(A, w, gh, radius, sat, near);
+  const mB = boxMean(Bc, w, gh, radius, sat, near);
 
   // The background's colour near each edge: colours weighted by how transparent they are, over a wider window.
   const decontaminate = opts.decontaminate ?? true;
@@ -114,11 +156,12 @@ export function refineEdges(img, opts = {}) {
       TG[k] = t * G[k];
       TB[k] = t * B[k];
     }
-    const mT = boxMean(T, w, h, radius * 3);
-    bgR = boxMean(TR, w, h, radius * 3);
-    bgG = boxMean(TG, w, h, radius * 3);
-    bgB = boxMean(TB, w, h, radius * 3);
+    const mT = boxMean(T, w, gh, radius * 3, sat, near);
+    bgR = boxMean(TR, w, gh, radius * 3, sat, near);
+    bgG = boxMean(TG, w, gh, radius * 3, sat, near);
+    bgB = boxMean(TB, w, gh, radius * 3, sat, near);
     for (let k = 0; k < n; k++) {
+      if (!near[k]) continue;
       const t = mT[k] > 1e-6 ? mT[k] : 1;
       bgR[k] /= t;
       bgG[k] /= t;
@@ -126,60 +169,61 @@ export function refineEdges(img, opts = {}) {
     }
   }
 
+  // The grid rows whose pixels include some of [y0, y1).
+  const c0 = Math.max(0, Math.floor(y0 / sy) - 1);
+  const c1 = Math.min(h, Math.ceil(y1 / sy) + 1);
   // Outside the band the mask is certain: the upsampled alpha, or (when none was given) each cell's
   // 0 or 255 filled in at full size, which saves upsampling the whole mask.
   let outAlpha;
-  if (alpha) outAlpha = new Uint8Array(alpha);
+  // Copies (a Buffer's slice() would be a view): the input stays as it was.
+  if (alpha) outAlpha = new Uint8Array(alpha.subarray(y0 * W, y1 * W));
   else {
     if (!guided) throw new Error('refineEdges needs the upsampled alpha when the guided filter is off');
-    outAlpha = new Uint8Array(W * H);
-    for (let cy = 0; cy < h; cy++) {
-      const yEnd = Math.min(H, Math.ceil((cy + 1) * sy));
+    outAlpha = new Uint8Array(rows * W);
+    for (let cy = c0; cy < c1; cy++) {
+      const yStart = Math.max(y0, Math.floor(cy * sy));
+      const yEnd = Math.min(y1, Math.ceil((cy + 1) * sy));
+      if (yStart >= yEnd) continue;
+      const krow = (cy - g0) * w;
       // Runs of subject cells along the row, each filled in one call per pixel row.
       for (let cx = 0; cx < w; ) {
-        if (P[cy * w + cx] < 0.5) {
+        if (P[krow + cx] < 0.5) {
           cx++;
           continue;
         }
         let end = cx + 1;
-        while (end < w && P[cy * w + end] >= 0.5) end++;
+        while (end < w && P[krow + end] >= 0.5) end++;
         const x0 = Math.floor(cx * sx);
         const x1 = Math.min(W, Math.ceil(end * sx));
-        for (let y = Math.floor(cy * sy); y < yEnd; y++) outAlpha.fill(255, y * W + x0, y * W + x1);
+        for (let y = yStart; y < yEnd; y++) outAlpha.fill(255, (y - y0) * W + x0, (y - y0) * W + x1);
         cx = end;
       }
     }
   }
-  const outRgb = decontaminate ? new Uint8Array(rgb) : rgb;
-  // Only blocks whose 2x2 interpolation neighbourhood touches the band can change.
-  const touched = new Uint8Array(n);
-  for (let cy = 0; cy < h; cy++) {
+  const outRgb = decontaminate ? new Uint8Array(rgb.subarray(y0 * W * 3, y1 * W * 3)) : rgb.subarray(y0 * W * 3, y1 * W * 3);
+  // Only blocks whose 2x2 interpolation neighbourhood touches the band can change: the `near` ones.
+  for (let cy = c0; cy < c1; cy++) {
+    const yStart = Math.max(y0, Math.floor(cy * sy));
+    const yEnd = Math.min(y1, Math.ceil((cy + 1) * sy));
     for (let cx = 0; cx < w; cx++) {
-      if (!band[cy * w + cx]) continue;
-      for (let dy = -1; dy <= 1; dy++) for (let dx = -1; dx <= 1; dx++) {
-        const yy = cy + dy, xx = cx + dx;
-        if (yy >= 0 && yy < h && xx >= 0 && xx < w) touched[yy * w + xx] = 1;
-      }
-    }
-  }
-  for (let cy = 0; cy < h; cy++) {
-    for (let cx = 0; cx < w; cx++) {
-      if (!touched[cy * w + cx]) continue;
-      const yEnd = Math.min(H, Math.ceil((cy + 1) * sy));
+      if (!near[(cy - g0) * w + cx]) continue;
       const xEnd = Math.min(W, Math.ceil((cx + 1) * sx));
-      for (let y = Math.floor(cy * sy); y < yEnd; y++) {
-        // Bilinear position on the low-resolution grid (cell centres).
+      for (let y = yStart; y < yEnd; y++) {
+        // Bilinear position on the low-resolution grid (cell centres), as rows of this band's grid.
         const gy = Math.min(h - 1, Math.max(0, (y + 0.5) / sy - 0.5));
-        const y0 = gy | 0;
-        const y1 = Math.min(h - 1, y0 + 1);
-        const fy = gy - y0;
+        const ya = gy | 0;
+        const yb = Math.min(h - 1, ya + 1);
+        const fy = gy - ya;
+        const ka = (ya - g0) * w;
+        const kb = (yb - g0) * w;
         for (let x = Math.floor(cx * sx); x < xEnd; x++) {
           const i = y * W + x;
+          const o = i - y0 * W;
           const gx = Math.min(w - 1, Math.max(0, (x + 0.5) / sx - 0.5));
           const x0 = gx | 0;
           const x1 = Math.min(w - 1, x0 + 1);
           const fx = gx - x0;
-          const k00 = y0 * w + x0, k01 = y0 * w + x1, k10 = y1 * w + x0, k11 = y1 * w + x1;
+          const k00 = ka + x0, k01 = ka + x1, k10 = kb + x0, k11 = kb + x1;
           if (!(band[k00] | band[k01] | band[k10] | band[k11])) continue;
           const w00 = (1 - fx) * (1 - fy), w01 = fx * (1 - fy), w10 = (1 - fx) * fy, w11 = fx * fy;
           const r = rgb[i * 3], g = rgb[i * 3 + 1], b = rgb[i * 3 + 2];
@@ -192,16 +236,16 @@ export function refineEdges(img, opts = {}) {
           }
           if (steepen !== 1) q = (q - 0.5) * steepen + 0.5;
           q = q < 0 ? 0 : q > 1 ? 1 : q;
-          outAlpha[i] = Math.round(q * 255);
+          outAlpha[o] = Math.round(q * 255);
           if (decontaminate && q > 0.02 && q < 0.98) {
             // I = q F + (1 - q) B  =>  F = (I - (1 - q) B) / q
             const keep = 1 - q;
             const br = bgR[k00] * w00 + bgR[k01] * w01 + bgR[k10] * w10 + bgR[k11] * w11;
             const bg = bgG[k00] * w00 + bgG[k01] * w01 + bgG[k10] * w10 + bgG[k11] * w11;
             const bb = bgB[k00] * w00 + bgB[k01] * w01 + bgB[k10] * w10 + bgB[k11] * w11;
-            outRgb[i * 3] = clamp((r - keep * br) / q);
-            outRgb[i * 3 + 1] = clamp((g - keep * bg) / q);
-            outRgb[i * 3 + 2] = clamp((b - keep * bb) / q);
+            outRgb[o * 3] = clamp((r - keep * br) / q);
+            outRgb[o * 3 + 1] = clamp((g - keep * bg) / q);
+            outRgb[o * 3 + 2] = clamp((b - keep * bb) / q);
           }
         }
       }
@@ -225,26 +269,71 @@ function clamp(v) {
 }
 
 /**
+ * Where `mask` is non-zero, grown by r cells each way (a square window, clipped at the borders).
+ * @param {Uint8Array} mask @param {number} w @param {number} h @param {number} r
+ */
+function dilate(mask, w, h, r) {
+  const across = new Uint8Array(w * h);
+  for (let y = 0; y < h; y++) {
+    const o = y * w;
+    for (let x = 0; x < w; x++) {
+      if (!mask[o + x]) continue;
+      across.fill(1, o + Math.max(0, x - r), o + Math.min(w, x + r + 1));
+    }
+  }
+  const out = new Uint8Array(w * h);
+  for (let y = 0; y < h; y++) {
+    const o = y * w;
+    for (let x = 0; x < w; x++) {
+      if (!across[o + x]) continue;
+      for (let yy = Math.max(0, y - r); yy < Math.min(h, y + r + 1); yy++) out[yy * w + x] = 1;
+    }
+  }
+  return out;
+}
+
+/**
  * Mean over a (2r+1)^2 window, clipped at the borders, with a summed-area table.
  * @param {ArrayLike<number>} src @param {number} w @param {number} h @param {number} r
+ * @param {Float64Array} [scratch] room for the table ((w + 1) * (h + 1) or more), reused between calls
+ * @param {Uint8Array} [only] when given, the mean is computed only where this is non-zero (0 elsewhere)
  */
-export function boxMean(src, w, h, r) {
-  const sat = new Float64Array((w + 1) * (h + 1));
+export function boxMean(src, w, h, r, scratch, only) {
+  const W1 = w + 1;
+  const sat = scratch && scratch.length >= W1 * (h + 1) ? scratch : new Float64Array(W1 * (h + 1));
+  sat.fill(0, 0, W1);
   for (let y = 0; y < h; y++) {
     let row = 0;
+    const at = (y + 1) * W1;
+    const above = y * W1;
+    const from = y * w;
+    sat[at] = 0;
     for (let x = 0; x < w; x++) {
-      row += src[y * w + x];
-      sat[(y + 1) * (w + 1) + x + 1] = sat[y * (w + 1) + x + 1] + row;
+      row += src[from + x];
+      sat[at + x + 1] = sat[above + x + 1] + row;
     }
   }
   const out = new Float32Array(w * h);
+  // Columns whose window the left or right border clips; between them every window is 2r + 1 wide.
+  const left = Math.min(w, r);
+  const right = Math.max(left, w - r - 1);
   for (let y = 0; y < h; y++) {
     const ya = Math.max(0, y - r), yb = Math.min(h, y + r + 1);
-    for (let x = 0; x < w; x++) {
+    const top = ya * W1, bottom = yb * W1, o = y * w;
+    const clipped = (/** @type {number} */ x) => {
       const xa = Math.max(0, x - r), xb = Math.min(w, x + r + 1);
-      const sum = sat[yb * (w + 1) + xb] - sat[ya * (w + 1) + xb] - sat[yb * (w + 1) + xa] + sat[ya * (w + 1) + xa];
-      out[y * w + x] = sum / ((yb - ya) * (xb - xa));
+      out[o + x] = (sat[bottom + xb] - sat[top + xb] - sat[bottom + xa] + sat[top + xa]) / ((yb - ya) * (xb - xa));
+    };
+    const area = (yb - ya) * (2 * r + 1);
+    if (only) {
+      for (let x = 0; x < w; x++) if (only[o + x]) clipped(x);
+      continue;
     }
+    for (let x = 0; x < left; x++) clipped(x);
+    for (let x = left, xa = left - r, xb = left + r + 1; x < right; x++, xa++, xb++) {
+      out[o + x] = (sat[bottom + xb] - sat[top + xb] - sat[bottom + xa] + sat[top + xa]) / area;
+    }
+    for (let x = right; x < w; x++) clipped(x);
   }
   return out;
 }

@@ -162,31 +162,6 @@ export class ImageCodec {
     return img.alpha ? this.minAlpha(scaled, img.alpha, img.width, img.height) : scaled;
   }
 
-  /**
-   * Straight-alpha RGBA PNG at working resolution, and its WebP thumbnail made from the same pixels
-   * (no second decode). Fully transparent pixels get RGB 0: the old background is not kept hidden
-   * under alpha 0 (strip the alpha and it would reappear), and runs of zeros compress well. On a
-   * 2000x2000 product photo that makes zlib level 1 take 68 ms for 7.3 MB, where level 3 over the
-   * kept background took 170 ms for 7.5 MB (level 3 over zeros: 120 ms, 5.8 MB). The optimised
-   * exports recompress.
-   */
-  async cutoutWithThumb(img: DecodedImage, alpha: Buffer): Promise<{ png: Buffer; thumb: Buffer }> {
-    const one = { raw: { width: img.width, height: img.height, channels: 1 as const } };
-    // 255 where the pixel shows at all, 0 where it is fully transparent: ANDed into the colours.
-    const shows = await sharp(alpha, one).threshold(1, { grayscale: true }).extractChannel(0).raw().toBuffer();
-    const rgba = await sharp(img.rgb, { raw: { width: img.width, height: img.height, channels: 3 } })
-      .boolean(shows, 'and', one)
-      .joinChannel(alpha, one)
-      .raw()
-      .toBuffer();
-    const raw = { raw: { width: img.width, height: img.height, channels: 4 as const } };
-    const [png, thumb] = await Promise.all([
-      sharp(rgba, raw).png({ compressionLevel: 1 }).toBuffer(),
-      sharp(rgba, raw).resize(THUMB_EDGE, THUMB_EDGE, { fit: 'inside', withoutEnlargement: true }).webp(THUMB_WEBP).toBuffer(),
-    ]);
-    return { png, thumb };
-  }
-
   /** Draws a cutout onto a canvas as the plan says; returns raw RGBA. */
   async render(cutout: Buffer, plan: RenderPlan): Promise<{ data: Buffer; width: number; height: number }> {
     let subject = sharp(cutout, { limitInputPixels: this.maxPixels });
@@ -282,11 +257,18 @@ export class ImageCodec {
 
   /** The photo and the model's square mask reduced to the edge refinement's grid (RGB, and one channel). */
   async refineInputs(img: DecodedImage, mask: Buffer, maskSize: number, w: number, h: number): Promise<{ rgb: Buffer; alpha: Buffer }> {
-    const [rgb, alpha] = await Promise.all([
-      sharp(img.rgb, { raw: { width: img.width, height: img.height, channels: 3 } }).resize(w, h, { fit: 'fill' }).raw().toBuffer(),
-      sharp(mask, { raw: { width: maskSize, height: maskSize, channels: 1 } }).resize(w, h, { fit: 'fill' }).extractChannel(0).raw().toBuffer(),
-    ]);
+    const [rgb, alpha] = await Promise.all([this.reduceRgb(img, w, h), this.reduceMask(mask, maskSize, w, h)]);
     return { rgb, alpha };
+  }
+
+  /** The photo reduced to w x h (RGB): the edge refinement's grid, made while the model runs. */
+  async reduceRgb(img: DecodedImage, w: number, h: number): Promise<Buffer> {
+    return sharp(img.rgb, { raw: { width: img.width, height: img.height, channels: 3 } }).resize(w, h, { fit: 'fill' }).raw().toBuffer();
+  }
+
+  /** The model's square mask resized to w x h, one channel. */
+  async reduceMask(mask: Buffer, maskSize: number, w: number, h: number): Promise<Buffer> {
+    return sharp(mask, { raw: { width: maskSize, height: maskSize, channels: 1 } }).resize(w, h, { fit: 'fill' }).extractChannel(0).raw().toBuffer();
   }
 
   /** The model's square mask and input reduced to `edge` x `edge` for the quality check (one and three channels). */
@@ -333,6 +315,14 @@ export class ImageCodec {
       .raw()
       .toBuffer({ resolveWithObject: true });
     return { rgba: interleave(colour.data, colour.info.channels, alpha.data, width * height), width, height };
+  }
+
+  /** WebP thumbnail of raw straight RGBA (a cut-out's preview), at most 512 px on its long edge. */
+  async thumbnailRaw(raw: { data: Buffer; width: number; height: number }): Promise<Buffer> {
+    return sharp(raw.data, { raw: { width: raw.width, height: raw.height, channels: 4 } })
+      .resize(THUMB_EDGE, THUMB_EDGE, { fit: 'inside', withoutEnlargement: true })
+      .webp(THUMB_WEBP)
+      .toBuffer();
   }
 
   /** WebP thumbnail, at most 512 px on its long edge. */

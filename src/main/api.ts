@@ -7,6 +7,8 @@ import type { Socket } from 'node:net';
 const config = loadConfig();
 const container = await createContainer(config);
 const app = await buildApp(container);
+// The cut-out writer's threads start and optimise their code while the server opens.
+void container.warmUp();
 // Connections that have not sent a byte yet hold no request: a stop closes them at once (Node would
 // keep them until its headers timeout, a minute).
 const sockets = new Set<Socket>();

@@ -4,11 +4,12 @@
 import { performance } from 'node:perf_hooks';
 import type { ImageCodec } from '../adapters/image-codec.adapter.ts';
 import { MODEL_INPUT_SIZE, type MaskModel } from '../adapters/mask-model.adapter.ts';
-import type { EdgeRefiner } from '../adapters/edge-refiner.adapter.ts';
+import type { CutoutWriter } from '../adapters/cutout-writer.adapter.ts';
+import { refineGrid } from '../adapters/edge-refine.mjs';
 import { PhotoError } from '../errors.ts';
 import type { BBox, Compliance, ImageFormat, ItemMeta, Quality, Settings, Stage, Tier } from '../domain/batch.schemas.ts';
 import { checkCompliance } from './compliance.ts';
-import { alphaAtSize, predictMask } from './segment.ts';
+import { cutoutAtSize, predictMask } from './segment.ts';
 import { diagnose } from './diagnose.ts';
 import { CHECK_GRID } from './check/features.ts';
 import { outputFormatFor, planLayout } from './compose.ts';
@@ -16,8 +17,8 @@ import { outputFormatFor, planLayout } from './compose.ts';
 export interface PipelineDeps {
   codec: ImageCodec;
   model: MaskModel;
-  /** Edge refinement at full resolution; without it the cut-out uses the upsampled mask as it is. */
-  refiner?: EdgeRefiner;
+  /** Edge refinement at full resolution and the cut-out's PNG, in worker threads. */
+  cutouts: CutoutWriter;
 }
 
 export interface Drawn {
@@ -55,7 +56,7 @@ export async function drawCutout(
   let t = performance.now();
   const layout = planLayout(size, bbox, settings);
   const format = outputFormatFor(settings);
-  if (format === 'png' && isIdentity(layout, size)) {
+  if (reusesCutout(size, bbox, settings)) {
     // Default settings draw the cutout as it is: the stored cutout already is the output, so
     // re-rendering and re-encoding it (two full-size PNG encodes) would only cost time.
     if (timings) timings.compose = performance.now() - t;
@@ -88,6 +89,11 @@ export async function checkRendered<T extends Drawn>(
   return { rendered: { ...rendered, output }, compliance };
 }
 
+/** Whether the settings draw the cutout as it is (PNG, same size, nothing moved or corrected): then the cutout is the output. */
+export function reusesCutout(size: { width: number; height: number }, bbox: BBox | null, settings: Settings): boolean {
+  return outputFormatFor(settings) === 'png' && isIdentity(planLayout(size, bbox, settings), size);
+}
+
 function isIdentity(l: ReturnType<typeof planLayout>, size: { width: number; height: number }): boolean {
   const c = l.corrections;
   return (
@@ -115,7 +121,10 @@ export async function runPhoto(
   timings.decode = performance.now() - t;
 
   await onStage('inference');
-  t = performance.now();
+  // The photo at the edge refinement's grid needs no mask: reduced while the model runs.
+  const grid = refineGrid(decoded.width, decoded.height);
+  const lowRgb = deps.codec.reduceRgb(decoded, grid.w, grid.h);
+  lowRgb.catch(() => undefined);
   let prediction;
   try {
     prediction = await predictMask(deps.model, modelInput, tier);
@@ -125,28 +134,30 @@ export async function runPhoto(
   }
   // The model's own run time (all passes); a photo may also have waited while another photo ran.
   timings.inference = prediction.runMs;
-  void t;
 
-  // The check reads only the mask: it runs while the mask is refined at full size (in its worker).
+  // The check reads only the mask: it runs while the cut-out is refined and written (in worker threads).
   await onStage('diagnose');
   t = performance.now();
-  const refining = alphaAtSize(deps, decoded, prediction);
-  refining.catch(() => undefined);
-  const grid = await deps.codec.checkGrid(prediction.mask, modelInput, MODEL_INPUT_SIZE, CHECK_GRID);
-  const diagnosis = diagnose(prediction, grid, MODEL_INPUT_SIZE, decoded);
-  const { alpha, rgb } = await refining;
+  const cutting = cutoutAtSize(deps, decoded, prediction, lowRgb);
+  cutting.catch(() => undefined);
+  const checkGrid = await deps.codec.checkGrid(prediction.mask, modelInput, MODEL_INPUT_SIZE, CHECK_GRID);
+  const diagnosis = diagnose(prediction, checkGrid, MODEL_INPUT_SIZE, decoded);
   timings.diagnose = performance.now() - t;
 
   await onStage('compose');
   t = performance.now();
-  const { png: cutout, thumb: cutoutThumb } = await deps.codec.cutoutWithThumb({ ...decoded, rgb }, alpha);
+  const cut = await cutting;
+  // Default settings: the output is the cutout, and its thumbnail is made from the cut-out's preview
+  // while the PNG is still being deflated.
+  const cutoutThumb = reusesCutout(decoded, diagnosis.bbox, settings) ? cut.preview.then((p) => deps.codec.thumbnailRaw(p)) : null;
+  cutoutThumb?.catch(() => undefined);
+  const cutout = await cut.png;
   timings.compose = performance.now() - t;
 
   const stageTimes = { compose: 0, encode: 0 };
   const { reused, ...drawn } = await drawCutout(deps, cutout, decoded, diagnosis.bbox, settings, backgroundImage, stageTimes, () => onStage('encode'));
   t = performance.now();
-  // Default settings: the output is the cutout, and so is its thumbnail.
-  const thumb = reused ? cutoutThumb : await deps.codec.thumbnail(drawn.output);
+  const thumb = reused && cutoutThumb ? await cutoutThumb : await deps.codec.thumbnail(drawn.output);
   const { rendered, compliance } = await checkRendered(deps, { ...drawn, thumb }, decoded, diagnosis.bbox, settings);
   timings.compose += stageTimes.compose;
   timings.encode = stageTimes.encode + (performance.now() - t);

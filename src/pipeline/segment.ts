@@ -12,10 +12,10 @@
 // on its own (alphamatting 0.820 → 0.857, grabcut 0.935 → 0.936). A second pass on the subject's crop
 // at full model resolution lost on average (mirror + crop 0.876) and ruined one photo (0.97 → 0.70),
 // so it is not used. `npm run bench:quality` measures the two tiers as the service runs them.
-import type { ImageCodec, DecodedImage } from '../adapters/image-codec.adapter.ts';
+import { THUMB_EDGE, type ImageCodec, type DecodedImage } from '../adapters/image-codec.adapter.ts';
 import { MODEL_INPUT_SIZE, type MaskModel, type MaskPrediction } from '../adapters/mask-model.adapter.ts';
 import type { BBox, Tier } from '../domain/batch.schemas.ts';
-import type { EdgeRefiner } from '../adapters/edge-refiner.adapter.ts';
+import type { Cutout, CutoutWriter } from '../adapters/cutout-writer.adapter.ts';
 import { refineGrid } from '../adapters/edge-refine.mjs';
 
 /** The model's mask for the tier: one pass (light), or the photo and its mirror image merged (heavy). */
@@ -24,19 +24,16 @@ export async function predictMask(model: MaskModel, modelInput: Buffer, tier: Ti
 }
 
 /**
- * The mask at the photo's working size: upsampled, refined against the photo at that size
- * (edge-refine.mjs) when a refiner is given, and combined with any source transparency; with the
- * photo's colours decontaminated at the edges.
+ * The cut-out at the photo's working size: the model's mask refined against the photo (edge-refine.mjs),
+ * capped by any source transparency, with the photo's colours decontaminated at the edges, as PNG
+ * (cutout-writer.adapter.ts). `lowRgb`: the photo at refineGrid's size (ImageCodec.reduceRgb), which
+ * the caller starts while the model runs. The refinement needs the mask only on its grid: away from the
+ * edge it is 0 or 255 anyway, so the whole mask is never upsampled.
  */
-export async function alphaAtSize(deps: { codec: ImageCodec; refiner?: EdgeRefiner }, decoded: DecodedImage, prediction: MaskPrediction): Promise<{ alpha: Buffer; rgb: Buffer }> {
-  if (!deps.refiner) return { alpha: await deps.codec.maskToSize(prediction.mask, MODEL_INPUT_SIZE, decoded), rgb: decoded.rgb };
-  // The refiner needs the mask only on its grid: away from the edge it is 0 or 255 anyway, so the
-  // whole mask is never upsampled.
+export async function cutoutAtSize(deps: { codec: ImageCodec; cutouts: CutoutWriter }, decoded: DecodedImage, prediction: MaskPrediction, lowRgb: Promise<Buffer>): Promise<Cutout> {
   const grid = refineGrid(decoded.width, decoded.height);
-  const low = await deps.codec.refineInputs(decoded, prediction.mask, MODEL_INPUT_SIZE, grid.w, grid.h);
-  const refined = await deps.refiner.refine(decoded.rgb, null, decoded.width, decoded.height, low);
-  const alpha = decoded.alpha ? await deps.codec.minAlpha(refined.alpha, decoded.alpha, decoded.width, decoded.height) : refined.alpha;
-  return { alpha, rgb: refined.rgb };
+  const [rgb, alpha] = await Promise.all([lowRgb, deps.codec.reduceMask(prediction.mask, MODEL_INPUT_SIZE, grid.w, grid.h)]);
+  return deps.cutouts.write(decoded, { rgb, alpha }, THUMB_EDGE);
 }
 
 /** The model on the input and on its mirror image; per pixel the larger mask value of the two views. */

@@ -1,8 +1,14 @@
 // Edge refinement on a drawn photo: a blurred mask snaps towards the photo's real edge, and edge
-// colours lose the old background's tint. Also through the worker thread the service uses.
-import { describe, expect, it } from 'vitest';
-import { refineEdges, refineGrid } from '../../src/adapters/edge-refine.mjs';
-import { WorkerEdgeRefiner } from '../../src/adapters/edge-refiner.adapter.ts';
+// colours lose the old background's tint. Then the cut-out writer the service uses: bands refined
+// and deflated in worker threads, joined into one PNG, which must decode to exactly the refined pixels.
+import zlib from 'node:zlib';
+import sharp from 'sharp';
+import { afterAll, describe, expect, it } from 'vitest';
+import { boxMean, refineEdges, refineGrid, refineRows } from '../../src/adapters/edge-refine.mjs';
+import { adler32, adler32Combine, bandLines, deflateBand, joinBands } from '../../src/adapters/png-strips.mjs';
+import { WorkerCutoutWriter } from '../../src/adapters/cutout-writer.adapter.ts';
+import { ImageCodec } from '../../src/adapters/image-codec.adapter.ts';
+import { evalEntries, evalFile, HAVE_EVAL_DATA } from '../helpers/eval-data.ts';
 
 const W = 120;
 const H = 80;
@@ -68,18 +74,178 @@ describe('edge refinement', () => {
     expect([...out.rgb.subarray((10 * W + 5) * 3, (10 * W + 5) * 3 + 3)]).toEqual([150, 20, 20]);
   });
 
-  it('runs in its worker thread and gives the same answer', async () => {
+  it('refines a band of rows exactly as the whole photo does, wherever the band is cut', () => {
     const { rgb, blurred } = scene();
-    const refiner = new WorkerEdgeRefiner();
-    try {
-      const viaWorker = await refiner.refine(Buffer.from(rgb), Buffer.from(blurred), W, H);
-      const direct = refineEdges({ rgb, alpha: blurred, width: W, height: H });
-      expect(viaWorker.alpha.equals(Buffer.from(direct.alpha))).toBe(true);
-      expect(viaWorker.rgb.equals(Buffer.from(direct.rgb))).toBe(true);
-      // The caller's buffers are untouched (copies were sent).
-      expect(blurred[10 * W + 62]).toBe(Math.round((2 / 8) * 255));
-    } finally {
-      await refiner.close();
+    for (const opts of [{}, { grid: 50 }, { guided: false, steepen: 1 }]) {
+      const whole = refineEdges({ rgb, alpha: blurred, width: W, height: H }, opts);
+      for (const cuts of [[0, 1, H], [0, 33, 34, 79, H], [0, 40, H]]) {
+        const bands = cuts.slice(1).map((y1, i) => refineRows({ rgb, alpha: blurred, width: W, height: H }, opts, cuts[i], y1));
+        expect(Buffer.concat(bands.map((b) => Buffer.from(b.alpha))).equals(Buffer.from(whole.alpha))).toBe(true);
+        expect(Buffer.concat(bands.map((b) => Buffer.from(b.rgb))).equals(Buffer.from(whole.rgb))).toBe(true);
+      }
     }
+  });
+
+  it('boxMean: the mean of every clipped window, and only where asked', () => {
+    const w = 9, h = 7, src = Float32Array.from({ length: w * h }, (_, i) => (i * 37) % 11);
+    const only = new Uint8Array(w * h);
+    only[3 * w + 4] = only[0] = only[w * h - 1] = 1;
+    for (const r of [1, 3]) {
+      const all = boxMean(src, w, h, r);
+      const some = boxMean(src, w, h, r, new Float64Array(200), only);
+      for (let y = 0; y < h; y++) {
+        for (let x = 0; x < w; x++) {
+          let sum = 0;
+          let n = 0;
+          for (let yy = Math.max(0, y - r); yy <= Math.min(h - 1, y + r); yy++) {
+            for (let xx = Math.max(0, x - r); xx <= Math.min(w - 1, x + r); xx++) {
+              sum += src[yy * w + xx];
+              n++;
+            }
+          }
+          expect(all[y * w + x]).toBeCloseTo(sum / n, 5);
+          expect(some[y * w + x]).toBe(only[y * w + x] ? all[y * w + x] : 0);
+        }
+      }
+    }
+  });
+});
+
+describe('PNG in bands', () => {
+  it('Adler-32 and its combination agree with zlib', () => {
+    expect(adler32(Buffer.from('Wikipedia'))).toBe(0x11e60398);
+    const a = Buffer.from('the first run of bytes, '), b = Buffer.alloc(70_000, 0xfe);
+    expect(adler32Combine(adler32(a), adler32(b), b.length)).toBe(adler32(Buffer.concat([a, b])));
+    // zlib's own checksum closes a zlib stream.
+    const z = zlib.deflateSync(Buffer.concat([a, b]));
+    expect(z.readUInt32BE(z.length - 4)).toBe(adler32(Buffer.concat([a, b])));
+  });
+
+  it('bands deflated apart and joined decode to the rows, by zlib\'s checksum or by ours', async () => {
+    const width = 37, rows = 23;
+    const rgb = Uint8Array.from({ length: width * rows * 3 }, (_, i) => (i * 7) % 256);
+    const alpha = Uint8Array.from({ length: width * rows }, (_, i) => (i % 5 === 0 ? 0 : (i * 13) % 256));
+    for (const viaRaw of [false, true]) {
+      const cuts = [0, 8, 16, rows];
+      const parts = await Promise.all(
+        cuts.slice(1).map((y1, i) => {
+          const { lines } = bandLines(rgb.subarray(cuts[i] * width * 3, y1 * width * 3), alpha.subarray(cuts[i] * width, y1 * width), null, width, y1 - cuts[i], 4);
+          return deflateBand(lines, i === cuts.length - 2, { viaRaw });
+        }),
+      );
+      const png = joinBands(width, rows, parts);
+      const { data, info } = await sharp(png).raw().toBuffer({ resolveWithObject: true });
+      expect([info.width, info.height, info.channels]).toEqual([width, rows, 4]);
+      for (let i = 0; i < width * rows; i++) {
+        const expected = alpha[i] ? [rgb[i * 3], rgb[i * 3 + 1], rgb[i * 3 + 2], alpha[i]] : [0, 0, 0, 0];
+        expect([...data.subarray(i * 4, i * 4 + 4)]).toEqual(expected);
+      }
+    }
+  });
+
+  it('reduces a band for the thumbnail: alpha-weighted block means, partial blocks at the edges', () => {
+    const width = 5, rows = 3;
+    const rgb = new Uint8Array(width * rows * 3).fill(10);
+    rgb.set([200, 100, 50], 0);
+    const alpha = new Uint8Array(width * rows).fill(255);
+    alpha[1] = 0; // a transparent pixel adds no colour
+    alpha[4] = 51;
+    const { preview } = bandLines(rgb, alpha, null, width, rows, 2);
+    expect([preview.width, preview.height]).toEqual([3, 2]);
+    // Block (0,0): pixels 0 (200,100,50 @255), 1 (@0), 5 and 6 (10 @255).
+    expect([...preview.data.subarray(0, 4)]).toEqual([Math.round((200 + 20) / 3), Math.round((100 + 20) / 3), Math.round((50 + 20) / 3), Math.round((255 * 3) / 4)]);
+    // Block (2,0) is one pixel wide: pixels 4 (@51) and 9 (@255).
+    expect(preview.data[2 * 4 + 3]).toBe(Math.round((51 + 255) / 2));
+  });
+});
+
+describe('cut-out writer', () => {
+  const writer = new WorkerCutoutWriter(2);
+  afterAll(() => writer.close());
+  const codec = new ImageCodec(100_000_000);
+
+  async function expectCutout(photo: { rgb: Buffer; alpha: Buffer | null; width: number; height: number }, low: { rgb: Buffer; alpha: Buffer }, pool = writer) {
+    const cut = pool.write(photo, low, 64);
+    const [png, preview] = await Promise.all([cut.png, cut.preview]);
+    const { data, info } = await sharp(png).raw().toBuffer({ resolveWithObject: true });
+    expect([info.width, info.height, info.channels]).toEqual([photo.width, photo.height, 4]);
+    const ref = refineEdges({ rgb: photo.rgb, alpha: null, width: photo.width, height: photo.height }, { low });
+    let wrong = 0;
+    for (let i = 0; i < photo.width * photo.height; i++) {
+      const a = photo.alpha ? Math.min(ref.alpha[i], photo.alpha[i]) : ref.alpha[i];
+      const expected = a ? [ref.rgb[i * 3], ref.rgb[i * 3 + 1], ref.rgb[i * 3 + 2], a] : [0, 0, 0, 0];
+      for (let k = 0; k < 4; k++) if (data[i * 4 + k] !== expected[k]) wrong++;
+    }
+    expect(wrong).toBe(0);
+    const f = Math.max(1, Math.floor(Math.max(photo.width, photo.height) / 64));
+    expect([preview.width, preview.height]).toEqual([Math.ceil(photo.width / f), Math.ceil(photo.height / f)]);
+    return png;
+  }
+
+  function lowOf(rgb: Uint8Array, alpha: Uint8Array, width: number, height: number) {
+    const grid = refineGrid(width, height);
+    const f = width / grid.w;
+    const low = { rgb: Buffer.alloc(grid.w * grid.h * 3), alpha: Buffer.alloc(grid.w * grid.h) };
+    for (let y = 0; y < grid.h; y++) {
+      for (let x = 0; x < grid.w; x++) {
+        const i = Math.floor(y * f) * width + Math.floor(x * f);
+        low.rgb.set(rgb.subarray(i * 3, i * 3 + 3), (y * grid.w + x) * 3);
+        low.alpha[y * grid.w + x] = alpha[i];
+      }
+    }
+    return low;
+  }
+
+  it('writes the refined pixels, transparent ones as RGB 0, in one PNG however many threads', async () => {
+    const { rgb, blurred } = scene();
+    const photo = { rgb: Buffer.from(rgb), alpha: null, width: W, height: H };
+    const low = lowOf(rgb, blurred, W, H);
+    const one = new WorkerCutoutWriter(1);
+    const three = new WorkerCutoutWriter(3);
+    try {
+      await expectCutout(photo, low, one);
+      await expectCutout(photo, low, three);
+      await expectCutout(photo, low);
+    } finally {
+      await Promise.all([one.close(), three.close()]);
+    }
+  });
+
+  it('caps the alpha with the photo\'s own transparency; a one-pixel photo works', async () => {
+    const { rgb, blurred } = scene();
+    const sourceAlpha = Buffer.alloc(W * H, 255);
+    sourceAlpha.fill(0, 0, W * 10); // the top rows were transparent in the upload
+    await expectCutout({ rgb: Buffer.from(rgb), alpha: sourceAlpha, width: W, height: H }, lowOf(rgb, blurred, W, H));
+    await expectCutout({ rgb: Buffer.from([9, 8, 7]), alpha: null, width: 1, height: 1 }, { rgb: Buffer.from([9, 8, 7]), alpha: Buffer.from([200]) });
+  });
+
+  it.skipIf(!HAVE_EVAL_DATA)('on a real photo at a scale with uneven grid cells (3001 x 1999)', async () => {
+    const entry = evalEntries().find((e) => e.kind === 'product')!;
+    const decoded = await codec.decode(await sharp(evalFile(entry.image)).resize(3001, 1999, { fit: 'fill' }).png().toBuffer());
+    const mask = await sharp(evalFile(entry.mask)).greyscale().resize(1024, 1024, { fit: 'fill' }).blur(3).extractChannel(0).raw().toBuffer();
+    const grid = refineGrid(decoded.width, decoded.height);
+    const png = await expectCutout(decoded, await codec.refineInputs(decoded, mask, 1024, grid.w, grid.h));
+    // The PNG's own checksums hold (zlib verifies Adler-32 and sharp the chunks' CRCs as it decodes).
+    expect(png.subarray(1, 4).toString()).toBe('PNG');
+  });
+
+  it('a closed writer refuses what was still waiting; a new photo starts fresh threads', async () => {
+    const { rgb, blurred } = scene();
+    const pool = new WorkerCutoutWriter(1);
+    const photo = { rgb: Buffer.from(rgb), alpha: null, width: W, height: H };
+    const low = lowOf(rgb, blurred, W, H);
+    const first = pool.write(photo, low, 64);
+    const waiting = pool.write(photo, low, 64);
+    await pool.close();
+    await expect(waiting.png).rejects.toThrow(/closed|stopped/);
+    await expect(first.png).rejects.toThrow(/closed|stopped/);
+    await expectCutout(photo, low, pool);
+    await pool.close();
+  });
+
+  it('warms up without error', async () => {
+    const pool = new WorkerCutoutWriter(2);
+    await pool.warmUp(1);
+    await pool.close();
   });
 });

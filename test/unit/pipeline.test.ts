@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import sharp from 'sharp';
 import http from 'node:http';
 import { planLayout, outputFormatFor } from '../../src/pipeline/compose.ts';
@@ -6,7 +6,9 @@ import { diagnose } from '../../src/pipeline/diagnose.ts';
 import { statistics } from '../../src/pipeline/segment.ts';
 import { CHECK_GRID } from '../../src/pipeline/check/features.ts';
 import { brokenProbability, chooseThreshold, fitLogistic, loadCalibration, MODEL_FEATURES, scoreFor } from '../../src/pipeline/check/calibration.ts';
-import { ImageCodec } from '../../src/adapters/image-codec.adapter.ts';
+import { ImageCodec, THUMB_EDGE, type DecodedImage } from '../../src/adapters/image-codec.adapter.ts';
+import { WorkerCutoutWriter } from '../../src/adapters/cutout-writer.adapter.ts';
+import { refineGrid } from '../../src/adapters/edge-refine.mjs';
 import { checkEntryName } from '../../src/adapters/zip-archive.adapter.ts';
 import { fetchPublic, isPrivateAddress } from '../../src/adapters/outbound-http.adapter.ts';
 import { resolveSettings } from '../../src/services/settings.ts';
@@ -114,6 +116,14 @@ describe('diagnose: the calibrated check', () => {
 
 describe('image codec', () => {
   const codec = new ImageCodec(100_000_000);
+  const cutouts = new WorkerCutoutWriter(2);
+  afterAll(() => cutouts.close());
+  /** The service's cut-out of a decoded photo for a model mask (1024 x 1024). */
+  async function cutoutOf(decoded: DecodedImage, mask: Buffer) {
+    const grid = refineGrid(decoded.width, decoded.height);
+    const cut = cutouts.write(decoded, await codec.refineInputs(decoded, mask, 1024, grid.w, grid.h), THUMB_EDGE);
+    return { png: await cut.png, thumb: await codec.thumbnailRaw(await cut.preview) };
+  }
   it('converts a photo with a wide-gamut profile to sRGB, and writes outputs with no profile or metadata', async () => {
     const srgb = Buffer.alloc(32 * 32 * 3);
     for (let i = 0; i < srgb.length; i += 3) srgb.set([200, 100, 50], i);
@@ -123,7 +133,7 @@ describe('image codec', () => {
     expect(Math.abs(stored[0] - 200)).toBeGreaterThan(5);
     const decoded = await codec.decode(p3);
     for (const [k, v] of [200, 100, 50].entries()) expect(Math.abs(decoded.rgb[k] - v)).toBeLessThanOrEqual(3);
-    const { png } = await codec.cutoutWithThumb(decoded, Buffer.alloc(32 * 32, 255));
+    const { png } = await cutoutOf(decoded, Buffer.alloc(1024 * 1024, 255));
     for (const out of [png, await codec.convert(png, 'jpeg', 'off'), await codec.convert(png, 'webp', 'off')]) {
       const meta = await sharp(out).metadata();
       expect([meta.icc, meta.exif, meta.space]).toEqual([undefined, undefined, 'srgb']);
@@ -150,8 +160,11 @@ describe('image codec', () => {
     expect(alpha.length).toBe(t.width * t.height); // one channel, not three
     expect(alpha[0]).toBe(0); // transparent in the source stays transparent
     expect(alpha[100 * t.width + 100]).toBe(255);
-    const { png: cutout, thumb } = await codec.cutoutWithThumb(t, alpha);
-    expect((await sharp(cutout).metadata()).channels).toBe(4);
+    const { png: cutout, thumb } = await cutoutOf(t, full);
+    const pixels = await sharp(cutout).raw().toBuffer({ resolveWithObject: true });
+    expect(pixels.info.channels).toBe(4);
+    expect(pixels.data[3]).toBe(0); // the cut-out too: the source's transparency caps the alpha
+    expect(pixels.data[(100 * t.width + 100) * 4 + 3]).toBe(255);
     expect((await sharp(thumb).metadata()).format).toBe('webp');
   });
   it('refuses truncated files, huge declared sizes and non-images', async () => {
