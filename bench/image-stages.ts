@@ -1,5 +1,5 @@
 // npm run bench:image: where the time of one POST /v1/images goes, for a 2000x2000 JPEG over real
-// HTTP with the real model (6 requests; the first warms up): before the worker claims the photo
+// HTTP with the real model (BENCH_IMAGE_RUNS requests, 6 by default; the first warms up): before the worker claims the photo
 // (upload, check, intake, start), each pipeline stage (meta.timings), and from the photo finishing to
 // the answer's last byte. PROBE_ENV='{"MATTE_IMAGE_THREADS":"2"}' passes settings to the server.
 import sharp from 'sharp';
@@ -13,7 +13,7 @@ const server = await startServer({ LOG_LEVEL: 'error', MATTE_REQUESTS_PER_MINUTE
 try {
   const { apiKey } = JSON.parse(await server.cli('accounts', 'create', '--email', 'bench-image@example.com', '--plan', '1000', '--pack', '0', '--json'));
   const auth = { authorization: `Bearer ${apiKey}` };
-  for (let i = 0; i < 6; i++) {
+  for (let i = 0; i < Number(process.env.BENCH_IMAGE_RUNS ?? 6); i++) {
     const form = new FormData();
     form.append('file', new Blob([new Uint8Array(big)]), 'big.jpg');
     const t0 = Date.now();

@@ -32,7 +32,7 @@ export function pngChunk(type, data) {
  * A band of straight RGBA rows as PNG scanlines, from RGB and alpha planes of `rows` rows, and the
  * band reduced by `factor` for a thumbnail (the average of each factor x factor block, weighted by
  * alpha as a resize must; blocks cut by the right or bottom edge average what they hold).
- *  - `sourceAlpha` (the photo's own transparency) caps the alpha.
+ *  - `sourceAlpha` (the photo's own transparency) caps the alpha, which is changed in place.
  *  - Fully transparent pixels get RGB 0: the old background is not kept hidden under alpha 0 (strip
  *    the alpha and it would reappear), and runs of zeros compress well.
  *  - Rows after the band's first use the "Up" filter (each byte minus the byte above it): on a
@@ -53,17 +53,23 @@ export function bandLines(rgb, alpha, sourceAlpha, width, rows, factor) {
   const ph = Math.ceil(rows / factor);
   const preview = new Uint8Array(pw * ph * 4);
   const sums = new Float64Array(pw * 4);
+  // Each column's place in `sums`.
+  const sumAt = new Int32Array(width);
+  for (let x = 0; x < width; x++) sumAt[x] = ((x / factor) | 0) * 4;
+  if (sourceAlpha) {
+    // Capped in place: `alpha` is the caller's to give up (the refinement's fresh answer).
+    for (let i = 0; i < alpha.length; i++) if (sourceAlpha[i] < alpha[i]) alpha[i] = sourceAlpha[i];
+  }
   for (let y = 0, i = 0; y < rows; y++) {
     for (let x = 0; x < width; x++, i++) {
-      let a = alpha[i];
-      if (sourceAlpha && sourceAlpha[i] < a) a = sourceAlpha[i];
+      const a = alpha[i];
       if (a === 0) {
         row[x] = 0;
         continue;
       }
       const r = rgb[i * 3], g = rgb[i * 3 + 1], b = rgb[i * 3 + 2];
       row[x] = LITTLE_ENDIAN ? (r | (g << 8) | (b << 16) | (a << 24)) >>> 0 : ((r << 24) | (g << 16) | (b << 8) | a) >>> 0;
-      const s = ((x / factor) | 0) * 4;
+      const s = sumAt[x];
       sums[s] += r * a;
       sums[s + 1] += g * a;
       sums[s + 2] += b * a;
