@@ -24,6 +24,7 @@ import { ReviewService } from './services/review.service.ts';
 import { RerunService } from './services/rerun.service.ts';
 import { ReportService } from './services/report.service.ts';
 import { WorkerCutoutWriter } from './adapters/cutout-writer.adapter.ts';
+import { PreparedInputs } from './pipeline/prepared-inputs.ts';
 import { RenderService } from './services/render.service.ts';
 import { DownloadService } from './services/download.service.ts';
 import { MAX_ACTIVE_BATCHES, MAX_PHOTOS_PER_BATCH } from './domain/batch-rules.ts';
@@ -155,12 +156,13 @@ export async function createContainer(config: Readonly<Config>, opts: ContainerO
   const purchases = new PurchaseService({ store, credits, clock, provider: new OperatorApprovalProvider() });
   const deletion = new AccountDeletionService({ store, credits, blobs, bus, clock });
   const maintenance = new AccountMaintenance({ store, licenses, limits, clock, log: log.child({ component: 'maintenance' }) });
-  const images = new ImageService({ batches, intake, queries, queue, render, inspector: codec, clock });
+  const prepared = runWorker && model ? new PreparedInputs(codec) : undefined;
+  const images = new ImageService({ batches, intake, queries, queue, render, inspector: codec, clock, prepared });
   const cutouts = new WorkerCutoutWriter(config.cutoutThreads);
   const worker =
     runWorker && model
       ? new PhotoWorker(
-          { queue, blobs, pipeline: { codec, model, cutouts }, bus, stats, priority, log: log.child({ component: 'worker' }) },
+          { queue, blobs, pipeline: { codec, model, cutouts, prepared }, bus, stats, priority, log: log.child({ component: 'worker' }) },
           { concurrency: config.workerConcurrency, leaseMs: config.leaseMs, maxAttempts: config.maxAttempts },
         )
       : null;

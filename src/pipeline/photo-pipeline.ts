@@ -9,6 +9,7 @@ import { refineGrid } from '../adapters/edge-refine.mjs';
 import { PhotoError } from '../errors.ts';
 import type { BBox, Compliance, ImageFormat, ItemMeta, Quality, Settings, Stage, Tier } from '../domain/batch.schemas.ts';
 import { checkCompliance } from './compliance.ts';
+import { prepareInput, type PreparedInputs } from './prepared-inputs.ts';
 import { cutoutAtSize, predictMask } from './segment.ts';
 import { diagnose } from './diagnose.ts';
 import { CHECK_GRID } from './check/features.ts';
@@ -17,6 +18,8 @@ import { outputFormatFor, planLayout } from './compose.ts';
 export interface PipelineDeps {
   codec: ImageCodec;
   model: MaskModel;
+  /** Decodes started before the photo was claimed (POST /v1/images in this process). */
+  prepared?: PreparedInputs;
   /** Edge refinement at full resolution and the cut-out's PNG, in worker threads. */
   cutouts: CutoutWriter;
 }
@@ -116,8 +119,7 @@ export async function runPhoto(
   const timings = { decode: 0, inference: 0, diagnose: 0, compose: 0, encode: 0, total: 0 };
 
   let t = performance.now();
-  const decoded = await deps.codec.decode(input);
-  const modelInput = await deps.codec.toModelInput(decoded, MODEL_INPUT_SIZE);
+  const { decoded, modelInput } = await (deps.prepared?.take(input) ?? prepareInput(deps.codec, input));
   timings.decode = performance.now() - t;
 
   await onStage('inference');

@@ -7,6 +7,7 @@ import type { BatchService } from './batch.service.ts';
 import type { BatchQueries } from './batch-queries.service.ts';
 import type { PhotoQueue } from './photo-queue.service.ts';
 import { isOverBudget, type AddPhotosOptions, type IntakeService, type PhotoInspector } from './intake.service.ts';
+import type { PreparedInputs } from '../pipeline/prepared-inputs.ts';
 
 export type ImageOutcome =
   | { state: 'done'; jobId: string; item: ItemRow }
@@ -14,7 +15,17 @@ export type ImageOutcome =
 
 export class ImageService {
   constructor(
-    private readonly deps: { batches: BatchService; intake: IntakeService; queries: BatchQueries; queue: PhotoQueue; render: RenderService; inspector: PhotoInspector; clock: () => number },
+    private readonly deps: {
+      batches: BatchService;
+      intake: IntakeService;
+      queries: BatchQueries;
+      queue: PhotoQueue;
+      render: RenderService;
+      inspector: PhotoInspector;
+      clock: () => number;
+      /** Set when this process runs the photo worker: the photo is decoded while it is stored and queued. */
+      prepared?: PreparedInputs;
+    },
   ) {}
 
   /** `encoding`: the format and encoding to store the output in (default: what the settings give, as rendered). */
@@ -32,7 +43,11 @@ export class ImageService {
       if (err instanceof PhotoError) throw new AppError('PROCESSING_FAILED', err.message, { reason: err.code }, 422);
       throw err;
     }
-    const job = await batches.createJob(accountId, { defaults: input.settings }, null);
+    this.deps.prepared?.prepare(input.data);
+    const job = await batches.createJob(accountId, { defaults: input.settings }, null).catch((err: unknown) => {
+      this.deps.prepared?.drop(input.data);
+      throw err;
+    });
     try {
       const added = await photos.addPhotos(accountId, job.id, [{ name: input.name, data: input.data }], intake);
       if (added.added === 0) {
@@ -44,6 +59,7 @@ export class ImageService {
       await batches.start(accountId, job.id, {});
     } catch (err) {
       // Nothing was charged: the draft goes away with whatever was refused.
+      this.deps.prepared?.drop(input.data);
       await batches.deleteJob(accountId, job.id).catch(() => undefined);
       throw err;
     }

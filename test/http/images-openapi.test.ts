@@ -1,10 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import sharp from 'sharp';
 import { readFileSync } from 'node:fs';
 import { createTestApp, multipart, type TestApp } from '../helpers/test-app.ts';
 import { productPhoto, truncatedJpeg } from '../helpers/images.ts';
 import { SHARED_DIR } from '../helpers/shared-dir.ts';
 import path from 'node:path';
+import { PreparedInputs } from '../../src/pipeline/prepared-inputs.ts';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -28,6 +29,21 @@ describe('POST /v1/images', () => {
     expect((await t.c.store.repos.accounts.findById(accountId))!.plan_credits).toBe(2);
     // The batch stays readable.
     expect((await t.app.inject({ method: 'GET', url: `/v1/jobs/${res.headers['x-matte-job-id']}`, headers: auth })).json().status).toBe('done');
+  });
+
+  it('the photo is decoded while it is stored and queued: the worker takes that head start', async () => {
+    const { auth } = await t.account(2);
+    const take = vi.spyOn(PreparedInputs.prototype, 'take');
+    try {
+      const form = multipart([{ name: 'file', filename: 'vase.jpg', data: await productPhoto(300, 260) }]);
+      const res = await t.app.inject({ method: 'POST', url: '/v1/images', headers: { ...auth, ...form.headers }, payload: form.payload });
+      expect(res.statusCode).toBe(200);
+      expect(take).toHaveBeenCalledTimes(1);
+      const prepared = await take.mock.results[0].value;
+      expect([prepared.decoded.width, prepared.decoded.height]).toEqual([300, 260]);
+    } finally {
+      take.mockRestore();
+    }
   });
 
   it('JSON with base64 and response=json gives ImageResult; the same Idempotency-Key replays without a second charge', async () => {

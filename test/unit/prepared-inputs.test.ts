@@ -1,0 +1,52 @@
+// The decode head start of POST /v1/images: found by the bytes, taken once, bounded in number and time.
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { ImageCodec } from '../../src/adapters/image-codec.adapter.ts';
+import { prepareInput, PreparedInputs } from '../../src/pipeline/prepared-inputs.ts';
+import { productPhoto, truncatedJpeg } from '../helpers/images.ts';
+
+const codec = new ImageCodec(100_000_000);
+
+describe('prepared inputs', () => {
+  afterEach(() => vi.useRealTimers());
+
+  it('gives what decoding would, to the first taker of the same bytes only', async () => {
+    const photo = await productPhoto(320, 200);
+    const cache = new PreparedInputs(codec);
+    cache.prepare(photo);
+    cache.prepare(photo); // already under way: not decoded twice
+    expect(cache.size).toBe(1);
+    expect(cache.take(await productPhoto(321, 200))).toBeUndefined();
+    const taken = await cache.take(Buffer.from(photo))!;
+    const direct = await prepareInput(codec, photo);
+    expect(taken.decoded.rgb.equals(direct.decoded.rgb)).toBe(true);
+    expect(taken.modelInput.equals(direct.modelInput)).toBe(true);
+    expect([taken.decoded.width, taken.decoded.height]).toEqual([320, 200]);
+    expect(cache.take(photo)).toBeUndefined();
+    expect(cache.size).toBe(0);
+  });
+
+  it('holds at most maxEntries, forgets after ttlMs, and drops on request', async () => {
+    vi.useFakeTimers();
+    const cache = new PreparedInputs(codec, { maxEntries: 2, ttlMs: 1000 });
+    const photos = await Promise.all([productPhoto(64, 48), productPhoto(65, 48), productPhoto(66, 48)]);
+    for (const p of photos) cache.prepare(p);
+    expect(cache.size).toBe(2);
+    expect(cache.take(photos[2])).toBeUndefined();
+    cache.drop(photos[1]);
+    expect(cache.size).toBe(1);
+    vi.advanceTimersByTime(1001);
+    expect(cache.size).toBe(0);
+    expect(cache.take(photos[0])).toBeUndefined();
+  });
+
+  it('a photo that cannot be decoded fails its taker as decoding would, and never unhandled', async () => {
+    const bad = await truncatedJpeg();
+    const cache = new PreparedInputs(codec);
+    cache.prepare(bad);
+    await expect(cache.take(bad)).rejects.toMatchObject({ code: 'INVALID_IMAGE' });
+    // Prepared and never taken: the rejection is observed inside, nothing is thrown at the process.
+    cache.prepare(bad);
+    await new Promise((r) => setTimeout(r, 200));
+    cache.drop(bad);
+  });
+});
