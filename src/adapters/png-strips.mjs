@@ -63,31 +63,25 @@ export function bandLines(rgb, alpha, sourceAlpha, width, rows, factor) {
   for (let y = 0, i = 0; y < rows; y++) {
     for (let x = 0; x < width; x++, i++) {
       const a = alpha[i];
-      if (a === 0) {
-        row[x] = 0;
-        continue;
+      let c = 0;
+      if (a !== 0) {
+        const r = rgb[i * 3], g = rgb[i * 3 + 1], b = rgb[i * 3 + 2];
+        c = LITTLE_ENDIAN ? (r | (g << 8) | (b << 16) | (a << 24)) >>> 0 : ((r << 24) | (g << 16) | (b << 8) | a) >>> 0;
+        const s = sumAt[x];
+        sums[s] += r * a;
+        sums[s + 1] += g * a;
+        sums[s + 2] += b * a;
+        sums[s + 3] += a;
       }
-      const r = rgb[i * 3], g = rgb[i * 3 + 1], b = rgb[i * 3 + 2];
-      row[x] = LITTLE_ENDIAN ? (r | (g << 8) | (b << 16) | (a << 24)) >>> 0 : ((r << 24) | (g << 16) | (b << 8) | a) >>> 0;
-      const s = sumAt[x];
-      sums[s] += r * a;
-      sums[s + 1] += g * a;
-      sums[s + 2] += b * a;
-      sums[s + 3] += a;
+      row[x] = c;
+      // Four bytes at once, each minus the one above it modulo 256 (no borrow between bytes). Above
+      // the band's first row `above` is all zeros, so there this is the row itself, written unfiltered.
+      const q = above[x];
+      up[x] = ((c | 0x80808080) - (q & 0x7f7f7f7f)) ^ ((c ^ ~q) & 0x80808080);
     }
     const o = y * stride;
-    if (y === 0) {
-      lines[o] = 0;
-      lines.set(new Uint8Array(row.buffer), o + 1);
-    } else {
-      lines[o] = 2;
-      // Four bytes at once, each minus the one above it modulo 256 (no borrow between bytes).
-      for (let x = 0; x < width; x++) {
-        const c = row[x], q = above[x];
-        up[x] = ((c | 0x80808080) - (q & 0x7f7f7f7f)) ^ ((c ^ ~q) & 0x80808080);
-      }
-      lines.set(upBytes, o + 1);
-    }
+    lines[o] = y === 0 ? 0 : 2;
+    lines.set(upBytes, o + 1);
     const done = above;
     above = row;
     row = done;
@@ -159,7 +153,8 @@ const EMPTY_FINAL_BLOCK = [0x03, 0x00];
  * @returns {Promise<{ idat: Buffer, adler: number, length: number }>}
  */
 export async function deflateBand(lines, last, opts = {}) {
-  const options = { level: 1, strategy: zlib.constants.Z_RLE, chunkSize: 1 << 22 };
+  // memLevel 9: larger blocks, fewer Huffman tables to build (faster than the default 8 here).
+  const options = { level: 1, strategy: zlib.constants.Z_RLE, memLevel: 9, chunkSize: 1 << 22 };
   if (!opts.viaRaw) {
     const stream = await new Promise((resolve, reject) => {
       const deflate = zlib.createDeflate(options);
