@@ -115,8 +115,8 @@ export function refineRows(img, opts, y0, y1) {
   // cells one step from the band are all that is read (`near`), and their filter coefficients' means
   // read the coefficients one window further (`nearer`). Means are computed there alone, which on a
   // product photo is a tenth of the grid; every one of them has the value a whole-grid pass would give.
-  const near = dilate(band, w, gh, 1);
-  const nearer = dilate(near, w, gh, radius);
+  const near = spans(dilate(band, w, gh, 1), w, gh);
+  const nearer = spans(dilate(near.mask, w, gh, radius), w, gh);
 
   const IP = new Float32Array(n);
   const II = new Float32Array(n);
@@ -130,7 +130,7 @@ export function refineRows(img, opts, y0, y1) {
   const A = new Float32Array(n);
   const Bc = new Float32Array(n);
   for (let k = 0; k < n; k++) {
-    if (!nearer[k]) continue;
+    if (!nearer.mask[k]) continue;
     const varI = mII[k] - mI[k] * mI[k];
     const cov = mIP[k] - mI[k] * mP[k];
     A[k] = cov / (varI + eps);
@@ -161,7 +161,7 @@ export function refineRows(img, opts, y0, y1) {
     bgG = boxMean(TG, w, gh, radius * 3, sat, near);
     bgB = boxMean(TB, w, gh, radius * 3, sat, near);
     for (let k = 0; k < n; k++) {
-      if (!near[k]) continue;
+      if (!near.mask[k]) continue;
       const t = mT[k] > 1e-6 ? mT[k] : 1;
       bgR[k] /= t;
       bgG[k] /= t;
@@ -206,7 +206,7 @@ export function refineRows(img, opts, y0, y1) {
     const yStart = Math.max(y0, Math.floor(cy * sy));
     const yEnd = Math.min(y1, Math.ceil((cy + 1) * sy));
     for (let cx = 0; cx < w; cx++) {
-      if (!near[(cy - g0) * w + cx]) continue;
+      if (!near.mask[(cy - g0) * w + cx]) continue;
       const xEnd = Math.min(W, Math.ceil((cx + 1) * sx));
       for (let y = yStart; y < yEnd; y++) {
         // Bilinear position on the low-resolution grid (cell centres), as rows of this band's grid.
@@ -293,22 +293,56 @@ function dilate(mask, w, h, r) {
 }
 
 /**
+ * @typedef {{ mask: Uint8Array, first: Int32Array, end: Int32Array, rowEnd: number, colEnd: number }} Cells
+ *   where `mask` is set; per row the first such column and one past the last (first >= end: none), and
+ *   one past the last row and the last column that has any
+ */
+
+/**
+ * A mask with its extent (see Cells).
+ * @param {Uint8Array} mask @param {number} w @param {number} h
+ * @returns {Cells}
+ */
+export function spans(mask, w, h) {
+  const first = new Int32Array(h).fill(w);
+  const end = new Int32Array(h);
+  let rowEnd = 0;
+  let colEnd = 0;
+  for (let y = 0; y < h; y++) {
+    const o = y * w;
+    for (let x = 0; x < w; x++) {
+      if (!mask[o + x]) continue;
+      if (first[y] === w) first[y] = x;
+      end[y] = x + 1;
+    }
+    if (end[y] > 0) {
+      rowEnd = y + 1;
+      if (end[y] > colEnd) colEnd = end[y];
+    }
+  }
+  return { mask, first, end, rowEnd, colEnd };
+}
+
+/**
  * Mean over a (2r+1)^2 window, clipped at the borders, with a summed-area table.
  * @param {ArrayLike<number>} src @param {number} w @param {number} h @param {number} r
  * @param {Float64Array} [scratch] room for the table ((w + 1) * (h + 1) or more), reused between calls
- * @param {Uint8Array} [only] when given, the mean is computed only where this is non-zero (0 elsewhere)
+ * @param {Cells} [only] when given, the mean is computed only there (0 elsewhere), and the table only as far as that needs
  */
 export function boxMean(src, w, h, r, scratch, only) {
   const W1 = w + 1;
   const sat = scratch && scratch.length >= W1 * (h + 1) ? scratch : new Float64Array(W1 * (h + 1));
+  // The table's rows and columns that the windows read (all of them without `only`).
+  const rows = only ? Math.min(h, only.rowEnd + r) : h;
+  const cols = only ? Math.min(w, only.colEnd + r) : w;
   sat.fill(0, 0, W1);
-  for (let y = 0; y < h; y++) {
+  for (let y = 0; y < rows; y++) {
     let row = 0;
     const at = (y + 1) * W1;
     const above = y * W1;
     const from = y * w;
     sat[at] = 0;
-    for (let x = 0; x < w; x++) {
+    for (let x = 0; x < cols; x++) {
       row += src[from + x];
       sat[at + x + 1] = sat[above + x + 1] + row;
     }
@@ -324,11 +358,11 @@ export function boxMean(src, w, h, r, scratch, only) {
       const xa = Math.max(0, x - r), xb = Math.min(w, x + r + 1);
       out[o + x] = (sat[bottom + xb] - sat[top + xb] - sat[bottom + xa] + sat[top + xa]) / ((yb - ya) * (xb - xa));
     };
-    const area = (yb - ya) * (2 * r + 1);
     if (only) {
-      for (let x = 0; x < w; x++) if (only[o + x]) clipped(x);
+      for (let x = only.first[y], end = only.end[y]; x < end; x++) if (only.mask[o + x]) clipped(x);
       continue;
     }
+    const area = (yb - ya) * (2 * r + 1);
     for (let x = 0; x < left; x++) clipped(x);
     for (let x = left, xa = left - r, xb = left + r + 1; x < right; x++, xa++, xb++) {
       out[o + x] = (sat[bottom + xb] - sat[top + xb] - sat[bottom + xa] + sat[top + xa]) / area;

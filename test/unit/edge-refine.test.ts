@@ -4,7 +4,7 @@
 import zlib from 'node:zlib';
 import sharp from 'sharp';
 import { afterAll, describe, expect, it } from 'vitest';
-import { boxMean, refineEdges, refineGrid, refineRows } from '../../src/adapters/edge-refine.mjs';
+import { boxMean, refineEdges, refineGrid, refineRows, spans } from '../../src/adapters/edge-refine.mjs';
 import { adler32, adler32Combine, bandLines, deflateBand, joinBands } from '../../src/adapters/png-strips.mjs';
 import { WorkerCutoutWriter } from '../../src/adapters/cutout-writer.adapter.ts';
 import { ImageCodec } from '../../src/adapters/image-codec.adapter.ts';
@@ -92,7 +92,7 @@ describe('edge refinement', () => {
     only[3 * w + 4] = only[0] = only[w * h - 1] = 1;
     for (const r of [1, 3]) {
       const all = boxMean(src, w, h, r);
-      const some = boxMean(src, w, h, r, new Float64Array(200), only);
+      const some = boxMean(src, w, h, r, new Float64Array(200), spans(only, w, h));
       for (let y = 0; y < h; y++) {
         for (let x = 0; x < w; x++) {
           let sum = 0;
@@ -105,6 +105,11 @@ describe('edge refinement', () => {
           }
           expect(all[y * w + x]).toBeCloseTo(sum / n, 5);
           expect(some[y * w + x]).toBe(only[y * w + x] ? all[y * w + x] : 0);
+          // Cells only near the top-left corner: the table is built only that far, from a dirty scratch.
+          const corner = new Uint8Array(w * h);
+          corner[2 * w + 1] = 1;
+          const dirty = new Float64Array(200).fill(1e9);
+          expect(boxMean(src, w, h, r, dirty, spans(corner, w, h))[2 * w + 1]).toBe(all[2 * w + 1]);
         }
       }
     }
