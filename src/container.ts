@@ -159,6 +159,7 @@ export async function createContainer(config: Readonly<Config>, opts: ContainerO
   const prepared = runWorker && model ? new PreparedInputs(codec) : undefined;
   const images = new ImageService({ batches, intake, queries, queue, render, inspector: codec, clock, prepared });
   const cutouts = new WorkerCutoutWriter(config.cutoutThreads);
+  let closed = false;
   const worker =
     runWorker && model
       ? new PhotoWorker(
@@ -208,10 +209,18 @@ export async function createContainer(config: Readonly<Config>, opts: ContainerO
     webhooks,
     dispatcher,
     async warmUp() {
-      if (!worker) return;
-      await cutouts.warmUp().catch((err: unknown) => log.warn({ err }, 'warming the cut-out writer failed'));
+      if (!worker || !model) return;
+      try {
+        // After the model has loaded: its threads are told apart from the others by being the ones that
+        // appeared while it loaded (mask-model.worker.mjs), and the writer's threads must not be among them.
+        await model.ready();
+        await cutouts.warmUp();
+      } catch (err) {
+        if (!closed) log.warn({ err }, 'warming the cut-out writer failed');
+      }
     },
     async close() {
+      closed = true;
       await maintenance.stop();
       await worker?.stop();
       await dispatcher.stop();

@@ -109,7 +109,7 @@ describe.skipIf(!HAVE_EVAL_DATA)('a batch of real product photos through the rea
     const others = threads.filter((t) => t.tid !== pid && !busiest.includes(t));
     // libuv's pool, libvips' and V8's helpers are lowered; at most one idle onnxruntime thread is not.
     expect(others.filter((t) => t.nice === 10).length).toBeGreaterThanOrEqual(4);
-    expect(others.filter((t) => t.nice === 0).every((t) => t.cpu < busiest[1].cpu / 10)).toBe(true);
+    expect(others.filter((t) => t.nice === 0).every((t) => t.cpu < busiest[1].cpu / 10), table).toBe(true);
     expect(others.filter((t) => t.nice === 0).length, table).toBeLessThanOrEqual(1);
   });
 
