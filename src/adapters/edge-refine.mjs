@@ -3,7 +3,8 @@
 // real edges; then colour decontamination, so a semi-transparent edge pixel keeps the product's colour
 // and not the old background's (no halo on white). The filter's coefficients are computed on a grid of
 // at most `grid` pixels on the long edge and interpolated, so the cost at full resolution is one pass.
-// Plain JavaScript: it runs in a worker thread (edge-refine.worker.mjs), off the event loop.
+// Plain JavaScript: it runs in the cut-out writer's worker threads (cutout-writer.worker.mjs), a band of
+// rows each (refineRows), off the event loop.
 
 /**
  * @typedef {{ grid?: number, radius?: number, eps?: number, guided?: boolean, steepen?: number, decontaminate?: boolean, low?: { rgb: Uint8Array, alpha: Uint8Array } }} RefineOptions

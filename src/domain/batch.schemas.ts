@@ -201,7 +201,13 @@ export const ItemMeta = Type.Object(
     timings: Type.Optional(
       Type.Object(
         { decode: Type.Number(), inference: Type.Number(), diagnose: Type.Number(), compose: Type.Number(), encode: Type.Number(), total: Type.Number() },
-        { ...closed, description: 'Milliseconds per stage of the last run.' },
+        {
+          ...closed,
+          description:
+            'Milliseconds per stage of the last run: decode (near 0 when the process that received the upload decoded it ahead), ' +
+            'inference (the model\'s own run), diagnose (the automatic check; the cut-out is refined and written beside it), ' +
+            'compose (the rest of the cut-out, and drawing the output), encode (the output\'s encoding and thumbnail), total.',
+        },
       ),
     ),
     output: Type.Optional(Type.Object({ ...Dimensions, format: ImageFormat, bytes: Int() }, closed)),
