@@ -59,7 +59,7 @@ export async function drawCutout(
   let t = performance.now();
   const layout = planLayout(size, bbox, settings);
   const format = outputFormatFor(settings);
-  if (reusesCutout(size, bbox, settings)) {
+  if (format === 'png' && isIdentity(layout, size)) {
     // Default settings draw the cutout as it is: the stored cutout already is the output, so
     // re-rendering and re-encoding it (two full-size PNG encodes) would only cost time.
     if (timings) timings.compose = performance.now() - t;
