@@ -2,7 +2,7 @@
 // (onStage) so the batch answer shows where a photo is. Everything heavy runs off the event loop:
 // sharp on libuv's pool, the model in its worker thread.
 import { performance } from 'node:perf_hooks';
-import type { ImageCodec } from '../adapters/image-codec.adapter.ts';
+import { THUMB_EDGE, type ImageCodec } from '../adapters/image-codec.adapter.ts';
 import { MODEL_INPUT_SIZE, type MaskModel } from '../adapters/mask-model.adapter.ts';
 import type { CutoutWriter } from '../adapters/cutout-writer.adapter.ts';
 import { refineGrid } from '../adapters/edge-refine.mjs';
@@ -122,15 +122,22 @@ export async function runPhoto(
   const { decoded, modelInput } = await (deps.prepared?.take(input) ?? prepareInput(deps.codec, input));
   timings.decode = performance.now() - t;
 
+  // The model starts first: the stage is announced while it runs.
+  const predicting = predictMask(deps.model, modelInput, tier);
+  predicting.catch(() => undefined);
   await onStage('inference');
-  // The photo at the edge refinement's grid needs no mask: reduced while the model runs.
+  // What needs no mask is done while the model runs, once its input has gone out: the cut-out writer
+  // lays out the photo's rows, and the photo is reduced to the edge refinement's grid.
+  await new Promise<void>((resolve) => setImmediate(resolve));
+  const prepared = deps.cutouts.prepare(decoded, THUMB_EDGE);
   const grid = refineGrid(decoded.width, decoded.height);
   const lowRgb = deps.codec.reduceRgb(decoded, grid.w, grid.h);
   lowRgb.catch(() => undefined);
   let prediction;
   try {
-    prediction = await predictMask(deps.model, modelInput, tier);
+    prediction = await predicting;
   } catch {
+    prepared.discard();
     // The message never names the model or the infrastructure.
     throw new PhotoError('PROCESSING_FAILED', 'The photo could not be processed; retrying may help.', false);
   }
@@ -140,7 +147,7 @@ export async function runPhoto(
   // The check reads only the mask: it runs while the cut-out is refined and written (in worker threads).
   await onStage('diagnose');
   t = performance.now();
-  const cutting = cutoutAtSize(deps, decoded, prediction, lowRgb);
+  const cutting = cutoutAtSize(deps.codec, decoded, prediction, prepared, lowRgb);
   cutting.catch(() => undefined);
   const checkGrid = await deps.codec.checkGrid(prediction.mask, modelInput, MODEL_INPUT_SIZE, CHECK_GRID);
   const diagnosis = diagnose(prediction, checkGrid, MODEL_INPUT_SIZE, decoded);

@@ -12,10 +12,10 @@
 // on its own (alphamatting 0.820 → 0.857, grabcut 0.935 → 0.936). A second pass on the subject's crop
 // at full model resolution lost on average (mirror + crop 0.876) and ruined one photo (0.97 → 0.70),
 // so it is not used. `npm run bench:quality` measures the two tiers as the service runs them.
-import { THUMB_EDGE, type ImageCodec, type DecodedImage } from '../adapters/image-codec.adapter.ts';
+import { type ImageCodec, type DecodedImage } from '../adapters/image-codec.adapter.ts';
 import { MODEL_INPUT_SIZE, type MaskModel, type MaskPrediction } from '../adapters/mask-model.adapter.ts';
 import type { BBox, Tier } from '../domain/batch.schemas.ts';
-import type { Cutout, CutoutWriter } from '../adapters/cutout-writer.adapter.ts';
+import type { Cutout, PreparedCutout } from '../adapters/cutout-writer.adapter.ts';
 import { refineGrid } from '../adapters/edge-refine.mjs';
 
 /** The model's mask for the tier: one pass (light), or the photo and its mirror image merged (heavy). */
@@ -26,14 +26,20 @@ export async function predictMask(model: MaskModel, modelInput: Buffer, tier: Ti
 /**
  * The cut-out at the photo's working size: the model's mask refined against the photo (edge-refine.mjs),
  * capped by any source transparency, with the photo's colours decontaminated at the edges, as PNG
- * (cutout-writer.adapter.ts). `lowRgb`: the photo at refineGrid's size (ImageCodec.reduceRgb), which
- * the caller starts while the model runs. The refinement needs the mask only on its grid: away from the
- * edge it is 0 or 255 anyway, so the whole mask is never upsampled.
+ * (cutout-writer.adapter.ts). `prepared`: the photo handed to the cut-out writer, and `lowRgb` the
+ * photo at refineGrid's size (ImageCodec.reduceRgb), both started by the caller while the model runs.
+ * The refinement needs the mask only on its grid: away from the edge it is 0 or 255 anyway, so the
+ * whole mask is never upsampled.
  */
-export async function cutoutAtSize(deps: { codec: ImageCodec; cutouts: CutoutWriter }, decoded: DecodedImage, prediction: MaskPrediction, lowRgb: Promise<Buffer>): Promise<Cutout> {
+export async function cutoutAtSize(codec: ImageCodec, decoded: DecodedImage, prediction: MaskPrediction, prepared: PreparedCutout, lowRgb: Promise<Buffer>): Promise<Cutout> {
   const grid = refineGrid(decoded.width, decoded.height);
-  const [rgb, alpha] = await Promise.all([lowRgb, deps.codec.reduceMask(prediction.mask, MODEL_INPUT_SIZE, grid.w, grid.h)]);
-  return deps.cutouts.write(decoded, { rgb, alpha }, THUMB_EDGE);
+  try {
+    const [rgb, alpha] = await Promise.all([lowRgb, codec.reduceMask(prediction.mask, MODEL_INPUT_SIZE, grid.w, grid.h)]);
+    return prepared.write({ rgb, alpha });
+  } catch (err) {
+    prepared.discard();
+    throw err;
+  }
 }
 
 /** The model on the input and on its mirror image; per pixel the larger mask value of the two views. */
