@@ -77,6 +77,12 @@ function asPhotoError(err: unknown, maxPixels: number): PhotoError {
   return new PhotoError('INVALID_IMAGE', 'The file is not a readable JPEG, PNG or WebP image.', true);
 }
 
+/** Whether exportOutput answers a stored output of this format and size as it is (nothing to convert). */
+export function exportKeepsStored(storedFormat: ImageFormat, storedBytes: number, format: ImageFormat, optimize: Optimize, maxBytes?: number): boolean {
+  const overLimit = maxBytes !== undefined && storedBytes > maxBytes;
+  return format === storedFormat && (optimize === 'off' || (optimize === 'marketplace' && !overLimit));
+}
+
 export class ImageCodec {
   constructor(private readonly maxPixels: number) {}
 
@@ -204,8 +210,7 @@ export class ImageCodec {
    * then steps the quality down until it fits; `lossless` and `web` always re-encode.
    */
   async exportOutput(stored: Buffer, storedFormat: ImageFormat, format: ImageFormat, optimize: Optimize, maxBytes?: number): Promise<Buffer> {
-    const overLimit = maxBytes !== undefined && stored.length > maxBytes;
-    if (format === storedFormat && (optimize === 'off' || (optimize === 'marketplace' && !overLimit))) return stored;
+    if (exportKeepsStored(storedFormat, stored.length, format, optimize, maxBytes)) return stored;
     let out = await this.convert(stored, format, optimize === 'marketplace' ? 'off' : optimize);
     if (optimize !== 'marketplace' || maxBytes === undefined) return out;
     for (const quality of [85, 75, 65, 50]) {

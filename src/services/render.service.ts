@@ -10,7 +10,7 @@ import { AppError, notFound } from '../errors.ts';
 import type { Store } from '../db/store.ts';
 import type { ItemRow, JobRow } from '../db/schema.ts';
 import type { BlobStore } from '../adapters/blob-store.ts';
-import type { ImageCodec } from '../adapters/image-codec.adapter.ts';
+import { exportKeepsStored, type ImageCodec } from '../adapters/image-codec.adapter.ts';
 import type { Compliance, ImageFormat, ItemMeta, Job, Optimize, Settings } from '../domain/batch.schemas.ts';
 import { findPreset } from '../presets/presets.ts';
 import type { ApplyRequest, PreviewRequest } from '../domain/render.schemas.ts';
@@ -68,6 +68,9 @@ export class RenderService {
     const stored = item.output_format as ImageFormat;
     const maxBytes = findPreset((JSON.parse(item.settings) as Settings).presetId)?.maxBytes;
     const files = resultFiles(item);
+    // Known from the photo's meta without reading the file: the answer is the stored output (the common case).
+    const bytes = (JSON.parse(item.meta ?? '{}') as ItemMeta).output?.bytes;
+    if (bytes !== undefined && exportKeepsStored(stored, bytes, format, optimize, maxBytes)) return item;
     const before = await this.deps.blobs.get(files.output);
     const output = await this.deps.codec.exportOutput(before, stored, format, optimize, maxBytes);
     if (output === before) return item;
