@@ -72,6 +72,8 @@ interface Layout {
 
 interface Task {
   message: Record<string, unknown>;
+  /** Checked when the task's turn comes: true drops it unrun (it settles with null). */
+  stale?: () => boolean;
   transfer?: ArrayBuffer[];
   onPreview?: (p: BandPreview) => void;
   resolve: (r: unknown) => void;
@@ -134,9 +136,11 @@ export class WorkerCutoutWriter implements CutoutWriter {
     let used = false;
     const laidOut = sourceAlpha
       ? Promise.resolve(false)
-      : this.run(this.layout, { type: 'layout', rgb, width, bands, reduce }).then(
+      : // Dropped unrun when the photo was written before the layout's turn came: under load the
+        // queue holds only photos still waiting for their mask.
+        this.run(this.layout, { type: 'layout', rgb, width, bands, reduce }, undefined, [], () => used).then(
           (laid) => {
-            if (used) return false;
+            if (used || !laid) return false;
             layouts = laid as Layout[];
             return true;
           },
@@ -209,14 +213,15 @@ export class WorkerCutoutWriter implements CutoutWriter {
     }
   }
 
-  private run(slot: Slot, message: Record<string, unknown>, onPreview?: (p: BandPreview) => void, transfer: ArrayBuffer[] = []): Promise<unknown> {
+  private run(slot: Slot, message: Record<string, unknown>, onPreview?: (p: BandPreview) => void, transfer: ArrayBuffer[] = [], stale?: () => boolean): Promise<unknown> {
     return new Promise((resolve, reject) => {
-      slot.queue.push({ message, transfer, onPreview, resolve, reject });
+      slot.queue.push({ message, transfer, onPreview, resolve, reject, stale });
       this.dispatch(slot);
     });
   }
 
   private dispatch(slot: Slot): void {
+    while (!slot.task && slot.queue[0]?.stale?.()) slot.queue.shift()!.resolve(null);
     if (slot.task || !slot.queue.length) return;
     const worker = slot.worker ?? this.spawn(slot);
     const task = slot.queue.shift()!;

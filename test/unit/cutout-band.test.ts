@@ -149,6 +149,25 @@ describe('cut-out writer with layouts made ahead', () => {
     expect(() => dropped.write(p.low)).toThrow(/once/);
   });
 
+  it('a photo written while the layout thread is still busy with another is written without a layout', async () => {
+    const big = drawn(1200, 900);
+    const small = drawn(80, 60);
+    const pool = new WorkerCutoutWriter(1);
+    try {
+      const busy = pool.prepare({ rgb: big.rgb, alpha: null, width: 1200, height: 900 }, 64);
+      const waiting = pool.prepare({ rgb: small.rgb, alpha: null, width: 80, height: 60 }, 64);
+      const cut = waiting.write(small.low);
+      const [laid, png] = await Promise.all([waiting.laidOut, cut.png]);
+      expect(laid).toBe(false);
+      const { info } = await sharp(png).raw().toBuffer({ resolveWithObject: true });
+      expect([info.width, info.height]).toEqual([80, 60]);
+      expect(await busy.laidOut).toBe(true);
+      busy.discard();
+    } finally {
+      await pool.close();
+    }
+  });
+
   it.runIf(process.platform === 'linux')('lays out at the lowest priority (nice 19): it takes only what the model leaves idle', async () => {
     const p = drawn(200, 100);
     const before = new Set(threadIds().filter((t) => os.getPriority(t) === 19));
