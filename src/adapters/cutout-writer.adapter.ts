@@ -1,9 +1,10 @@
 // CutoutWriter: a photo's cut-out, refined at full resolution and written as PNG, in bands of rows
-// that worker threads make side by side (cutout-writer.worker.mjs). A photo is handed over in two
-// steps: prepare, while the model makes its mask (each thread lays its band out as if fully opaque:
-// the bulk of the PNG rows, which needs the photo alone), and write, once the mask is known (each
-// thread refines its band's edges, makes the rows that differ final and deflates them); this side
-// joins the bands into one PNG (png-strips.mjs). A band is written by the thread that prepared it.
+// that worker threads make side by side (cutout-writer.worker.mjs): each band's edges are refined
+// (edge-refine.mjs), laid out as PNG rows and deflated, and this side joins the bands into one PNG
+// (png-strips.mjs). With two threads on two cores a photo's refinement and encode take about half
+// as long as in one, and a single photo's answer comes that much sooner. A photo is handed over
+// before its mask exists (prepare, while the model runs): the copy of it that the threads share is
+// made then, off the answer's path.
 import { Worker } from 'node:worker_threads';
 import { joinBands } from './png-strips.mjs';
 import { refineGrid } from './edge-refine.mjs';
@@ -37,15 +38,11 @@ export interface Cutout {
 export interface PreparedCutout {
   /** @param low the photo and the model's mask reduced to edge-refine's refineGrid size (RGB, and one channel) */
   write(low: { rgb: Buffer; alpha: Buffer }): Cutout;
-  /** Frees what was prepared when the photo ends without a cut-out (the model failed). */
-  discard(): void;
-  /** Settles when the rows' layout is ready (true) or will not be used (false: none made, failed, or written without it). */
-  laidOut: Promise<boolean>;
 }
 
 export interface CutoutWriter {
   /**
-   * Starts on the photo before its mask exists.
+   * Takes the photo before its mask exists.
    * @param thumbEdge the long edge of the thumbnail to be made from the cut-out's `preview`
    */
   prepare(photo: CutoutPhoto, thumbEdge: number): PreparedCutout;
@@ -64,34 +61,19 @@ interface BandPreview {
   height: number;
 }
 
-/** A band laid out as if fully opaque (cutout-band.mjs OpaqueBand). */
-interface Layout {
-  lines: Uint8Array;
-  rowSums: Uint16Array;
-}
-
 interface Task {
   message: Record<string, unknown>;
-  /** Checked when the task's turn comes: true drops it unrun (it settles with null). */
-  stale?: () => boolean;
-  transfer?: ArrayBuffer[];
-  onPreview?: (p: BandPreview) => void;
-  resolve: (r: unknown) => void;
+  onPreview: (p: BandPreview) => void;
+  resolve: (r: BandResult) => void;
   reject: (e: Error) => void;
 }
 
 interface Slot {
-  worker: Worker | null;
+  worker: Worker;
   task: (Task & { id: number }) | null;
-  queue: Task[];
 }
 
-type WorkerMessage = { id: number } & (
-  | { type: 'preview'; preview: BandPreview }
-  | ({ type: 'band' } & BandResult)
-  | { type: 'laid'; layouts: Layout[] }
-  | { type: 'failed'; message: string }
-);
+type WorkerMessage = { id: number } & ({ type: 'preview'; preview: BandPreview } | ({ type: 'band' } & BandResult) | { type: 'failed'; message: string });
 
 /** A copy in memory every worker thread can read: one copy for all the bands of a photo. */
 function shared(data: Uint8Array): Uint8Array {
@@ -109,15 +91,12 @@ async function allSettled<T>(promises: Promise<T>[]): Promise<T[]> {
 }
 
 export class WorkerCutoutWriter implements CutoutWriter {
-  private readonly writers: Slot[];
-  /** One thread at the lowest priority lays out photos while the model runs: it takes only what the model leaves idle. */
-  private readonly layout: Slot = { worker: null, task: null, queue: [] };
+  private readonly slots: Slot[] = [];
+  private readonly queue: Task[] = [];
   private nextId = 1;
 
-  /** @param threads worker threads that write, and bands a photo is cut into */
-  constructor(private readonly threads = 2) {
-    this.writers = Array.from({ length: threads }, (): Slot => ({ worker: null, task: null, queue: [] }));
-  }
+  /** @param threads worker threads, and bands a photo is cut into */
+  constructor(private readonly threads = 2) {}
 
   prepare(photo: CutoutPhoto, thumbEdge: number): PreparedCutout {
     const { width, height } = photo;
@@ -125,47 +104,26 @@ export class WorkerCutoutWriter implements CutoutWriter {
     // One copy in memory every thread reads, made now: after the model it would be on the answer's path.
     const rgb = shared(photo.rgb);
     const sourceAlpha = photo.alpha ? shared(photo.alpha) : null;
-    // Bands of whole thumbnail blocks, as even as that allows; never an empty one.
-    const blocks = Math.ceil(height / reduce);
-    const count = Math.min(this.threads, blocks);
-    const cuts = Array.from({ length: count + 1 }, (_, i) => Math.min(height, Math.round((blocks * i) / count) * reduce));
-    const bands = cuts.slice(0, -1).map((y0, i) => ({ y0, y1: cuts[i + 1] }));
-    // Only an opaque photo's rows can be laid out before its mask (cutout-band.mjs). The layouts are
-    // used if they are ready when the mask is; a writer lays out a band itself otherwise.
-    let layouts: Layout[] | null = null;
     let used = false;
-    const laidOut = sourceAlpha
-      ? Promise.resolve(false)
-      : // Dropped unrun when the photo was written before the layout's turn came: under load the
-        // queue holds only photos still waiting for their mask.
-        this.run(this.layout, { type: 'layout', rgb, width, bands, reduce }, undefined, [], () => used).then(
-          (laid) => {
-            if (used || !laid) return false;
-            layouts = laid as Layout[];
-            return true;
-          },
-          () => false,
-        );
     return {
-      laidOut,
       write: (low) => {
         if (used) throw new Error('a prepared cut-out is written once');
         used = true;
         const lowShared = { rgb: shared(low.rgb), alpha: shared(low.alpha) };
+        // Bands of whole thumbnail blocks, as even as that allows; never an empty one.
+        const blocks = Math.ceil(height / reduce);
+        const count = Math.min(this.threads, blocks);
+        const cuts = Array.from({ length: count + 1 }, (_, i) => Math.min(height, Math.round((blocks * i) / count) * reduce));
         const previews: Promise<BandPreview>[] = [];
-        const written = bands.map((band, i) => {
+        const bands = cuts.slice(0, -1).map((y0, i) => {
           let onPreview!: (p: BandPreview) => void;
           let previewFailed!: (e: Error) => void;
           previews.push(new Promise<BandPreview>((resolve, reject) => ((onPreview = resolve), (previewFailed = reject))));
-          const layout = layouts?.[i];
-          const message = { ...band, type: 'write', rgb, width, height, reduce, sourceAlpha, low: lowShared, last: i === count - 1, layout };
-          const transfer = layout ? [layout.lines.buffer as ArrayBuffer, layout.rowSums.buffer as ArrayBuffer] : [];
-          const result = this.run(this.writers[i % this.threads], message, onPreview, transfer) as Promise<BandResult>;
-          result.catch(previewFailed);
-          return result;
+          const band = this.run({ rgb, sourceAlpha, width, height, low: lowShared, y0, y1: cuts[i + 1], last: i === count - 1, reduce }, onPreview);
+          band.catch(previewFailed);
+          return band;
         });
-        layouts = null;
-        const png = allSettled(written).then((b) => joinBands(width, height, b));
+        const png = allSettled(bands).then((b) => joinBands(width, height, b));
         const preview = allSettled(previews).then((p) => {
           const data = Buffer.concat(p.map((b) => b.data));
           return { data, width: p[0].width, height: data.length / 4 / p[0].width };
@@ -174,10 +132,6 @@ export class WorkerCutoutWriter implements CutoutWriter {
         png.catch(() => undefined);
         preview.catch(() => undefined);
         return { png, preview };
-      },
-      discard: () => {
-        used = true;
-        layouts = null;
       },
     };
   }
@@ -213,59 +167,57 @@ export class WorkerCutoutWriter implements CutoutWriter {
     }
   }
 
-  private run(slot: Slot, message: Record<string, unknown>, onPreview?: (p: BandPreview) => void, transfer: ArrayBuffer[] = [], stale?: () => boolean): Promise<unknown> {
+  private run(message: Record<string, unknown>, onPreview: (p: BandPreview) => void): Promise<BandResult> {
     return new Promise((resolve, reject) => {
-      slot.queue.push({ message, transfer, onPreview, resolve, reject, stale });
-      this.dispatch(slot);
+      this.queue.push({ message, onPreview, resolve, reject });
+      this.dispatch();
     });
   }
 
-  private dispatch(slot: Slot): void {
-    while (!slot.task && slot.queue[0]?.stale?.()) slot.queue.shift()!.resolve(null);
-    if (slot.task || !slot.queue.length) return;
-    const worker = slot.worker ?? this.spawn(slot);
-    const task = slot.queue.shift()!;
-    const id = this.nextId++;
-    slot.task = { ...task, id };
-    worker.postMessage({ ...task.message, id }, task.transfer ?? []);
+  private dispatch(): void {
+    while (this.queue.length) {
+      let slot = this.slots.find((s) => !s.task);
+      if (!slot && this.slots.length < this.threads) slot = this.spawn();
+      if (!slot) return;
+      const task = this.queue.shift()!;
+      const id = this.nextId++;
+      slot.task = { ...task, id };
+      slot.worker.postMessage({ ...task.message, id });
+    }
   }
 
-  private spawn(slot: Slot): Worker {
+  private spawn(): Slot {
     const worker = new Worker(new URL('./cutout-writer.worker.mjs', import.meta.url), { execArgv: [] });
     worker.unref();
-    slot.worker = worker;
+    const slot: Slot = { worker, task: null };
     worker.on('message', (msg: WorkerMessage) => {
       const task = slot.task;
       if (!task || task.id !== msg.id) return;
       if (msg.type === 'preview') {
-        task.onPreview?.(msg.preview);
+        task.onPreview(msg.preview);
         return;
       }
       slot.task = null;
       if (msg.type === 'band') task.resolve(msg);
-      else if (msg.type === 'laid') task.resolve(msg.layouts);
       else task.reject(new Error(msg.message));
-      this.dispatch(slot);
+      this.dispatch();
     });
     const fail = (err: Error) => {
-      if (slot.worker !== worker) return;
-      // A new thread takes the slot's next task.
-      slot.worker = null;
+      const i = this.slots.indexOf(slot);
+      if (i >= 0) this.slots.splice(i, 1);
       slot.task?.reject(err);
       slot.task = null;
-      this.dispatch(slot);
+      this.dispatch();
     };
     worker.on('error', fail);
     worker.on('exit', () => fail(new Error('a cut-out writer thread stopped')));
-    return worker;
+    this.slots.push(slot);
+    return slot;
   }
 
   async close(): Promise<void> {
-    const workers: Worker[] = [];
-    for (const slot of [...this.writers, this.layout]) {
-      for (const t of slot.queue.splice(0)) t.reject(new Error('the cut-out writer was closed'));
-      if (slot.worker) workers.push(slot.worker);
-    }
-    await Promise.all(workers.map((w) => w.terminate()));
+    const slots = this.slots.splice(0);
+    for (const t of this.queue.splice(0)) t.reject(new Error('the cut-out writer was closed'));
+    await Promise.all(slots.map((s) => s.worker.terminate()));
   }
 }

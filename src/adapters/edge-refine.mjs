@@ -28,14 +28,6 @@ export function refineEdges(img, opts = {}) {
 const MARGIN = 6;
 
 /**
- * @typedef {{ W: number, H: number, w: number, h: number, sx: number, sy: number, g0: number, c0: number, c1: number,
- *   P: Float32Array, band: Uint8Array, near: Cells, mA: Float32Array, mB: Float32Array,
- *   bgR: Float32Array, bgG: Float32Array, bgB: Float32Array, guided: boolean, steepen: number, decontaminate: boolean }} BandGrid
- *   A band's grid work: everything its pixels read. Grid arrays hold the grid rows [g0, g0 + P.length / w);
- *   pixel rows [y0, y1) read only the grid rows [c0, c1) and their neighbours.
- */
-
-/**
  * refineEdges for the pixel rows [y0, y1) alone: the same values, bit for bit, as those rows of the
  * whole photo's answer. The grid's filter work is done only for the grid rows those pixels read, so
  * bands of one photo can be refined side by side (cutout-writer.worker.mjs).
@@ -45,149 +37,6 @@ const MARGIN = 6;
  * @returns {{ alpha: Uint8Array, rgb: Uint8Array }} alpha ((y1 - y0) x width) and RGB of the rows
  */
 export function refineRows(img, opts, y0, y1) {
-  const { rgb, alpha } = img;
-  const grid = refineBandGrid(img, opts, y0, y1);
-  const { W, w, h, sx, sy, g0, c0, c1, P, band, near, guided, decontaminate } = grid;
-  const rows = y1 - y0;
-  // Outside the band the mask is certain: the upsampled alpha, or (when none was given) each cell's
-  // 0 or 255 filled in at full size, which saves upsampling the whole mask.
-  let outAlpha;
-  // Copies (a Buffer's slice() would be a view): the input stays as it was.
-  if (alpha) outAlpha = new Uint8Array(alpha.subarray(y0 * W, y1 * W));
-  else {
-    if (!guided) throw new Error('refineEdges needs the upsampled alpha when the guided filter is off');
-    outAlpha = new Uint8Array(rows * W);
-    for (let cy = c0; cy < c1; cy++) {
-      const yStart = Math.max(y0, Math.floor(cy * sy));
-      const yEnd = Math.min(y1, Math.ceil((cy + 1) * sy));
-      if (yStart >= yEnd) continue;
-      const krow = (cy - g0) * w;
-      // Runs of subject cells along the row, each filled in one call per pixel row.
-      for (let cx = 0; cx < w; ) {
-        if (P[krow + cx] < 0.5) {
-          cx++;
-          continue;
-        }
-        let end = cx + 1;
-        while (end < w && P[krow + end] >= 0.5) end++;
-        const x0 = Math.floor(cx * sx);
-        const x1 = Math.min(W, Math.ceil(end * sx));
-        for (let y = yStart; y < yEnd; y++) outAlpha.fill(255, (y - y0) * W + x0, (y - y0) * W + x1);
-        cx = end;
-      }
-    }
-  }
-  const outRgb = decontaminate ? new Uint8Array(rgb.subarray(y0 * W * 3, y1 * W * 3)) : rgb.subarray(y0 * W * 3, y1 * W * 3);
-  // Only blocks whose 2x2 interpolation neighbourhood touches the band can change: the `near` ones.
-  for (let cy = c0; cy < c1; cy++) {
-    const yStart = Math.max(y0, Math.floor(cy * sy));
-    const yEnd = Math.min(y1, Math.ceil((cy + 1) * sy));
-    for (let cx = 0; cx < w; cx++) {
-      if (!near.mask[(cy - g0) * w + cx]) continue;
-      const xEnd = Math.min(W, Math.ceil((cx + 1) * sx));
-      for (let y = yStart; y < yEnd; y++) {
-        const ka = (bilinearRow(grid, y) - g0) * w;
-        const kb = (Math.min(h - 1, bilinearRow(grid, y) + 1) - g0) * w;
-        for (let x = Math.floor(cx * sx); x < xEnd; x++) {
-          const x0 = bilinearColumn(grid, x);
-          const x1 = Math.min(w - 1, x0 + 1);
-          if (!(band[ka + x0] | band[ka + x1] | band[kb + x0] | band[kb + x1])) continue;
-          const i = y * W + x;
-          const o = i - y0 * W;
-          const q = edgePixel(grid, x, y, rgb[i * 3], rgb[i * 3 + 1], rgb[i * 3 + 2], alpha ? alpha[i] / 255 : 0, PIXEL);
-          outAlpha[o] = Math.round(q * 255);
-          if (PIXEL[3]) {
-            outRgb[o * 3] = PIXEL[0];
-            outRgb[o * 3 + 1] = PIXEL[1];
-            outRgb[o * 3 + 2] = PIXEL[2];
-          }
-        }
-      }
-    }
-  }
-  return { alpha: outAlpha, rgb: outRgb };
-}
-
-/** edgePixel's decontaminated colour: R, G, B, and 1 when it was computed (0: keep the photo's). */
-const PIXEL = new Int32Array(4);
-
-/**
- * The grid row of the upper of the two grid rows pixel row y is interpolated between (cell centres).
- * @param {BandGrid} g @param {number} y
- */
-export function bilinearRow(g, y) {
-  return Math.min(g.h - 1, Math.max(0, (y + 0.5) / g.sy - 0.5)) | 0;
-}
-
-/**
- * The grid column of the left of the two grid columns pixel column x is interpolated between.
- * @param {BandGrid} g @param {number} x
- */
-export function bilinearColumn(g, x) {
-  return Math.min(g.w - 1, Math.max(0, (x + 0.5) / g.sx - 0.5)) | 0;
-}
-
-/**
- * One pixel of the edge band: its refined alpha (0..1, not yet rounded), and in `out` its colour with
- * the background's taken out when it is partly transparent (out[3] = 1; else out[3] = 0 and the
- * photo's colour stands). Only for pixels whose four grid neighbours include a band cell.
- * @param {BandGrid} g @param {number} x @param {number} y @param {number} r @param {number} gr @param {number} b
- * @param {number} upsampled the upsampled alpha (0..1), used when the guided filter is off
- * @param {Int32Array} out
- */
-export function edgePixel(g, x, y, r, gr, b, upsampled, out) {
-  const { w, h, sx, sy, g0 } = g;
-  const gy = Math.min(h - 1, Math.max(0, (y + 0.5) / sy - 0.5));
-  const ya = gy | 0;
-  const gx = Math.min(w - 1, Math.max(0, (x + 0.5) / sx - 0.5));
-  const x0 = gx | 0;
-  return edgePixelAt(g, (ya - g0) * w, (Math.min(h - 1, ya + 1) - g0) * w, gy - ya, x0, Math.min(w - 1, x0 + 1), gx - x0, r, gr, b, upsampled, out);
-}
-
-/**
- * edgePixel from the pixel's place on the grid, for callers that keep it per row and per column: the
- * offsets of its two grid rows in the band's grid arrays (ka, kb) and its fraction of the way down
- * (fy), its two grid columns (x0, x1) and its fraction across (fx).
- * @param {BandGrid} g @param {number} ka @param {number} kb @param {number} fy @param {number} x0 @param {number} x1 @param {number} fx
- * @param {number} r @param {number} gr @param {number} b @param {number} upsampled @param {Int32Array} out
- */
-export function edgePixelAt(g, ka, kb, fy, x0, x1, fx, r, gr, b, upsampled, out) {
-  const { mA, mB } = g;
-  const k00 = ka + x0, k01 = ka + x1, k10 = kb + x0, k11 = kb + x1;
-  const w00 = (1 - fx) * (1 - fy), w01 = fx * (1 - fy), w10 = (1 - fx) * fy, w11 = fx * fy;
-  let q = upsampled;
-  if (g.guided) {
-    const grey = (0.299 * r + 0.587 * gr + 0.114 * b) / 255;
-    const a = mA[k00] * w00 + mA[k01] * w01 + mA[k10] * w10 + mA[k11] * w11;
-    const c = mB[k00] * w00 + mB[k01] * w01 + mB[k10] * w10 + mB[k11] * w11;
-    q = a * grey + c;
-  }
-  if (g.steepen !== 1) q = (q - 0.5) * g.steepen + 0.5;
-  q = q < 0 ? 0 : q > 1 ? 1 : q;
-  out[3] = 0;
-  if (g.decontaminate && q > 0.02 && q < 0.98) {
-    // I = q F + (1 - q) B  =>  F = (I - (1 - q) B) / q
-    const keep = 1 - q;
-    const { bgR, bgG, bgB } = g;
-    const br = bgR[k00] * w00 + bgR[k01] * w01 + bgR[k10] * w10 + bgR[k11] * w11;
-    const bg = bgG[k00] * w00 + bgG[k01] * w01 + bgG[k10] * w10 + bgG[k11] * w11;
-    const bb = bgB[k00] * w00 + bgB[k01] * w01 + bgB[k10] * w10 + bgB[k11] * w11;
-    out[0] = clamp((r - keep * br) / q);
-    out[1] = clamp((gr - keep * bg) / q);
-    out[2] = clamp((b - keep * bb) / q);
-    out[3] = 1;
-  }
-  return q;
-}
-
-/**
- * The grid work of refineRows for the pixel rows [y0, y1): the filter's coefficients and the
- * background colours near the edge, on the grid rows those pixels read.
- * @param {{ rgb: Uint8Array, alpha: Uint8Array | null, width: number, height: number }} img
- * @param {RefineOptions} opts @param {number} y0 @param {number} y1
- * @returns {BandGrid}
- */
-export function refineBandGrid(img, opts, y0, y1) {
   const { width: W, height: H, rgb, alpha } = img;
   const grid = opts.grid ?? 768;
   // Chosen on ../shared/eval-data with npm run bench (edges section): radius 1 and eps 1e-4 on a
@@ -207,6 +56,7 @@ export function refineBandGrid(img, opts, y0, y1) {
   const g1 = Math.min(h, Math.ceil(y1 / sy) + MARGIN);
   const gh = g1 - g0;
   const n = w * gh;
+  const rows = y1 - y0;
 
   // Low-resolution guide (grey, 0..1), alpha (0..1) and colours: given (reduced by libvips, the
   // service's way: fast and off this thread), or here by block averages.
@@ -323,7 +173,86 @@ export function refineBandGrid(img, opts, y0, y1) {
   // The grid rows whose pixels include some of [y0, y1).
   const c0 = Math.max(0, Math.floor(y0 / sy) - 1);
   const c1 = Math.min(h, Math.ceil(y1 / sy) + 1);
-  return { W, H, w, h, sx, sy, g0, c0, c1, P, band, near, mA, mB, bgR, bgG, bgB, guided, steepen, decontaminate };
+  // Outside the band the mask is certain: the upsampled alpha, or (when none was given) each cell's
+  // 0 or 255 filled in at full size, which saves upsampling the whole mask.
+  let outAlpha;
+  // Copies (a Buffer's slice() would be a view): the input stays as it was.
+  if (alpha) outAlpha = new Uint8Array(alpha.subarray(y0 * W, y1 * W));
+  else {
+    if (!guided) throw new Error('refineEdges needs the upsampled alpha when the guided filter is off');
+    outAlpha = new Uint8Array(rows * W);
+    for (let cy = c0; cy < c1; cy++) {
+      const yStart = Math.max(y0, Math.floor(cy * sy));
+      const yEnd = Math.min(y1, Math.ceil((cy + 1) * sy));
+      if (yStart >= yEnd) continue;
+      const krow = (cy - g0) * w;
+      // Runs of subject cells along the row, each filled in one call per pixel row.
+      for (let cx = 0; cx < w; ) {
+        if (P[krow + cx] < 0.5) {
+          cx++;
+          continue;
+        }
+        let end = cx + 1;
+        while (end < w && P[krow + end] >= 0.5) end++;
+        const x0 = Math.floor(cx * sx);
+        const x1 = Math.min(W, Math.ceil(end * sx));
+        for (let y = yStart; y < yEnd; y++) outAlpha.fill(255, (y - y0) * W + x0, (y - y0) * W + x1);
+        cx = end;
+      }
+    }
+  }
+  const outRgb = decontaminate ? new Uint8Array(rgb.subarray(y0 * W * 3, y1 * W * 3)) : rgb.subarray(y0 * W * 3, y1 * W * 3);
+  // Only blocks whose 2x2 interpolation neighbourhood touches the band can change: the `near` ones.
+  for (let cy = c0; cy < c1; cy++) {
+    const yStart = Math.max(y0, Math.floor(cy * sy));
+    const yEnd = Math.min(y1, Math.ceil((cy + 1) * sy));
+    for (let cx = 0; cx < w; cx++) {
+      if (!near.mask[(cy - g0) * w + cx]) continue;
+      const xEnd = Math.min(W, Math.ceil((cx + 1) * sx));
+      for (let y = yStart; y < yEnd; y++) {
+        // Bilinear position on the low-resolution grid (cell centres), as rows of this band's grid.
+        const gy = Math.min(h - 1, Math.max(0, (y + 0.5) / sy - 0.5));
+        const ya = gy | 0;
+        const yb = Math.min(h - 1, ya + 1);
+        const fy = gy - ya;
+        const ka = (ya - g0) * w;
+        const kb = (yb - g0) * w;
+        for (let x = Math.floor(cx * sx); x < xEnd; x++) {
+          const i = y * W + x;
+          const o = i - y0 * W;
+          const gx = Math.min(w - 1, Math.max(0, (x + 0.5) / sx - 0.5));
+          const x0 = gx | 0;
+          const x1 = Math.min(w - 1, x0 + 1);
+          const fx = gx - x0;
+          const k00 = ka + x0, k01 = ka + x1, k10 = kb + x0, k11 = kb + x1;
+          if (!(band[k00] | band[k01] | band[k10] | band[k11])) continue;
+          const w00 = (1 - fx) * (1 - fy), w01 = fx * (1 - fy), w10 = (1 - fx) * fy, w11 = fx * fy;
+          const r = rgb[i * 3], g = rgb[i * 3 + 1], b = rgb[i * 3 + 2];
+          let q = alpha ? alpha[i] / 255 : 0;
+          if (guided) {
+            const grey = (0.299 * r + 0.587 * g + 0.114 * b) / 255;
+            const a = mA[k00] * w00 + mA[k01] * w01 + mA[k10] * w10 + mA[k11] * w11;
+            const c = mB[k00] * w00 + mB[k01] * w01 + mB[k10] * w10 + mB[k11] * w11;
+            q = a * grey + c;
+          }
+          if (steepen !== 1) q = (q - 0.5) * steepen + 0.5;
+          q = q < 0 ? 0 : q > 1 ? 1 : q;
+          outAlpha[o] = Math.round(q * 255);
+          if (decontaminate && q > 0.02 && q < 0.98) {
+            // I = q F + (1 - q) B  =>  F = (I - (1 - q) B) / q
+            const keep = 1 - q;
+            const br = bgR[k00] * w00 + bgR[k01] * w01 + bgR[k10] * w10 + bgR[k11] * w11;
+            const bg = bgG[k00] * w00 + bgG[k01] * w01 + bgG[k10] * w10 + bgG[k11] * w11;
+            const bb = bgB[k00] * w00 + bgB[k01] * w01 + bgB[k10] * w10 + bgB[k11] * w11;
+            outRgb[o * 3] = clamp((r - keep * br) / q);
+            outRgb[o * 3 + 1] = clamp((g - keep * bg) / q);
+            outRgb[o * 3 + 2] = clamp((b - keep * bb) / q);
+          }
+        }
+      }
+    }
+  }
+  return { alpha: outAlpha, rgb: outRgb };
 }
 
 /**

@@ -86,31 +86,23 @@ export function bandLines(rgb, alpha, sourceAlpha, width, rows, factor) {
     const done = above;
     above = row;
     row = done;
-    if ((y + 1) % factor === 0 || y === rows - 1) previewRow(sums, preview, width, factor, y);
+    if ((y + 1) % factor === 0 || y === rows - 1) {
+      const cy = (y / factor) | 0;
+      const blockH = y + 1 - cy * factor;
+      for (let cx = 0; cx < pw; cx++) {
+        const a = sums[cx * 4 + 3];
+        if (a === 0) continue;
+        const blockW = Math.min(width, (cx + 1) * factor) - cx * factor;
+        const p = (cy * pw + cx) * 4;
+        preview[p] = Math.round(sums[cx * 4] / a);
+        preview[p + 1] = Math.round(sums[cx * 4 + 1] / a);
+        preview[p + 2] = Math.round(sums[cx * 4 + 2] / a);
+        preview[p + 3] = Math.round(a / (blockW * blockH));
+      }
+      sums.fill(0);
+    }
   }
   return { lines, preview: { data: preview, width: pw, height: ph } };
-}
-
-/**
- * The thumbnail reduction's row of blocks that band row `y` ends: each block's alpha-weighted colour
- * means and mean alpha from `sums` (R·A, G·A, B·A and A per block), which are then cleared.
- * @param {Float64Array} sums @param {Uint8Array} preview @param {number} width @param {number} factor @param {number} y
- */
-export function previewRow(sums, preview, width, factor, y) {
-  const pw = Math.ceil(width / factor);
-  const cy = (y / factor) | 0;
-  const blockH = y + 1 - cy * factor;
-  for (let cx = 0; cx < pw; cx++) {
-    const a = sums[cx * 4 + 3];
-    if (a === 0) continue;
-    const blockW = Math.min(width, (cx + 1) * factor) - cx * factor;
-    const p = (cy * pw + cx) * 4;
-    preview[p] = Math.round(sums[cx * 4] / a);
-    preview[p + 1] = Math.round(sums[cx * 4 + 1] / a);
-    preview[p + 2] = Math.round(sums[cx * 4 + 2] / a);
-    preview[p + 3] = Math.round(a / (blockW * blockH));
-  }
-  sums.fill(0);
 }
 
 /**
@@ -158,7 +150,7 @@ const EMPTY_FINAL_BLOCK = [0x03, 0x00];
  * and then finished, which ends it with an empty final block and the Adler-32. The header and the
  * checksum are cut off, and for every band but the last the empty final block too, so that the next
  * band's deflate output may follow. `viaRaw` (or a zlib that ends otherwise) deflates raw and sums here.
- * @param {Uint8Array} lines @param {boolean} last @param {{ viaRaw?: boolean }} [opts]
+ * @param {Buffer} lines @param {boolean} last @param {{ viaRaw?: boolean }} [opts]
  * @returns {Promise<{ idat: Buffer, adler: number, length: number }>}
  */
 export async function deflateBand(lines, last, opts = {}) {

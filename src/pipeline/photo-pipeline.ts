@@ -126,8 +126,8 @@ export async function runPhoto(
   const predicting = predictMask(deps.model, modelInput, tier);
   predicting.catch(() => undefined);
   await onStage('inference');
-  // What needs no mask is done while the model runs, once its input has gone out: the cut-out writer
-  // lays out the photo's rows, and the photo is reduced to the edge refinement's grid.
+  // What needs no mask is done while the model runs, once its input has gone out: the photo is handed
+  // to the cut-out writer (its threads' shared copy) and reduced to the edge refinement's grid.
   await new Promise<void>((resolve) => setImmediate(resolve));
   const prepared = deps.cutouts.prepare(decoded, THUMB_EDGE);
   const grid = refineGrid(decoded.width, decoded.height);
@@ -137,7 +137,6 @@ export async function runPhoto(
   try {
     prediction = await predicting;
   } catch {
-    prepared.discard();
     // The message never names the model or the infrastructure.
     throw new PhotoError('PROCESSING_FAILED', 'The photo could not be processed; retrying may help.', false);
   }

@@ -33,13 +33,8 @@ export async function predictMask(model: MaskModel, modelInput: Buffer, tier: Ti
  */
 export async function cutoutAtSize(codec: ImageCodec, decoded: DecodedImage, prediction: MaskPrediction, prepared: PreparedCutout, lowRgb: Promise<Buffer>): Promise<Cutout> {
   const grid = refineGrid(decoded.width, decoded.height);
-  try {
-    const [rgb, alpha] = await Promise.all([lowRgb, codec.reduceMask(prediction.mask, MODEL_INPUT_SIZE, grid.w, grid.h)]);
-    return prepared.write({ rgb, alpha });
-  } catch (err) {
-    prepared.discard();
-    throw err;
-  }
+  const [rgb, alpha] = await Promise.all([lowRgb, codec.reduceMask(prediction.mask, MODEL_INPUT_SIZE, grid.w, grid.h)]);
+  return prepared.write({ rgb, alpha });
 }
 
 /** The model on the input and on its mirror image; per pixel the larger mask value of the two views. */

@@ -248,6 +248,20 @@ describe('cut-out writer', () => {
     await pool.close();
   });
 
+  it('a photo handed over before its mask (prepare) is written the same, and once', async () => {
+    const { rgb, blurred } = scene();
+    const photo = { rgb: Buffer.from(rgb), alpha: null, width: W, height: H };
+    const low = lowOf(rgb, blurred, W, H);
+    const prepared = writer.prepare(photo, 64);
+    // The writer holds its own copy from then on: what the caller does to its buffer changes nothing.
+    const original = Buffer.from(photo.rgb);
+    photo.rgb.fill(0);
+    const ahead = await prepared.write(low).png;
+    expect(() => prepared.write(low)).toThrow(/once/);
+    photo.rgb.set(original);
+    expect(Buffer.compare(ahead, await expectCutout(photo, low))).toBe(0);
+  });
+
   it('warms up without error', async () => {
     const pool = new WorkerCutoutWriter(2);
     await pool.warmUp(1);
