@@ -20,8 +20,12 @@ export const ACCEPTED_FORMATS = new Set(['jpeg', 'png', 'webp']);
 /** Working resolution cap: a cutout keeps source size up to this long edge (4096 px ≈ 67 MB of RGBA). */
 export const MAX_WORKING_EDGE = 4096;
 export const THUMB_EDGE = 512;
-/** Thumbnails: WebP effort 2 instead of the default 4 halves the encode (46 → 24 ms for a product photo) for files 5% larger. */
-const THUMB_WEBP = { quality: 80, effort: 2 } as const;
+/**
+ * Thumbnails: WebP effort 2 instead of the default 4 halves the encode (46 → 24 ms for a product photo) for files 5% larger.
+ * alphaQuality 80 (lossy alpha instead of lossless) takes another 11% off a cut-out's thumbnail (24.1 → 21.3 ms)
+ * and 2% off its size, for alpha off by at most 1 of 255 (mean 0.024) on the bench photo.
+ */
+const THUMB_WEBP = { quality: 80, effort: 2, alphaQuality: 80 } as const;
 
 export interface ProbeResult {
   format: string;
