@@ -6,7 +6,7 @@ import { diagnose } from '../../src/pipeline/diagnose.ts';
 import { statistics } from '../../src/pipeline/segment.ts';
 import { CHECK_GRID } from '../../src/pipeline/check/features.ts';
 import { brokenProbability, chooseThreshold, fitLogistic, loadCalibration, MODEL_FEATURES, scoreFor } from '../../src/pipeline/check/calibration.ts';
-import { ImageCodec, THUMB_EDGE, type DecodedImage } from '../../src/adapters/image-codec.adapter.ts';
+import { exportKeepsStored, ImageCodec, THUMB_EDGE, type DecodedImage } from '../../src/adapters/image-codec.adapter.ts';
 import { WorkerCutoutWriter } from '../../src/adapters/cutout-writer.adapter.ts';
 import { refineGrid } from '../../src/adapters/edge-refine.mjs';
 import { checkEntryName } from '../../src/adapters/zip-archive.adapter.ts';
@@ -167,6 +167,20 @@ describe('image codec', () => {
     expect(pixels.data[(100 * t.width + 100) * 4 + 3]).toBe(255);
     expect((await sharp(thumb).metadata()).format).toBe('webp');
   });
+  it('answers a stored output as it is only when nothing needs converting (and says so without reading it)', async () => {
+    expect(exportKeepsStored('png', 5000, 'png', 'off')).toBe(true);
+    expect(exportKeepsStored('png', 5000, 'png', 'marketplace')).toBe(true);
+    expect(exportKeepsStored('jpeg', 5000, 'jpeg', 'marketplace', 5000)).toBe(true);
+    expect(exportKeepsStored('jpeg', 5001, 'jpeg', 'marketplace', 5000)).toBe(false);
+    expect(exportKeepsStored('png', 5000, 'webp', 'off')).toBe(false);
+    expect(exportKeepsStored('png', 5000, 'png', 'lossless')).toBe(false);
+    expect(exportKeepsStored('png', 5000, 'png', 'web')).toBe(false);
+    // exportOutput follows the same rule: the very buffer back, or a new encoding.
+    const stored = await sharp({ create: { width: 8, height: 8, channels: 4, background: { r: 1, g: 2, b: 3, alpha: 1 } } }).png().toBuffer();
+    expect(await codec.exportOutput(stored, 'png', 'png', 'off')).toBe(stored);
+    expect(await codec.exportOutput(stored, 'png', 'png', 'marketplace', stored.length - 1)).not.toBe(stored);
+  });
+
   it('refuses truncated files, huge declared sizes and non-images', async () => {
     await expect(codec.decode(await truncatedJpeg())).rejects.toMatchObject({ code: 'INVALID_IMAGE' });
     await expect(codec.probe(hugePngHeader())).rejects.toMatchObject({ code: 'TOO_LARGE' });
