@@ -68,15 +68,15 @@ export class RenderService {
     const stored = item.output_format as ImageFormat;
     const maxBytes = findPreset((JSON.parse(item.settings) as Settings).presetId)?.maxBytes;
     const files = resultFiles(item);
+    const meta = JSON.parse(item.meta ?? '{}') as ItemMeta;
     // Known from the photo's meta without reading the file: the answer is the stored output (the common case).
-    const bytes = (JSON.parse(item.meta ?? '{}') as ItemMeta).output?.bytes;
+    const bytes = meta.output?.bytes;
     if (bytes !== undefined && exportKeepsStored(stored, bytes, format, optimize, maxBytes)) return item;
     const before = await this.deps.blobs.get(files.output);
     const output = await this.deps.codec.exportOutput(before, stored, format, optimize, maxBytes);
     if (output === before) return item;
     const key = blobKeys.result(item.job_id, item.id, randomUUID().slice(0, 13), 'output');
     await this.deps.blobs.put(key, output);
-    const meta = JSON.parse(item.meta ?? '{}') as ItemMeta;
     const patch = {
       output_format: format,
       output_blob: key,
