@@ -42,6 +42,7 @@ export class OnnxMaskModel implements MaskModel {
   private readonly readyPromise: Promise<void>;
   private nextId = 1;
   private failure: Error | undefined;
+  private loaded = false;
   private threads: number[] = [];
 
   constructor(opts: { modelPath: string; threads: number }) {
@@ -55,6 +56,7 @@ export class OnnxMaskModel implements MaskModel {
       this.worker.on('message', (msg: { type?: string; id?: number; ok?: boolean; message?: string; threads?: number[] } & Partial<MaskPrediction>) => {
         if (msg.type === 'ready') {
           this.threads = msg.threads ?? [];
+          this.loaded = true;
           return resolve();
         }
         if (msg.type === 'fatal') {
@@ -95,10 +97,14 @@ export class OnnxMaskModel implements MaskModel {
     return [...this.threads];
   }
 
-  async predict(rgb: Buffer): Promise<MaskPrediction> {
-    await this.readyPromise;
-    if (this.failure) throw this.failure;
-    if (rgb.length !== MODEL_INPUT_SIZE * MODEL_INPUT_SIZE * 3) throw new Error(`model input must be ${MODEL_INPUT_SIZE}x${MODEL_INPUT_SIZE} RGB`);
+  /** Once the model is loaded the input goes out at the call, so the caller's next work overlaps the run. */
+  predict(rgb: Buffer): Promise<MaskPrediction> {
+    return this.loaded ? this.send(rgb) : this.readyPromise.then(() => this.send(rgb));
+  }
+
+  private send(rgb: Buffer): Promise<MaskPrediction> {
+    if (this.failure) return Promise.reject(this.failure);
+    if (rgb.length !== MODEL_INPUT_SIZE * MODEL_INPUT_SIZE * 3) return Promise.reject(new Error(`model input must be ${MODEL_INPUT_SIZE}x${MODEL_INPUT_SIZE} RGB`));
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject });

@@ -126,9 +126,8 @@ export async function runPhoto(
   const predicting = predictMask(deps.model, modelInput, tier);
   predicting.catch(() => undefined);
   await onStage('inference');
-  // What needs no mask is done while the model runs, once its input has gone out: the photo is handed
-  // to the cut-out writer (its threads' shared copy) and reduced to the edge refinement's grid.
-  await new Promise<void>((resolve) => setImmediate(resolve));
+  // What needs no mask is done while the model runs: the photo is handed to the cut-out writer (its
+  // threads' shared copy) and reduced to the edge refinement's grid.
   const prepared = deps.cutouts.prepare(decoded, THUMB_EDGE);
   const grid = refineGrid(decoded.width, decoded.height);
   const lowRgb = deps.codec.reduceRgb(decoded, grid.w, grid.h);
