@@ -25,6 +25,7 @@ import { RerunService } from './services/rerun.service.ts';
 import { ReportService } from './services/report.service.ts';
 import { WorkerCutoutWriter } from './adapters/cutout-writer.adapter.ts';
 import { PreparedInputs } from './pipeline/prepared-inputs.ts';
+import { InputThumbnails } from './services/input-thumbnails.ts';
 import { RenderService } from './services/render.service.ts';
 import { DownloadService } from './services/download.service.ts';
 import { MAX_ACTIVE_BATCHES, MAX_PHOTOS_PER_BATCH } from './domain/batch-rules.ts';
@@ -58,6 +59,7 @@ export interface Container {
   reports: ReportService;
   render: RenderService;
   downloads: DownloadService;
+  inputThumbs: InputThumbnails;
   idempotency: IdempotencyService;
   images: ImageService;
   limits: RateLimitService;
@@ -149,6 +151,7 @@ export async function createContainer(config: Readonly<Config>, opts: ContainerO
   const reports = new ReportService({ store, blobs, codec, credits, queries, bus, clock });
   const render = new RenderService({ store, blobs, codec, queries, bus, clock });
   const downloads = new DownloadService({ store, blobs, codec, queries });
+  const inputThumbs = new InputThumbnails({ blobs, inspector: codec, queries });
   const idempotency = new IdempotencyService({ store, clock });
   const limits = new RateLimitService({ store, clock, rules: rateLimitRules(config.requestsPerMinute, config.photosPerHour) });
   const sessions = new SessionService({ store, clock, limits });
@@ -194,6 +197,7 @@ export async function createContainer(config: Readonly<Config>, opts: ContainerO
     reports,
     render,
     downloads,
+    inputThumbs,
     idempotency,
     images,
     limits,

@@ -8,6 +8,8 @@ import type { Readable } from 'node:stream';
 export interface BlobStore {
   put(key: string, data: Buffer): Promise<void>;
   get(key: string): Promise<Buffer>;
+  /** Undefined when the blob does not exist (get throws then). */
+  find(key: string): Promise<Buffer | undefined>;
   /** Undefined when the blob does not exist. */
   stat(key: string): Promise<{ size: number } | undefined>;
   createReadStream(key: string): Readable;
@@ -42,6 +44,15 @@ export class FsBlobStore implements BlobStore {
 
   async get(key: string): Promise<Buffer> {
     return fsp.readFile(this.resolve(key));
+  }
+
+  async find(key: string): Promise<Buffer | undefined> {
+    try {
+      return await fsp.readFile(this.resolve(key));
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      throw err;
+    }
   }
 
   async stat(key: string): Promise<{ size: number } | undefined> {

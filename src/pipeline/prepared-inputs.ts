@@ -1,8 +1,10 @@
 // The first step of a photo (decode, and the model's input made from it), started early when the
 // process that received the upload also runs the worker: POST /v1/images decodes while the batch is
-// created, the photo stored and queued, instead of after the worker claims it. A process-local head
-// start and nothing more: entries are found by the bytes' SHA-256, so a worker that claims the photo
-// in another process, or after the entry expired, decodes as it always does and gets the same result.
+// created, the photo stored and queued, instead of after the worker claims it. The same decode is the
+// intake's check that the file is whole (prepare's answer), so the photo is not decoded a second time
+// for it. A process-local head start and nothing more: entries are found by the bytes' SHA-256, so a
+// worker that claims the photo in another process, or after the entry expired, decodes as it always
+// does and gets the same result.
 import { createHash } from 'node:crypto';
 import type { DecodedImage, ImageCodec } from '../adapters/image-codec.adapter.ts';
 import { MODEL_INPUT_SIZE } from '../adapters/mask-model.adapter.ts';
@@ -21,6 +23,7 @@ export async function prepareInput(codec: ImageCodec, input: Buffer): Promise<Pr
 
 interface Entry {
   result: Promise<PreparedInput>;
+  readable: Promise<void>;
   timer: NodeJS.Timeout;
 }
 
@@ -36,16 +39,26 @@ export class PreparedInputs {
     private readonly opts: { maxEntries: number; ttlMs: number } = { maxEntries: 2, ttlMs: 30_000 },
   ) {}
 
-  /** Starts decoding `input`, unless it is already being prepared or the room is full. */
-  prepare(input: Buffer): void {
+  /**
+   * Starts decoding `input`, unless it is already being prepared or the room is full. Answers whether
+   * the photo decodes (it rejects with the decode's PhotoError, as ImageCodec.decode would), settled
+   * as soon as the decode is, before the model's input is made; undefined when it was not prepared.
+   */
+  prepare(input: Buffer): Promise<void> | undefined {
     const key = keyOf(input);
-    if (this.entries.has(key) || this.entries.size >= this.opts.maxEntries) return;
-    const result = prepareInput(this.codec, input);
+    const known = this.entries.get(key);
+    if (known) return known.readable;
+    if (this.entries.size >= this.opts.maxEntries) return undefined;
+    const decoded = this.codec.decode(input);
+    const result = decoded.then(async (d) => ({ decoded: d, modelInput: await this.codec.toModelInput(d, MODEL_INPUT_SIZE) }));
+    const readable = decoded.then(() => undefined);
     // A failure is the taker's to hear (it would have failed the same way); nobody may be listening.
     result.catch(() => undefined);
+    readable.catch(() => undefined);
     const timer = setTimeout(() => this.entries.delete(key), this.opts.ttlMs);
     timer.unref();
-    this.entries.set(key, { result, timer });
+    this.entries.set(key, { result, readable, timer });
+    return readable;
   }
 
   /** The prepared result for these bytes, once (the entry is removed), or undefined. */

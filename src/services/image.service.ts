@@ -43,13 +43,14 @@ export class ImageService {
       if (err instanceof PhotoError) throw new AppError('PROCESSING_FAILED', err.message, { reason: err.code }, 422);
       throw err;
     }
-    this.deps.prepared?.prepare(input.data);
+    // Decoded while the batch is made: that decode is also the intake's check that the file is whole.
+    const decoded = this.deps.prepared?.prepare(input.data);
     const job = await batches.createJob(accountId, { defaults: input.settings }, null).catch((err: unknown) => {
       this.deps.prepared?.drop(input.data);
       throw err;
     });
     try {
-      const added = await photos.addPhotos(accountId, job.id, [{ name: input.name, data: input.data }], intake);
+      const added = await photos.addPhotos(accountId, job.id, [{ name: input.name, data: input.data, decoded }], intake);
       if (added.added === 0) {
         const reason = added.rejected[0]?.reason ?? 'The file is not a readable JPEG, PNG or WebP image.';
         // Another request spent the last of the hourly budget while this photo was checked.

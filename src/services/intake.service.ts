@@ -24,7 +24,12 @@ export interface PhotoInspector {
 }
 
 export type PhotoSource =
-  | { name: string; data: Buffer }
+  /**
+   * `decoded`: the caller decodes the photo anyway (POST /v1/images) and this settles with that decode.
+   * Intake then takes it as the check that the file is whole, and makes no thumbnail: the input
+   * thumbnail is made when it is first asked for (InputThumbnails).
+   */
+  | { name: string; data: Buffer; decoded?: Promise<void> }
   | { name: string; reason: string }
   | { name: string; entries: () => AsyncIterable<{ name: string; data: Buffer } | { name: string; reason: string }> };
 
@@ -89,14 +94,15 @@ export class IntakeService {
     const reject = (name: string, reason: string) => enqueue(false, Promise.resolve(() => rejected.push({ name, reason })));
 
     /** `shown` names the photo in `rejected`: a ZIP entry is shown as archive/path. */
-    const accept = async (name: string, data: Buffer, shown = name) => {
+    const accept = async (name: string, data: Buffer, shown = name, decoded?: Promise<void>) => {
       // Near a limit, finish the photos in flight first: one of them may yet be rejected.
       const inFlight = pending.filter((p) => p.candidate).length;
       if (count + inFlight >= maxPhotos || (budget && acceptedHere + inFlight >= budget.remaining)) while (pending.length) await commitOldest();
       if (count >= maxPhotos) return reject(shown, batchFull(maxPhotos));
       if (budget && acceptedHere >= budget.remaining) return reject(shown, overBudget(budget.limit));
       // The header check first: it refuses an oversized image before anything is decoded.
-      const inspected = inspector.probe(data).then(async (info) => ({ info, thumb: await inspector.thumbnail(data) })).then(
+      const check = async (): Promise<Buffer | null> => (decoded ? decoded.then(() => null) : inspector.thumbnail(data));
+      const inspected = inspector.probe(data).then(async (info) => ({ info, thumb: await check() })).then(
         ({ info, thumb }): Commit => () => record(name, data, info, thumb),
         (err: unknown): Commit => () =>
           rejected.push({ name: shown, reason: err instanceof PhotoError ? err.message : 'The file is not a readable JPEG, PNG or WebP image.' }),
@@ -104,12 +110,12 @@ export class IntakeService {
       await enqueue(true, inspected);
     };
 
-    const record = async (name: string, data: Buffer, info: { format: string; width: number; height: number }, thumb: Buffer) => {
+    const record = async (name: string, data: Buffer, info: { format: string; width: number; height: number }, thumb: Buffer | null) => {
       const itemId = newId('img');
       const now = this.deps.clock();
       try {
         await blobs.put(blobKeys.input(jobId, itemId), data);
-        await blobs.put(blobKeys.inputThumb(jobId, itemId), thumb);
+        if (thumb) await blobs.put(blobKeys.inputThumb(jobId, itemId), thumb);
       } catch (err) {
         await blobs.deletePrefix(`${blobKeys.job(jobId)}/${itemId}`).catch(() => undefined);
         throw storageError(err);
@@ -158,7 +164,7 @@ export class IntakeService {
     try {
       for await (const source of sources) {
         if ('reason' in source) await reject(source.name, source.reason);
-        else if ('data' in source) await accept(source.name, source.data);
+        else if ('data' in source) await accept(source.name, source.data, source.name, source.decoded);
         else {
           for await (const entry of source.entries()) {
             if ('reason' in entry) await reject(`${source.name}/${entry.name}`, entry.reason);

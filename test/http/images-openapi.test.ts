@@ -6,6 +6,7 @@ import { productPhoto, truncatedJpeg } from '../helpers/images.ts';
 import { SHARED_DIR } from '../helpers/shared-dir.ts';
 import path from 'node:path';
 import { PreparedInputs } from '../../src/pipeline/prepared-inputs.ts';
+import { blobKeys } from '../../src/services/blob-keys.ts';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -41,6 +42,23 @@ describe('POST /v1/images', () => {
       expect(take).toHaveBeenCalledTimes(1);
       const prepared = await take.mock.results[0].value;
       expect([prepared.decoded.width, prepared.decoded.height]).toEqual([300, 260]);
+      // That decode was also intake's check: no second one for an input thumbnail. The thumbnail is
+      // made when first asked for, then kept.
+      const jobId = res.headers['x-matte-job-id'] as string;
+      const itemId = res.headers['x-matte-item-id'] as string;
+      const key = blobKeys.inputThumb(jobId, itemId);
+      expect(await t.c.blobs.stat(key)).toBeUndefined();
+      const item = (await t.app.inject({ method: 'GET', url: `/v1/jobs/${jobId}`, headers: auth })).json().items[0];
+      const thumb = await t.app.inject({ method: 'GET', url: item.inputThumbUrl, headers: auth });
+      expect(thumb.statusCode).toBe(200);
+      expect(thumb.headers['content-type']).toBe('image/webp');
+      expect(await sharp(thumb.rawPayload).metadata()).toMatchObject({ format: 'webp', width: 300, height: 260 });
+      expect((await t.c.blobs.get(key)).equals(thumb.rawPayload)).toBe(true);
+      const again = await t.app.inject({ method: 'GET', url: item.inputThumbUrl, headers: auth });
+      expect(again.rawPayload.equals(thumb.rawPayload)).toBe(true);
+      // Another account reads nothing of it, and makes nothing.
+      const other = await t.account(1);
+      expect((await t.app.inject({ method: 'GET', url: item.inputThumbUrl, headers: other.auth })).statusCode).toBe(404);
     } finally {
       take.mockRestore();
     }
@@ -79,10 +97,14 @@ describe('POST /v1/images', () => {
       [{ imageBase64: (await sharp({ create: { width: 100, height: 100, channels: 3, background: '#fff' } }).png().toBuffer()).toString('base64') }, 'NO_SUBJECT'],
       [{ imageUrl: 'http://127.0.0.1:9/x.jpg' }, 'URL_REFUSED'],
     ];
+    const jobs = async () => (await t.app.inject({ method: 'GET', url: '/v1/jobs', headers: auth })).json().jobs.length;
     for (const [payload, reason] of cases) {
+      const before = await jobs();
       const res = await t.app.inject({ method: 'POST', url: '/v1/images', headers: auth, payload });
       expect(res.statusCode, reason).toBe(422);
       expect(res.json()).toMatchObject({ code: 'PROCESSING_FAILED', reason });
+      // A file that is not a whole image is refused before its batch is started: none is left behind.
+      if (reason === 'INVALID_IMAGE' || reason === 'URL_REFUSED') expect(await jobs(), JSON.stringify(payload).slice(0, 40)).toBe(before);
     }
     expect((await t.c.store.repos.accounts.findById(accountId))!.plan_credits).toBe(3);
     expect(await t.c.store.repos.ledger.sums(accountId)).toEqual({ plan: 3, pack: 0 });

@@ -12,9 +12,11 @@ describe('prepared inputs', () => {
   it('gives what decoding would, to the first taker of the same bytes only', async () => {
     const photo = await productPhoto(320, 200);
     const cache = new PreparedInputs(codec);
-    cache.prepare(photo);
-    cache.prepare(photo); // already under way: not decoded twice
+    const readable = cache.prepare(photo);
+    // Already under way: not decoded twice, and the same answer to whether it decodes.
+    expect(cache.prepare(photo)).toBe(readable);
     expect(cache.size).toBe(1);
+    await expect(readable).resolves.toBeUndefined();
     expect(cache.take(await productPhoto(321, 200))).toBeUndefined();
     const taken = await cache.take(Buffer.from(photo))!;
     const direct = await prepareInput(codec, photo);
@@ -29,8 +31,10 @@ describe('prepared inputs', () => {
     vi.useFakeTimers();
     const cache = new PreparedInputs(codec, { maxEntries: 2, ttlMs: 1000 });
     const photos = await Promise.all([productPhoto(64, 48), productPhoto(65, 48), productPhoto(66, 48)]);
-    for (const p of photos) cache.prepare(p);
+    const answers = photos.map((p) => cache.prepare(p));
     expect(cache.size).toBe(2);
+    // Not prepared for want of room: the caller checks the photo itself.
+    expect(answers[2]).toBeUndefined();
     expect(cache.take(photos[2])).toBeUndefined();
     cache.drop(photos[1]);
     expect(cache.size).toBe(1);
@@ -39,13 +43,14 @@ describe('prepared inputs', () => {
     expect(cache.take(photos[0])).toBeUndefined();
   });
 
-  it('a photo that cannot be decoded fails its taker as decoding would, and never unhandled', async () => {
+  it('a photo that cannot be decoded fails prepare\'s check and its taker as decoding would, and never unhandled', async () => {
     const bad = await truncatedJpeg();
     const cache = new PreparedInputs(codec);
-    cache.prepare(bad);
+    // prepare's answer is intake's check that the file is whole: it fails as the decode does.
+    await expect(cache.prepare(bad)).rejects.toMatchObject({ code: 'INVALID_IMAGE' });
     await expect(cache.take(bad)).rejects.toMatchObject({ code: 'INVALID_IMAGE' });
-    // Prepared and never taken: the rejection is observed inside, nothing is thrown at the process.
-    cache.prepare(bad);
+    // Prepared and never taken, its answer ignored: the rejection is observed inside, nothing is thrown at the process.
+    void cache.prepare(bad);
     await new Promise((r) => setTimeout(r, 200));
     cache.drop(bad);
   });

@@ -4,7 +4,7 @@ import { AppError } from '../../errors.ts';
 import { ItemParams } from '../schemas/common.schemas.ts';
 import { FileQuery, type FileQuery as FileQueryT } from '../schemas/requests.schemas.ts';
 import { binary, IMAGE_MIME, problems } from './route-kit.ts';
-import { blobKeys, resultFiles } from '../../services/blob-keys.ts';
+import { resultFiles } from '../../services/blob-keys.ts';
 import { presetLimit } from '../../presets/presets.ts';
 import { outputName } from '../../services/job-view.ts';
 import { attachment } from '../content-disposition.ts';
@@ -49,7 +49,7 @@ export function registerFileRoutes(app: FastifyInstance, c: Container): void {
           return reply.type(mime).send(data);
         }
         case 'input-thumb':
-          return reply.type('image/webp').send(await blobs.get(blobKeys.inputThumb(id, itemId)));
+          return reply.type('image/webp').send(await c.inputThumbs.get(request.auth.accountId, item));
         default:
           break;
       }
