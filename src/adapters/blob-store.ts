@@ -7,6 +7,12 @@ import type { Readable } from 'node:stream';
 
 export interface BlobStore {
   put(key: string, data: Buffer): Promise<void>;
+  /**
+   * `to` gets the bytes of `from` (replacing whatever it held), without writing them again where the
+   * store can: a hard link on a filesystem, a server-side copy in an object store. Either key may be
+   * deleted afterwards without touching the other.
+   */
+  copy(from: string, to: string): Promise<void>;
   get(key: string): Promise<Buffer>;
   /** Undefined when the blob does not exist (get throws then). */
   find(key: string): Promise<Buffer | undefined>;
@@ -40,6 +46,27 @@ export class FsBlobStore implements BlobStore {
     const tmp = `${full}.${randomUUID()}.tmp`;
     await fsp.writeFile(tmp, data);
     await fsp.rename(tmp, full);
+  }
+
+  async copy(from: string, to: string): Promise<void> {
+    const source = this.resolve(from);
+    const full = this.resolve(to);
+    await fsp.mkdir(path.dirname(full), { recursive: true });
+    // Linked (or copied) under a temporary name, then renamed: as put, a reader never sees half a file.
+    const tmp = `${full}.${randomUUID()}.tmp`;
+    try {
+      try {
+        await fsp.link(source, tmp);
+      } catch (err) {
+        // Filesystems without hard links (or across devices): the bytes are copied.
+        if (!['EXDEV', 'EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'EMLINK'].includes((err as NodeJS.ErrnoException).code ?? '')) throw err;
+        await fsp.copyFile(source, tmp);
+      }
+      await fsp.rename(tmp, full);
+    } catch (err) {
+      await fsp.rm(tmp, { force: true });
+      throw err;
+    }
   }
 
   async get(key: string): Promise<Buffer> {

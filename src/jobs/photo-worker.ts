@@ -139,7 +139,13 @@ export class PhotoWorker {
         output: blobKeys.result(item.job_id, item.id, token, 'output'),
         thumb: blobKeys.result(item.job_id, item.id, token, 'thumb.webp'),
       };
-      await Promise.all([blobs.put(files.cutout, result.cutout), blobs.put(files.output, result.output), blobs.put(files.thumb, result.thumb)]);
+      // With default settings the output is the cut-out itself: stored once, under both names.
+      const outputIsCutout = result.output === result.cutout || result.output.equals(result.cutout);
+      await Promise.all([
+        blobs.put(files.cutout, result.cutout).then(() => (outputIsCutout ? blobs.copy(files.cutout, files.output) : undefined)),
+        outputIsCutout ? undefined : blobs.put(files.output, result.output),
+        blobs.put(files.thumb, result.thumb),
+      ]);
       const settled = await queue.settleDone(item, this.id, { red: result.red, quality: result.quality, meta: result.meta, outputFormat: result.format, files });
       if (settled) {
         this.deps.stats.record(result.meta.timings?.total ?? 0);

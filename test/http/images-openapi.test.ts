@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import sharp from 'sharp';
-import { readFileSync } from 'node:fs';
+import fs, { readFileSync } from 'node:fs';
 import { createTestApp, multipart, type TestApp } from '../helpers/test-app.ts';
 import { productPhoto, truncatedJpeg } from '../helpers/images.ts';
 import { SHARED_DIR } from '../helpers/shared-dir.ts';
 import path from 'node:path';
 import { PreparedInputs } from '../../src/pipeline/prepared-inputs.ts';
-import { blobKeys } from '../../src/services/blob-keys.ts';
+import { blobKeys, resultFiles } from '../../src/services/blob-keys.ts';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -33,7 +33,7 @@ describe('POST /v1/images', () => {
   });
 
   it('the photo is decoded while it is stored and queued: the worker takes that head start', async () => {
-    const { auth } = await t.account(2);
+    const { auth, accountId } = await t.account(2);
     const take = vi.spyOn(PreparedInputs.prototype, 'take');
     try {
       const form = multipart([{ name: 'file', filename: 'vase.jpg', data: await productPhoto(300, 260) }]);
@@ -46,6 +46,11 @@ describe('POST /v1/images', () => {
       // made when first asked for, then kept.
       const jobId = res.headers['x-matte-job-id'] as string;
       const itemId = res.headers['x-matte-item-id'] as string;
+      // Default settings: the output is the cut-out, stored once under both names.
+      const files = resultFiles(await t.c.queries.getItem(accountId, jobId, itemId));
+      const [cutout, output] = [files.cutout, files.output].map((k) => fs.statSync(path.join(t.dataDir, 'blobs', k)));
+      expect(output.ino).toBe(cutout.ino);
+      expect(res.rawPayload.equals(await t.c.blobs.get(files.cutout))).toBe(true);
       const key = blobKeys.inputThumb(jobId, itemId);
       expect(await t.c.blobs.stat(key)).toBeUndefined();
       const item = (await t.app.inject({ method: 'GET', url: `/v1/jobs/${jobId}`, headers: auth })).json().items[0];

@@ -1,0 +1,64 @@
+// The filesystem blob store: whole files or none, keys kept under the root, and copies that cost no bytes.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { FsBlobStore } from '../../src/adapters/blob-store.ts';
+
+const dirs: string[] = [];
+function store(): { dir: string; blobs: FsBlobStore } {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'matte-blobs-'));
+  dirs.push(dir);
+  return { dir, blobs: new FsBlobStore(dir) };
+}
+afterEach(() => {
+  for (const d of dirs.splice(0)) fs.rmSync(d, { recursive: true, force: true });
+});
+const leftovers = (dir: string) => fs.readdirSync(dir, { recursive: true }).filter((f) => String(f).endsWith('.tmp'));
+
+describe('FsBlobStore', () => {
+  it('put, get, find, stat and delete; a missing key is undefined to find and stat, an error to get', async () => {
+    const { dir, blobs } = store();
+    await blobs.put('a/b/c.png', Buffer.from('one'));
+    expect((await blobs.get('a/b/c.png')).toString()).toBe('one');
+    expect((await blobs.find('a/b/c.png'))?.toString()).toBe('one');
+    expect(await blobs.stat('a/b/c.png')).toEqual({ size: 3 });
+    expect(await blobs.find('a/b/none.png')).toBeUndefined();
+    expect(await blobs.stat('a/b/none.png')).toBeUndefined();
+    await expect(blobs.get('a/b/none.png')).rejects.toMatchObject({ code: 'ENOENT' });
+    await blobs.delete('a/b/c.png');
+    await blobs.delete('a/b/c.png');
+    expect(await blobs.find('a/b/c.png')).toBeUndefined();
+    expect(leftovers(dir)).toEqual([]);
+  });
+
+  it('copy links the bytes: one file on disk, two names, each deleted on its own', async () => {
+    const { dir, blobs } = store();
+    await blobs.put('job/img/cutout.png', Buffer.from('pixels'));
+    await blobs.put('job/img/output', Buffer.from('an older output'));
+    // Replaces what the target held.
+    await blobs.copy('job/img/cutout.png', 'job/img/output');
+    expect((await blobs.get('job/img/output')).toString()).toBe('pixels');
+    const a = fs.statSync(path.join(dir, 'job/img/cutout.png'));
+    const b = fs.statSync(path.join(dir, 'job/img/output'));
+    expect(b.ino).toBe(a.ino);
+    expect(a.nlink).toBe(2);
+    await blobs.delete('job/img/cutout.png');
+    expect((await blobs.get('job/img/output')).toString()).toBe('pixels');
+    // Into a folder that does not exist yet.
+    await blobs.copy('job/img/output', 'other/img/output');
+    expect((await blobs.get('other/img/output')).toString()).toBe('pixels');
+    expect(leftovers(dir)).toEqual([]);
+  });
+
+  it('copy of a missing key fails and leaves nothing behind; keys never leave the root', async () => {
+    const { dir, blobs } = store();
+    await expect(blobs.copy('job/none.png', 'job/output')).rejects.toMatchObject({ code: 'ENOENT' });
+    expect(await blobs.find('job/output')).toBeUndefined();
+    expect(leftovers(dir)).toEqual([]);
+    await blobs.put('x.png', Buffer.from('x'));
+    await expect(blobs.copy('x.png', '../outside.png')).rejects.toThrow(/escapes the store/);
+    await expect(blobs.copy('../../etc/passwd', 'y.png')).rejects.toThrow(/escapes the store/);
+    await expect(blobs.put('../outside.png', Buffer.from('x'))).rejects.toThrow(/escapes the store/);
+  });
+});
