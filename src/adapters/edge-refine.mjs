@@ -203,27 +203,41 @@ export function refineRows(img, opts, y0, y1) {
   }
   const outRgb = decontaminate ? new Uint8Array(rgb.subarray(y0 * W * 3, y1 * W * 3)) : rgb.subarray(y0 * W * 3, y1 * W * 3);
   // Only blocks whose 2x2 interpolation neighbourhood touches the band can change: the `near` ones.
+  // Each column's bilinear position on the grid (cell centres) is the same on every row: computed once.
+  const colX0 = new Int32Array(W);
+  const colX1 = new Int32Array(W);
+  const colFx = new Float64Array(W);
+  for (let x = 0; x < W; x++) {
+    const gx = Math.min(w - 1, Math.max(0, (x + 0.5) / sx - 0.5));
+    const x0 = gx | 0;
+    colX0[x] = x0;
+    colX1[x] = Math.min(w - 1, x0 + 1);
+    colFx[x] = gx - x0;
+  }
   for (let cy = c0; cy < c1; cy++) {
+    const nearRow = (cy - g0) * w;
+    const firstCell = near.first[cy - g0];
+    const endCell = near.end[cy - g0];
+    if (firstCell >= endCell) continue;
     const yStart = Math.max(y0, Math.floor(cy * sy));
     const yEnd = Math.min(y1, Math.ceil((cy + 1) * sy));
-    for (let cx = 0; cx < w; cx++) {
-      if (!near.mask[(cy - g0) * w + cx]) continue;
-      const xEnd = Math.min(W, Math.ceil((cx + 1) * sx));
-      for (let y = yStart; y < yEnd; y++) {
-        // Bilinear position on the low-resolution grid (cell centres), as rows of this band's grid.
-        const gy = Math.min(h - 1, Math.max(0, (y + 0.5) / sy - 0.5));
-        const ya = gy | 0;
-        const yb = Math.min(h - 1, ya + 1);
-        const fy = gy - ya;
-        const ka = (ya - g0) * w;
-        const kb = (yb - g0) * w;
+    for (let y = yStart; y < yEnd; y++) {
+      // Bilinear position on the low-resolution grid (cell centres), as rows of this band's grid.
+      const gy = Math.min(h - 1, Math.max(0, (y + 0.5) / sy - 0.5));
+      const ya = gy | 0;
+      const yb = Math.min(h - 1, ya + 1);
+      const fy = gy - ya;
+      const ka = (ya - g0) * w;
+      const kb = (yb - g0) * w;
+      for (let cx = firstCell; cx < endCell; cx++) {
+        if (!near.mask[nearRow + cx]) continue;
+        const xEnd = Math.min(W, Math.ceil((cx + 1) * sx));
         for (let x = Math.floor(cx * sx); x < xEnd; x++) {
           const i = y * W + x;
           const o = i - y0 * W;
-          const gx = Math.min(w - 1, Math.max(0, (x + 0.5) / sx - 0.5));
-          const x0 = gx | 0;
-          const x1 = Math.min(w - 1, x0 + 1);
-          const fx = gx - x0;
+          const x0 = colX0[x];
+          const x1 = colX1[x];
+          const fx = colFx[x];
           const k00 = ka + x0, k01 = ka + x1, k10 = kb + x0, k11 = kb + x1;
           if (!(band[k00] | band[k01] | band[k10] | band[k11])) continue;
           const w00 = (1 - fx) * (1 - fy), w01 = fx * (1 - fy), w10 = (1 - fx) * fy, w11 = fx * fy;
@@ -294,9 +308,9 @@ function dilate(mask, w, h, r) {
 }
 
 /**
- * @typedef {{ mask: Uint8Array, first: Int32Array, end: Int32Array, rowEnd: number, colEnd: number }} Cells
- *   where `mask` is set; per row the first such column and one past the last (first >= end: none), and
- *   one past the last row and the last column that has any
+ * @typedef {{ mask: Uint8Array, first: Int32Array, end: Int32Array, rowStart: number, rowEnd: number, colStart: number, colEnd: number }} Cells
+ *   where `mask` is set; per row the first such column and one past the last (first >= end: none); the
+ *   first row and column that have any, and one past the last (rowStart >= rowEnd: none at all)
  */
 
 /**
@@ -307,7 +321,9 @@ function dilate(mask, w, h, r) {
 export function spans(mask, w, h) {
   const first = new Int32Array(h).fill(w);
   const end = new Int32Array(h);
+  let rowStart = h;
   let rowEnd = 0;
+  let colStart = w;
   let colEnd = 0;
   for (let y = 0; y < h; y++) {
     const o = y * w;
@@ -317,33 +333,39 @@ export function spans(mask, w, h) {
       end[y] = x + 1;
     }
     if (end[y] > 0) {
+      if (rowStart === h) rowStart = y;
       rowEnd = y + 1;
+      if (first[y] < colStart) colStart = first[y];
       if (end[y] > colEnd) colEnd = end[y];
     }
   }
-  return { mask, first, end, rowEnd, colEnd };
+  return { mask, first, end, rowStart, rowEnd, colStart, colEnd };
 }
 
 /**
  * Mean over a (2r+1)^2 window, clipped at the borders, with a summed-area table.
  * @param {ArrayLike<number>} src @param {number} w @param {number} h @param {number} r
  * @param {Float64Array} [scratch] room for the table ((w + 1) * (h + 1) or more), reused between calls
- * @param {Cells} [only] when given, the mean is computed only there (0 elsewhere), and the table only as far as that needs
+ * @param {Cells} [only] when given, the mean is computed only there (0 elsewhere), and the table only where that reads:
+ *   its rows and columns from the first window's start, so each entry sums from there and not from the grid's corner
  */
 export function boxMean(src, w, h, r, scratch, only) {
   const W1 = w + 1;
   const sat = scratch && scratch.length >= W1 * (h + 1) ? scratch : new Float64Array(W1 * (h + 1));
-  // The table's rows and columns that the windows read (all of them without `only`).
+  // The table's rows and columns that the windows read (all of them without `only`): entry (y, x)
+  // sums the rectangle from (top0, left0), and the row above and the column left of it are zeros.
+  const top0 = only ? Math.max(0, Math.min(h, only.rowStart - r)) : 0;
+  const left0 = only ? Math.max(0, Math.min(w, only.colStart - r)) : 0;
   const rows = only ? Math.min(h, only.rowEnd + r) : h;
   const cols = only ? Math.min(w, only.colEnd + r) : w;
-  sat.fill(0, 0, W1);
-  for (let y = 0; y < rows; y++) {
+  sat.fill(0, top0 * W1 + left0, top0 * W1 + cols + 1);
+  for (let y = top0; y < rows; y++) {
     let row = 0;
     const at = (y + 1) * W1;
     const above = y * W1;
     const from = y * w;
-    sat[at] = 0;
-    for (let x = 0; x < cols; x++) {
+    sat[at + left0] = 0;
+    for (let x = left0; x < cols; x++) {
       row += src[from + x];
       sat[at + x + 1] = sat[above + x + 1] + row;
     }

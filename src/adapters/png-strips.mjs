@@ -53,32 +53,43 @@ export function bandLines(rgb, alpha, sourceAlpha, width, rows, factor) {
   const pw = Math.ceil(width / factor);
   const ph = Math.ceil(rows / factor);
   const preview = new Uint8Array(pw * ph * 4);
+  // Whole numbers: a block's sums stay below factor² x 255 x 255 (2^32 at factor 256).
   const sums = new Float64Array(pw * 4);
-  // Each column's place in `sums`.
-  const sumAt = new Int32Array(width);
-  for (let x = 0; x < width; x++) sumAt[x] = ((x / factor) | 0) * 4;
   if (sourceAlpha) {
     // Capped in place: `alpha` is the caller's to give up (the refinement's fresh answer).
     for (let i = 0; i < alpha.length; i++) if (sourceAlpha[i] < alpha[i]) alpha[i] = sourceAlpha[i];
   }
+  const [rShift, gShift, bShift, aShift] = LITTLE_ENDIAN ? [0, 8, 16, 24] : [24, 16, 8, 0];
   for (let y = 0, i = 0; y < rows; y++) {
-    for (let x = 0; x < width; x++, i++) {
-      const a = alpha[i];
-      let c = 0;
-      if (a !== 0) {
-        const r = rgb[i * 3], g = rgb[i * 3 + 1], b = rgb[i * 3 + 2];
-        c = LITTLE_ENDIAN ? (r | (g << 8) | (b << 16) | (a << 24)) >>> 0 : ((r << 24) | (g << 16) | (b << 8) | a) >>> 0;
-        const s = sumAt[x];
-        sums[s] += r * a;
-        sums[s + 1] += g * a;
-        sums[s + 2] += b * a;
-        sums[s + 3] += a;
+    // A block's columns at a time: its sums are kept in locals and added once.
+    for (let cx = 0, x = 0; cx < pw; cx++) {
+      const blockEnd = Math.min(width, x + factor);
+      let sr = 0, sg = 0, sb = 0, sa = 0;
+      for (; x < blockEnd; x++, i++) {
+        const a = alpha[i];
+        let c = 0;
+        if (a !== 0) {
+          const j = i * 3;
+          const r = rgb[j], g = rgb[j + 1], b = rgb[j + 2];
+          c = ((r << rShift) | (g << gShift) | (b << bShift) | (a << aShift)) >>> 0;
+          sr += r * a;
+          sg += g * a;
+          sb += b * a;
+          sa += a;
+        }
+        row[x] = c;
+        // Four bytes at once, each minus the one above it modulo 256 (no borrow between bytes). Above
+        // the band's first row `above` is all zeros, so there this is the row itself, written unfiltered.
+        const q = above[x];
+        up[x] = ((c | 0x80808080) - (q & 0x7f7f7f7f)) ^ ((c ^ ~q) & 0x80808080);
       }
-      row[x] = c;
-      // Four bytes at once, each minus the one above it modulo 256 (no borrow between bytes). Above
-      // the band's first row `above` is all zeros, so there this is the row itself, written unfiltered.
-      const q = above[x];
-      up[x] = ((c | 0x80808080) - (q & 0x7f7f7f7f)) ^ ((c ^ ~q) & 0x80808080);
+      if (sa !== 0) {
+        const s = cx * 4;
+        sums[s] += sr;
+        sums[s + 1] += sg;
+        sums[s + 2] += sb;
+        sums[s + 3] += sa;
+      }
     }
     const o = y * stride;
     lines[o] = y === 0 ? 0 : 2;

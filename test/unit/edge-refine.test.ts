@@ -86,6 +86,15 @@ describe('edge refinement', () => {
     }
   });
 
+  it('spans: the extent of a mask, and of an empty one', () => {
+    const mask = new Uint8Array(6 * 4);
+    mask[1 * 6 + 4] = mask[2 * 6 + 2] = 1;
+    expect(spans(mask, 6, 4)).toMatchObject({ rowStart: 1, rowEnd: 3, colStart: 2, colEnd: 5 });
+    const none = spans(new Uint8Array(6 * 4), 6, 4);
+    expect(none.rowStart >= none.rowEnd && none.colStart >= none.colEnd).toBe(true);
+    expect([...boxMean(Float32Array.from({ length: 24 }, () => 1), 6, 4, 1, undefined, none)]).toEqual(new Array(24).fill(0));
+  });
+
   it('boxMean: the mean of every clipped window, and only where asked', () => {
     const w = 9, h = 7, src = Float32Array.from({ length: w * h }, (_, i) => (i * 37) % 11);
     const only = new Uint8Array(w * h);
@@ -110,6 +119,12 @@ describe('edge refinement', () => {
           corner[2 * w + 1] = 1;
           const dirty = new Float64Array(200).fill(1e9);
           expect(boxMean(src, w, h, r, dirty, spans(corner, w, h))[2 * w + 1]).toBe(all[2 * w + 1]);
+          // Cells only away from the top-left: the table starts at their first window, the rows above and
+          // the columns left of it never written.
+          const inner = new Uint8Array(w * h);
+          inner[5 * w + 6] = inner[4 * w + 7] = 1;
+          const late = boxMean(src, w, h, r, Float64Array.from({ length: 200 }, (_, i) => i * 1e6 + 7), spans(inner, w, h));
+          expect([late[5 * w + 6], late[4 * w + 7]]).toEqual([all[5 * w + 6], all[4 * w + 7]]);
         }
       }
     }
