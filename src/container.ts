@@ -110,7 +110,6 @@ export async function createContainer(config: Readonly<Config>, opts: ContainerO
   model?.ready().then(
     () => {
       modelState = 'ready';
-      priority.apply();
     },
     (err: unknown) => {
       modelState = 'failed';

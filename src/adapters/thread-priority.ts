@@ -4,7 +4,11 @@
 // image work took. Measured on 2 cores: photos overlapped at equal priority ran the model 15% slower
 // than bare, more than running them one after another. With every other thread of the process at a
 // higher nice value, image work fills the model's gaps instead. The event loop keeps its priority:
-// API answers must not wait for the model.
+// API answers must not wait for the model. Only while photos overlap, though: a photo alone (one sent to
+// POST /v1/images) has nothing to yield to, and its own image work at a low priority lingered beside the
+// model and after it (measured, 2 vCPUs: the answer 27 ms later at nice 10 than at nice 0). So the
+// worker lowers the helpers when a second photo starts and gives them their priority back (restore)
+// when it is alone again, where the system allows raising a priority (Linux: CAP_SYS_NICE or RLIMIT_NICE).
 import os from 'node:os';
 import { threadIds } from './threads.mjs';
 
@@ -22,6 +26,9 @@ const linuxOps: ThreadPriorityOps = {
 };
 
 export class HelperThreadPriority {
+  /** False once raising a priority was refused: the helpers then stay lowered, as before there was restore. */
+  private canRestore = true;
+
   constructor(
     private readonly nice: number,
     /** Threads that keep their priority besides the event loop's: the model's. */
@@ -48,6 +55,33 @@ export class HelperThreadPriority {
         changed++;
       } catch {
         // The thread ended between the listing and the call.
+      }
+    }
+    return changed;
+  }
+
+  /**
+   * Gives the threads that apply lowered the event loop's priority back; answers how many it changed.
+   * Where raising a priority is not allowed it does nothing, then and from then on.
+   */
+  restore(): number {
+    if (this.nice <= 0 || !this.canRestore || this.keep().length === 0) return 0;
+    const base = this.ops.get(process.pid);
+    let changed = 0;
+    for (const tid of this.ops.list()) {
+      if (tid === process.pid) continue;
+      try {
+        if (this.ops.get(tid) !== this.nice) continue;
+        this.ops.set(tid, base);
+        changed++;
+      } catch (err) {
+        // Node reports a refused setpriority as ERR_SYSTEM_ERROR with the errno's name in `info`.
+        const e = err as { code?: string; info?: { code?: string } };
+        const code = e.info?.code ?? e.code;
+        // Otherwise the thread ended between the listing and the call.
+        if (code !== 'EACCES' && code !== 'EPERM') continue;
+        this.canRestore = false;
+        break;
       }
     }
     return changed;

@@ -42,9 +42,11 @@ export class PhotoWorker {
   private readonly waiters = new Set<() => void>();
   private unsubscribe: (() => void) | null = null;
   private maintenance: NodeJS.Timeout | null = null;
+  /** Photos this worker is running now. */
+  private inFlight = 0;
 
   constructor(
-    private readonly deps: { queue: PhotoQueue; blobs: BlobStore; pipeline: PipelineDeps; bus: EventBus; stats: ThroughputStats; priority?: Pick<HelperThreadPriority, 'apply'>; log: Logger },
+    private readonly deps: { queue: PhotoQueue; blobs: BlobStore; pipeline: PipelineDeps; bus: EventBus; stats: ThroughputStats; priority?: Pick<HelperThreadPriority, 'apply' | 'restore'>; log: Logger },
     private readonly opts: WorkerOptions,
   ) {}
 
@@ -114,7 +116,8 @@ export class PhotoWorker {
     const { queue, blobs } = this.deps;
     const renew = setInterval(() => void queue.renewLease(item, this.id, this.opts.leaseMs).catch(() => undefined), Math.floor(this.opts.leaseMs / 3));
     renew.unref();
-    this.deps.priority?.apply();
+    this.inFlight++;
+    this.prioritise();
     try {
       const job = await queue.getJobRowForWorker(item.job_id);
       if (!job) return;
@@ -166,8 +169,15 @@ export class PhotoWorker {
       await queue.settleFailed(item, this.id, photoError).catch((e: unknown) => log.error({ err: e }, 'recording a failure failed'));
     } finally {
       clearInterval(renew);
-      // libvips starts workers while it encodes; lower them now rather than when the next photo starts.
-      this.deps.priority?.apply();
+      this.inFlight--;
+      // libvips starts workers while it encodes: lowered now, if another photo still runs, rather than when the next one starts.
+      this.prioritise();
     }
+  }
+
+  /** Helper threads yield to the model while photos overlap, and have their priority back when one runs alone (thread-priority.ts). */
+  private prioritise(): void {
+    if (this.inFlight >= 2) this.deps.priority?.apply();
+    else this.deps.priority?.restore();
   }
 }

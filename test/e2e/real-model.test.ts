@@ -24,6 +24,33 @@ async function api(path: string, init: RequestInit = {}) {
   return fetch(`${server.base}${path}`, { ...init, headers: { ...auth, ...(init.headers as Record<string, string>) } });
 }
 
+interface ThreadStat {
+  tid: number;
+  name: string;
+  cpu: number;
+  nice: number;
+}
+
+/** The server's threads read from /proc, as an operator would: name, CPU ticks so far, nice value. */
+function serverThreads(): ThreadStat[] {
+  const pid = server.proc.pid!;
+  const threads: ThreadStat[] = [];
+  for (const tid of fs.readdirSync(`/proc/${pid}/task`)) {
+    try {
+      // Fields after the command name: state is field 3, utime 14, stime 15, nice 19.
+      const stat = fs.readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      const f = stat.split(') ')[1].split(' ');
+      threads.push({ tid: Number(tid), name: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')), cpu: Number(f[11]) + Number(f[12]), nice: Number(f[16]) });
+    } catch {
+      // The thread ended while it was listed.
+    }
+  }
+  return threads;
+}
+
+/** The moment of the batch run with the most threads lowered (photos overlapping), sampled every 20 ms. */
+let overlapping: ThreadStat[] = [];
+
 async function backgroundCleared(cutout: Buffer, entry: EvalEntry): Promise<number> {
   const gt = await sharp(evalFile(entry.mask)).extractChannel(0).raw().toBuffer();
   const alpha = await sharp(cutout).extractChannel(3).resize(entry.width, entry.height, { fit: 'fill' }).raw().toBuffer();
@@ -51,12 +78,24 @@ describe.skipIf(!HAVE_EVAL_DATA)('a batch of real product photos through the rea
     let state;
     let since = 0;
     const stagesSeen = new Set<string>();
-    for (let i = 0; i < 60; i++) {
-      const res = await api(`/v1/jobs/${job.id}?wait=30&since=${since}`);
-      state = await res.json();
-      since = state.updatedAt;
-      for (const item of state.items) if (item.stage) stagesSeen.add(item.stage);
-      if (!['queued', 'running'].includes(state.status)) break;
+    const lowered = (threads: ThreadStat[]) => threads.filter((t) => t.nice === 10).length;
+    const sampler =
+      process.platform === 'linux'
+        ? setInterval(() => {
+            const now = serverThreads();
+            if (lowered(now) > lowered(overlapping)) overlapping = now;
+          }, 20)
+        : undefined;
+    try {
+      for (let i = 0; i < 60; i++) {
+        const res = await api(`/v1/jobs/${job.id}?wait=30&since=${since}`);
+        state = await res.json();
+        since = state.updatedAt;
+        for (const item of state.items) if (item.stage) stagesSeen.add(item.stage);
+        if (!['queued', 'running'].includes(state.status)) break;
+      }
+    } finally {
+      clearInterval(sampler);
     }
     const full = await (await api(`/v1/jobs/${job.id}`)).json();
     expect(full.status).toBe('done');
@@ -92,25 +131,23 @@ describe.skipIf(!HAVE_EVAL_DATA)('a batch of real product photos through the rea
     expect(account.credits).toMatchObject({ plan: 10 - PRODUCTS.length, pack: 5 });
   });
 
-  it.skipIf(process.platform !== 'linux')('gives the model threads the CPU first: every other thread but the event loop runs at nice 10', () => {
-    // Read from outside, as an operator would: /proc of the server process after photos have run.
+  it.skipIf(process.platform !== 'linux')('gives the model threads the CPU first while photos overlap: every other thread but the event loop at nice 10, then back', async () => {
     const pid = server.proc.pid!;
-    const threads = fs.readdirSync(`/proc/${pid}/task`).map((tid) => {
-      // Fields after the command name: state is field 3, utime 14, stime 15, nice 19.
-      const stat = fs.readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
-      const f = stat.split(') ')[1].split(' ');
-      return { tid: Number(tid), name: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')), cpu: Number(f[11]) + Number(f[12]), nice: Number(f[16]) };
-    });
-    const table = JSON.stringify(threads.map((t) => `${t.tid} ${t.name} cpu ${t.cpu} nice ${t.nice}`));
-    const busiest = [...threads].sort((a, b) => b.cpu - a.cpu).slice(0, 2);
+    const after = serverThreads();
+    const table = (threads: ThreadStat[]) => JSON.stringify(threads.map((t) => `${t.tid} ${t.name} cpu ${t.cpu} nice ${t.nice}`));
     // The model's two threads (MATTE_MODEL_THREADS=2) did most of the work, at full priority.
-    expect(busiest.map((t) => t.nice)).toEqual([0, 0]);
-    expect(threads.find((t) => t.tid === pid)?.nice).toBe(0);
-    const others = threads.filter((t) => t.tid !== pid && !busiest.includes(t));
-    // libuv's pool, libvips' and V8's helpers are lowered; at most one idle onnxruntime thread is not.
-    expect(others.filter((t) => t.nice === 10).length).toBeGreaterThanOrEqual(4);
-    expect(others.filter((t) => t.nice === 0).every((t) => t.cpu < busiest[1].cpu / 10), table).toBe(true);
-    expect(others.filter((t) => t.nice === 0).length, table).toBeLessThanOrEqual(1);
+    const busiest = [...after].sort((a, b) => b.cpu - a.cpu).slice(0, 2).map((t) => t.tid);
+    const during = overlapping;
+    expect(during.length, 'sampled while the batch ran').toBeGreaterThan(0);
+    expect(during.filter((t) => busiest.includes(t.tid)).map((t) => t.nice), table(during)).toEqual([0, 0]);
+    expect(during.find((t) => t.tid === pid)?.nice).toBe(0);
+    const others = during.filter((t) => t.tid !== pid && !busiest.includes(t.tid));
+    // libuv's pool, libvips' and V8's helpers were lowered; at most one idle onnxruntime thread was not.
+    expect(others.filter((t) => t.nice === 10).length, table(during)).toBeGreaterThanOrEqual(4);
+    expect(others.filter((t) => t.nice === 0).length, table(during)).toBeLessThanOrEqual(1);
+    // A photo alone has nothing to yield to: once the worker is idle the helpers have their priority back,
+    // where raising a priority is allowed (root here; elsewhere they stay lowered, as before).
+    if (process.getuid?.() === 0) expect(after.filter((t) => t.nice !== 0), table(after)).toEqual([]);
   });
 
   it('POST /v1/images answers the cut-out image with its headers, on real HTTP', async () => {

@@ -51,6 +51,42 @@ describe('helper thread priority', () => {
     expect(new HelperThreadPriority(5, () => [102], ops).apply()).toBe(1);
   });
 
+  it('restore gives the lowered threads the event loop\'s priority back, and leaves other values alone', () => {
+    const ops = fakeOps([process.pid, 101, 102, 103, 104]);
+    const p = new HelperThreadPriority(10, () => [102], ops);
+    p.apply();
+    ops.nice.set(104, 5); // someone else's choice
+    expect(p.restore()).toBe(2);
+    expect(Object.fromEntries(ops.nice)).toEqual({ [process.pid]: 0, 101: 0, 102: 0, 103: 0, 104: 5 });
+    expect(p.restore()).toBe(0);
+    // Off, or the model unknown: apply never lowered anything, so restore has nothing to give back.
+    expect(new HelperThreadPriority(0, () => [102], ops).restore()).toBe(0);
+    expect(new HelperThreadPriority(10, () => [], ops).restore()).toBe(0);
+  });
+
+  it('where raising a priority is refused, restore stops trying and the helpers stay lowered', () => {
+    const ops = fakeOps([process.pid, 101, 102, 103]);
+    const p = new HelperThreadPriority(10, () => [102], ops);
+    p.apply();
+    const lower = ops.set.bind(ops);
+    let refused = 0;
+    ops.set = (tid, value) => {
+      if (value < ops.get(tid)) {
+        refused++;
+        // As Node reports a refused setpriority(2).
+        throw Object.assign(new Error('A system error occurred: uv_os_setpriority returned EACCES (permission denied)'), { code: 'ERR_SYSTEM_ERROR', info: { code: 'EACCES' } });
+      }
+      lower(tid, value);
+    };
+    expect(p.restore()).toBe(0);
+    expect(p.restore()).toBe(0);
+    expect(refused).toBe(1);
+    expect(ops.nice.get(101)).toBe(10);
+    // Lowering still works.
+    ops.nice.set(105, 0);
+    expect(p.apply()).toBe(1);
+  });
+
   it.skipIf(process.platform !== 'linux')('on Linux, reaches single threads of this process', async () => {
     // A worker thread stands in for the model: it reports its own id and stays alive until told.
     const worker = new Worker(
@@ -68,6 +104,12 @@ describe('helper thread priority', () => {
       for (const tid of threadIds()) {
         const expected = tid === process.pid || tid === modelTid ? 0 : 7;
         expect(os.getPriority(tid), `thread ${tid}`).toBe(expected);
+      }
+      // Raising them back needs CAP_SYS_NICE (root here) or a nice limit that allows it.
+      if (process.getuid?.() === 0) {
+        const p = new HelperThreadPriority(7, () => [modelTid]);
+        p.restore();
+        for (const tid of threadIds()) expect(os.getPriority(tid), `thread ${tid}`).toBe(0);
       }
     } finally {
       worker.postMessage('exit');
