@@ -75,6 +75,53 @@ interface Slot {
 
 type WorkerMessage = { id: number } & ({ type: 'preview'; preview: BandPreview } | ({ type: 'band' } & BandResult) | { type: 'failed'; message: string });
 
+/**
+ * A band's work, per cell of edge-refine's grid, in relative units: every cell is laid out and deflated;
+ * a visible one costs more (its bytes are literals to deflate, its colours summed for the thumbnail),
+ * an edge one most (refined at full resolution). Fitted on 80 bands of 10 eval photos at 2000x2000
+ * (198, 271 and 637 ns a cell more; mean error 10%).
+ */
+const CELL_COST = { base: 2, visible: 3, edge: 6 };
+
+/**
+ * Where a photo's rows are cut into `count` bands: at whole thumbnail blocks (`reduce` rows), so that
+ * each band's work (CELL_COST, read from the mask on the refinement's grid) is as even as that allows,
+ * never an empty band. The threads then finish together: a cut at half the rows left one band 28%
+ * longer than the other on the bench photo.
+ * @returns count + 1 row numbers, from 0 to height
+ */
+export function bandCuts(width: number, height: number, reduce: number, count: number, lowAlpha: Uint8Array): number[] {
+  const grid = refineGrid(width, height);
+  const blocks = Math.ceil(height / reduce);
+  // Each block's work: the grid rows it covers, in proportion.
+  const rowCost = new Float64Array(grid.h);
+  for (let gy = 0; gy < grid.h; gy++) {
+    let cost = 0;
+    for (let i = gy * grid.w, end = i + grid.w; i < end; i++) {
+      const a = lowAlpha[i];
+      cost += CELL_COST.base + (a !== 0 ? CELL_COST.visible : 0) + (a !== 0 && a !== 255 ? CELL_COST.edge : 0);
+    }
+    rowCost[gy] = cost;
+  }
+  const cumulative = new Float64Array(blocks + 1);
+  for (let b = 0; b < blocks; b++) {
+    let cost = 0;
+    for (let y = b * reduce, end = Math.min(height, (b + 1) * reduce); y < end; y++) cost += rowCost[Math.min(grid.h - 1, Math.floor((y * grid.h) / height))];
+    cumulative[b + 1] = cumulative[b] + cost;
+  }
+  const cuts = [0];
+  for (let i = 1; i < count; i++) {
+    const target = (cumulative[blocks] * i) / count;
+    let b = cuts[i - 1] / reduce + 1;
+    // The block boundary nearest the target, leaving a block at least for each band still to come.
+    while (b < blocks - (count - i) && cumulative[b + 1] <= target) b++;
+    if (b < blocks - (count - i) && target - cumulative[b] > cumulative[b + 1] - target) b++;
+    cuts.push(b * reduce);
+  }
+  cuts.push(height);
+  return cuts;
+}
+
 /** A copy in memory every worker thread can read: one copy for all the bands of a photo. */
 function shared(data: Uint8Array): Uint8Array {
   const out = new Uint8Array(new SharedArrayBuffer(data.length));
@@ -110,16 +157,13 @@ export class WorkerCutoutWriter implements CutoutWriter {
         if (used) throw new Error('a prepared cut-out is written once');
         used = true;
         const lowShared = { rgb: shared(low.rgb), alpha: shared(low.alpha) };
-        // Bands of whole thumbnail blocks, as even as that allows; never an empty one.
-        const blocks = Math.ceil(height / reduce);
-        const count = Math.min(this.threads, blocks);
-        const cuts = Array.from({ length: count + 1 }, (_, i) => Math.min(height, Math.round((blocks * i) / count) * reduce));
+        const cuts = bandCuts(width, height, reduce, Math.min(this.threads, Math.ceil(height / reduce)), low.alpha);
         const previews: Promise<BandPreview>[] = [];
         const bands = cuts.slice(0, -1).map((y0, i) => {
           let onPreview!: (p: BandPreview) => void;
           let previewFailed!: (e: Error) => void;
           previews.push(new Promise<BandPreview>((resolve, reject) => ((onPreview = resolve), (previewFailed = reject))));
-          const band = this.run({ rgb, sourceAlpha, width, height, low: lowShared, y0, y1: cuts[i + 1], last: i === count - 1, reduce }, onPreview);
+          const band = this.run({ rgb, sourceAlpha, width, height, low: lowShared, y0, y1: cuts[i + 1], last: i === cuts.length - 2, reduce }, onPreview);
           band.catch(previewFailed);
           return band;
         });

@@ -6,7 +6,7 @@ import sharp from 'sharp';
 import { afterAll, describe, expect, it } from 'vitest';
 import { boxMean, refineEdges, refineGrid, refineRows, spans } from '../../src/adapters/edge-refine.mjs';
 import { adler32, adler32Combine, bandLines, deflateBand, joinBands } from '../../src/adapters/png-strips.mjs';
-import { WorkerCutoutWriter } from '../../src/adapters/cutout-writer.adapter.ts';
+import { bandCuts, WorkerCutoutWriter } from '../../src/adapters/cutout-writer.adapter.ts';
 import { ImageCodec } from '../../src/adapters/image-codec.adapter.ts';
 import { evalEntries, evalFile, HAVE_EVAL_DATA } from '../helpers/eval-data.ts';
 
@@ -275,6 +275,36 @@ describe('cut-out writer', () => {
     expect(() => prepared.write(low)).toThrow(/once/);
     photo.rgb.set(original);
     expect(Buffer.compare(ahead, await expectCutout(photo, low))).toBe(0);
+  });
+
+  it('cuts bands at whole thumbnail blocks where their work is even: more rows where there is less to do', () => {
+    const width = 1500;
+    const height = 1000;
+    const grid = refineGrid(width, height);
+    const check = (cuts: number[], count: number, reduce: number) => {
+      expect(cuts).toHaveLength(count + 1);
+      expect(cuts[0]).toBe(0);
+      expect(cuts[count]).toBe(height);
+      for (let i = 1; i < count; i++) {
+        expect(cuts[i] % reduce).toBe(0);
+        expect(cuts[i]).toBeGreaterThan(cuts[i - 1]);
+      }
+    };
+    // The same work on every row: as even as the blocks allow.
+    const even = bandCuts(width, height, 4, 2, new Uint8Array(grid.w * grid.h).fill(255));
+    check(even, 2, 4);
+    expect(even[1]).toBe(500);
+    // The subject and its edges in the lower half only: the upper band takes more rows.
+    const lower = new Uint8Array(grid.w * grid.h);
+    for (let y = grid.h / 2; y < grid.h; y++) for (let x = 0; x < grid.w; x++) lower[y * grid.w + x] = x % 7 === 0 ? 128 : 255;
+    const skewed = bandCuts(width, height, 4, 2, lower);
+    check(skewed, 2, 4);
+    expect(skewed[1]).toBeGreaterThan(560);
+    // Three bands, and as many bands as blocks (each one block), and one band.
+    check(bandCuts(width, height, 5, 3, lower), 3, 5);
+    expect(bandCuts(width, 9, 3, 3, new Uint8Array(refineGrid(width, 9).w * refineGrid(width, 9).h))).toEqual([0, 3, 6, 9]);
+    expect(bandCuts(width, 10, 3, 4, new Uint8Array(refineGrid(width, 10).w * refineGrid(width, 10).h).fill(255))).toEqual([0, 3, 6, 9, 10]);
+    expect(bandCuts(width, height, 4, 1, lower)).toEqual([0, height]);
   });
 
   it('warms up without error', async () => {
