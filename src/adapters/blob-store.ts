@@ -24,6 +24,16 @@ export interface BlobStore {
   deletePrefix(prefix: string): Promise<void>;
 }
 
+/** What a file operation answers, or undefined when the file does not exist; other errors stay errors. */
+async function unlessMissing<T>(operation: Promise<T>): Promise<T | undefined> {
+  try {
+    return await operation;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw err;
+  }
+}
+
 /** Keys are relative paths made by the service (never by users); each is checked to stay under the root. */
 export class FsBlobStore implements BlobStore {
   private readonly root: string;
@@ -74,22 +84,12 @@ export class FsBlobStore implements BlobStore {
   }
 
   async find(key: string): Promise<Buffer | undefined> {
-    try {
-      return await fsp.readFile(this.resolve(key));
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-      throw err;
-    }
+    return unlessMissing(fsp.readFile(this.resolve(key)));
   }
 
   async stat(key: string): Promise<{ size: number } | undefined> {
-    try {
-      const s = await fsp.stat(this.resolve(key));
-      return { size: s.size };
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-      throw err;
-    }
+    const s = await unlessMissing(fsp.stat(this.resolve(key)));
+    return s && { size: s.size };
   }
 
   createReadStream(key: string): Readable {
