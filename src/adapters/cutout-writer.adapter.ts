@@ -84,15 +84,16 @@ type WorkerMessage = { id: number } & ({ type: 'preview'; preview: BandPreview }
 const CELL_COST = { base: 2, visible: 3, edge: 6 };
 
 /**
- * Where a photo's rows are cut into `count` bands: at whole thumbnail blocks (`reduce` rows), so that
- * each band's work (CELL_COST, read from the mask on the refinement's grid) is as even as that allows,
- * never an empty band. The threads then finish together: a cut at half the rows left one band 28%
+ * Where a photo's rows are cut into `count` bands (fewer when it has fewer thumbnail blocks): at whole
+ * blocks (`reduce` rows), so that each band's work (CELL_COST, read from the mask on the refinement's
+ * grid) is as even as that allows, never an empty band. The threads then finish together: a cut at half the rows left one band 28%
  * longer than the other on the bench photo.
- * @returns count + 1 row numbers, from 0 to height
+ * @returns a row number for each band's start, and height
  */
-export function bandCuts(width: number, height: number, reduce: number, count: number, lowAlpha: Uint8Array): number[] {
+export function bandCuts(width: number, height: number, reduce: number, bands: number, lowAlpha: Uint8Array): number[] {
   const grid = refineGrid(width, height);
   const blocks = Math.ceil(height / reduce);
+  const count = Math.min(bands, blocks);
   // Each block's work: the grid rows it covers, in proportion.
   const rowCost = new Float64Array(grid.h);
   for (let gy = 0; gy < grid.h; gy++) {
@@ -157,7 +158,7 @@ export class WorkerCutoutWriter implements CutoutWriter {
         if (used) throw new Error('a prepared cut-out is written once');
         used = true;
         const lowShared = { rgb: shared(low.rgb), alpha: shared(low.alpha) };
-        const cuts = bandCuts(width, height, reduce, Math.min(this.threads, Math.ceil(height / reduce)), low.alpha);
+        const cuts = bandCuts(width, height, reduce, this.threads, low.alpha);
         const previews: Promise<BandPreview>[] = [];
         const bands = cuts.slice(0, -1).map((y0, i) => {
           let onPreview!: (p: BandPreview) => void;

@@ -305,6 +305,8 @@ describe('cut-out writer', () => {
     expect(bandCuts(width, 9, 3, 3, new Uint8Array(refineGrid(width, 9).w * refineGrid(width, 9).h))).toEqual([0, 3, 6, 9]);
     expect(bandCuts(width, 10, 3, 4, new Uint8Array(refineGrid(width, 10).w * refineGrid(width, 10).h).fill(255))).toEqual([0, 3, 6, 9, 10]);
     expect(bandCuts(width, height, 4, 1, lower)).toEqual([0, height]);
+    // More bands asked for than there are blocks: one block each.
+    expect(bandCuts(width, 7, 3, 5, new Uint8Array(refineGrid(width, 7).w * refineGrid(width, 7).h))).toEqual([0, 3, 6, 7]);
   });
 
   it('warms up without error', async () => {
