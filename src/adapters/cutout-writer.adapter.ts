@@ -1,9 +1,9 @@
 // CutoutWriter: a photo's cut-out, refined at full resolution and written as PNG, in bands of rows
 // that worker threads make side by side (cutout-writer.worker.mjs): each band's edges are refined
 // (edge-refine.mjs), laid out as PNG rows and deflated, and this side joins the bands into one PNG
-// (png-strips.mjs). With two threads on two cores a photo's refinement and encode take about half
-// as long as in one, and a single photo's answer comes that much sooner. A photo is handed over
-// before its mask exists (prepare, while the model runs): the copy of it that the threads share is
+// (png-strips.mjs; the refinement and the rows in C when built: cutout-kernels.mjs). With two threads
+// on two cores a photo's refinement and encode take about half as long as in one, and a single
+// photo's answer comes that much sooner. A photo is handed over before its mask exists (prepare, while the model runs): the copy of it that the threads share is
 // made then, off the answer's path.
 import { Worker } from 'node:worker_threads';
 import { joinBands } from './png-strips.mjs';

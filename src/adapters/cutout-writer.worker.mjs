@@ -1,11 +1,12 @@
 // Worker thread of the cut-out writer (cutout-writer.adapter.ts): one band of a photo's rows at a
 // time. It refines the band's edges at full resolution (edge-refine.mjs), lays the band out as PNG
-// scanlines with its thumbnail reduction, and deflates them (png-strips.mjs). The reduction is sent
+// scanlines with its thumbnail reduction (png-strips.mjs; both native when built: cutout-kernels.mjs),
+// and deflates them (png-strips.mjs). The reduction is sent
 // as soon as it exists, so that the thumbnail is made while the rows are deflated. Plain JavaScript,
 // like the model's worker: a worker thread starts without the TypeScript loader of its parent.
 import { parentPort } from 'node:worker_threads';
-import { refineRows } from './edge-refine.mjs';
-import { bandLines, deflateBand } from './png-strips.mjs';
+import { bandRows, refineBand } from './cutout-kernels.mjs';
+import { deflateBand } from './png-strips.mjs';
 
 const port = /** @type {import('node:worker_threads').MessagePort} */ (parentPort);
 
@@ -17,9 +18,9 @@ const port = /** @type {import('node:worker_threads').MessagePort} */ (parentPor
 /** @param {Band} msg */
 async function writeBand(msg) {
   const { id, width, y0, y1 } = msg;
-  const refined = refineRows({ rgb: msg.rgb, alpha: null, width, height: msg.height }, { low: msg.low }, y0, y1);
+  const refined = refineBand({ rgb: msg.rgb, width, height: msg.height }, msg.low, y0, y1);
   const sourceAlpha = msg.sourceAlpha ? msg.sourceAlpha.subarray(y0 * width, y1 * width) : null;
-  const { lines, preview } = bandLines(refined.rgb, refined.alpha, sourceAlpha, width, y1 - y0, msg.reduce);
+  const { lines, preview } = bandRows(refined.rgb, refined.alpha, sourceAlpha, width, y1 - y0, msg.reduce);
   port.postMessage({ id, type: 'preview', preview }, [preview.data.buffer]);
   const { idat, adler, length } = await deflateBand(lines, msg.last);
   // The chunk's memory moves to the other side when it is its own (a large allocation always is).

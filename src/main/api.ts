@@ -3,6 +3,7 @@ import { loadConfig } from '../config.ts';
 import { createContainer } from '../container.ts';
 import { buildApp } from '../app.ts';
 import type { Socket } from 'node:net';
+import { native as nativeKernels, nativeReason } from '../adapters/cutout-kernels.mjs';
 
 const config = loadConfig();
 const container = await createContainer(config);
@@ -20,7 +21,10 @@ await app.listen({ port: config.port, host: config.host });
 container.worker?.start();
 container.maintenance.start();
 container.dispatcher.start();
-container.log.info({ port: config.port, dataDir: config.dataDir, database: container.store.dialect }, 'matte is serving');
+container.log.info(
+  { port: config.port, dataDir: config.dataDir, database: container.store.dialect, cutoutKernels: nativeKernels ? 'native' : `javascript: ${nativeReason}` },
+  'matte is serving',
+);
 
 let closing = false;
 async function shutdown(signal: string): Promise<void> {

@@ -1,0 +1,72 @@
+// The cut-out writer's two hot loops, refineRows (edge-refine.mjs) and bandLines (png-strips.mjs), in
+// the native module that npm install builds (native/cutout-kernels.c, scripts/build-native.mjs) when it
+// is there, and in JavaScript otherwise: bit for bit the same results (test/unit/cutout-kernels.test.ts),
+// the native ones in about a third of the time. MATTE_NATIVE_KERNELS=0 keeps the JavaScript ones.
+// Plain JavaScript: the cut-out writer's worker threads import it.
+import { createRequire } from 'node:module';
+import { refineGrid, refineRows as refineRowsJs } from './edge-refine.mjs';
+import { bandLines as bandLinesJs } from './png-strips.mjs';
+
+/**
+ * @typedef {{
+ *   refineRows(rgb: Uint8Array, width: number, height: number, lowRgb: Uint8Array, lowAlpha: Uint8Array, y0: number, y1: number,
+ *     grid: number, radius: number, eps: number, steepen: number, outAlpha: Uint8Array, outRgb: Uint8Array): void,
+ *   bandLines(rgb: Uint8Array, alpha: Uint8Array, sourceAlpha: Uint8Array | null, width: number, rows: number, factor: number,
+ *     lines: Uint8Array, preview: Uint8Array): void,
+ * }} NativeKernels
+ */
+
+/** @returns {{ module: NativeKernels | null, reason: string }} */
+function load() {
+  if (process.env.MATTE_NATIVE_KERNELS === '0') return { module: null, reason: 'MATTE_NATIVE_KERNELS=0' };
+  try {
+    return { module: createRequire(import.meta.url)('../../build/cutout-kernels.node'), reason: 'built' };
+  } catch (err) {
+    return { module: null, reason: `not built (${err instanceof Error ? err.message.split('\n')[0] : String(err)}); npm run build:native builds it` };
+  }
+}
+
+const loaded = load();
+/** The native module, or null; `nativeReason` says why not. */
+export const native = loaded.module;
+export const nativeReason = loaded.reason;
+
+/** The settings the service refines with (edge-refine.mjs's defaults): the native kernel computes these. */
+const SERVICE = { grid: 768, radius: 1, eps: 1e-4, steepen: 1.3 };
+
+/**
+ * edge-refine.mjs refineRows for the service's case: the photo reduced beforehand (`low`), default settings.
+ * @param {{ rgb: Uint8Array, width: number, height: number }} img
+ * @param {{ rgb: Uint8Array, alpha: Uint8Array }} low the photo and its alpha at refineGrid's size
+ * @param {number} y0 @param {number} y1
+ * @param {{ native?: NativeKernels | null }} [use] which implementation (tests): the native one when built
+ * @returns {{ alpha: Uint8Array, rgb: Uint8Array }}
+ */
+export function refineBand(img, low, y0, y1, use = {}) {
+  const kernels = use.native === undefined ? native : use.native;
+  if (!kernels) return refineRowsJs({ rgb: img.rgb, alpha: null, width: img.width, height: img.height }, { low }, y0, y1);
+  const { width, height } = img;
+  const grid = refineGrid(width, height, SERVICE.grid);
+  if (low.rgb.length !== grid.w * grid.h * 3 || low.alpha.length !== grid.w * grid.h) throw new Error('refineBand: the reduced photo is not at the refinement grid size');
+  const alpha = new Uint8Array((y1 - y0) * width);
+  const rgb = new Uint8Array((y1 - y0) * width * 3);
+  kernels.refineRows(img.rgb, width, height, low.rgb, low.alpha, y0, y1, SERVICE.grid, SERVICE.radius, SERVICE.eps, SERVICE.steepen, alpha, rgb);
+  return { alpha, rgb };
+}
+
+/**
+ * png-strips.mjs bandLines, native when built.
+ * @param {Uint8Array} rgb @param {Uint8Array} alpha @param {Uint8Array | null} sourceAlpha
+ * @param {number} width @param {number} rows @param {number} factor
+ * @param {{ native?: NativeKernels | null }} [use]
+ */
+export function bandRows(rgb, alpha, sourceAlpha, width, rows, factor, use = {}) {
+  const kernels = use.native === undefined ? native : use.native;
+  if (!kernels) return bandLinesJs(rgb, alpha, sourceAlpha, width, rows, factor);
+  const lines = Buffer.allocUnsafe((1 + width * 4) * rows);
+  const pw = Math.ceil(width / factor);
+  const ph = Math.ceil(rows / factor);
+  const preview = new Uint8Array(pw * ph * 4);
+  kernels.bandLines(rgb, alpha, sourceAlpha, width, rows, factor, lines, preview);
+  return { lines, preview: { data: preview, width: pw, height: ph } };
+}

@@ -1,0 +1,139 @@
+// The native cut-out kernels (native/cutout-kernels.c) against their JavaScript reference: the same
+// bytes on drawn photos and eval photos, cut into bands anywhere; arguments that do not agree are a
+// TypeError, not a crash; and a build that cannot run leaves the install working.
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import sharp from 'sharp';
+import { describe, expect, it } from 'vitest';
+import { bandRows, native, nativeReason, refineBand } from '../../src/adapters/cutout-kernels.mjs';
+import { refineGrid } from '../../src/adapters/edge-refine.mjs';
+import { evalEntries, evalFile, HAVE_EVAL_DATA } from '../helpers/eval-data.ts';
+
+const ROOT = path.resolve(import.meta.dirname, '../..');
+const HAVE_COMPILER = spawnSync(process.env.CC || 'cc', ['--version']).status === 0;
+const kernels = native!;
+
+/** A drawn photo: a textured disc with a soft edge on a gradient, and its mask reduced to the refinement grid. */
+function drawn(width: number, height: number, seed: number) {
+  const rgb = new Uint8Array(width * height * 3);
+  const alpha = new Uint8Array(width * height);
+  let s = seed;
+  const noise = () => ((s = (s * 1103515245 + 12345) >>> 0) >>> 24) % 23;
+  for (let y = 0; y < height; y++) {
+    for (let x = 0; x < width; x++) {
+      const d = Math.hypot(x - width * 0.45, y - height * 0.55) - Math.min(width, height) * 0.3;
+      const i = y * width + x;
+      alpha[i] = Math.max(0, Math.min(255, Math.round(128 - d * 40)));
+      rgb.set(d < 0 ? [200 - noise(), 40 + noise(), 30] : [(x * 255) / width, 220, (y * 255) / height - noise()], i * 3);
+    }
+  }
+  const grid = refineGrid(width, height);
+  const low = { rgb: new Uint8Array(grid.w * grid.h * 3), alpha: new Uint8Array(grid.w * grid.h) };
+  for (let y = 0; y < grid.h; y++) {
+    for (let x = 0; x < grid.w; x++) {
+      const i = Math.floor((y * height) / grid.h) * width + Math.floor((x * width) / grid.w);
+      low.rgb.set(rgb.subarray(i * 3, i * 3 + 3), (y * grid.w + x) * 3);
+      low.alpha[y * grid.w + x] = alpha[i];
+    }
+  }
+  return { rgb, width, height, low };
+}
+
+function expectSameBands(photo: ReturnType<typeof drawn>, cuts: number[]) {
+  for (let i = 0; i + 1 < cuts.length; i++) {
+    const js = refineBand(photo, photo.low, cuts[i], cuts[i + 1], { native: null });
+    const c = refineBand(photo, photo.low, cuts[i], cuts[i + 1], { native: kernels });
+    expect(Buffer.compare(Buffer.from(c.alpha), Buffer.from(js.alpha)), `alpha of rows ${cuts[i]}-${cuts[i + 1]}`).toBe(0);
+    expect(Buffer.compare(Buffer.from(c.rgb), Buffer.from(js.rgb)), `RGB of rows ${cuts[i]}-${cuts[i + 1]}`).toBe(0);
+    // Some edge pixels really were refined and decontaminated, or the comparison proves little.
+    const rows = cuts[i + 1] - cuts[i];
+    let soft = 0;
+    for (const a of js.alpha) if (a > 0 && a < 255) soft++;
+    if (rows > 100) expect(soft).toBeGreaterThan(0);
+  }
+}
+
+describe.skipIf(!HAVE_COMPILER)('native cut-out kernels', () => {
+  it('are built wherever a C compiler is', () => {
+    expect(native, `the native kernels did not load: ${nativeReason}`).not.toBeNull();
+  });
+
+  it('refine a band to the same bytes as the JavaScript, however the photo is cut', () => {
+    for (const [width, height, seed] of [
+      [300, 200, 1],
+      [1237, 911, 2],
+      [640, 1500, 3],
+      [769, 33, 4],
+    ]) {
+      const photo = drawn(width, height, seed);
+      expectSameBands(photo, [0, height]);
+      expectSameBands(photo, [0, Math.floor(height / 2), height]);
+      expectSameBands(photo, [0, 1, 17, height - 1, height]);
+    }
+  });
+
+  it.skipIf(!HAVE_EVAL_DATA)('refine eval photos to the same bytes as the JavaScript', async () => {
+    for (const entry of evalEntries().slice(0, 3)) {
+      const width = 1600;
+      const height = 1200;
+      const rgb = await sharp(evalFile(entry.image)).resize(width, height, { fit: 'fill' }).removeAlpha().raw().toBuffer();
+      const grid = refineGrid(width, height);
+      const low = {
+        rgb: await sharp(rgb, { raw: { width, height, channels: 3 } }).resize(grid.w, grid.h, { fit: 'fill' }).raw().toBuffer(),
+        alpha: await sharp(evalFile(entry.mask)).resize(grid.w, grid.h, { fit: 'fill' }).blur(2).extractChannel(0).raw().toBuffer(),
+      };
+      expectSameBands({ rgb, width, height, low }, [0, 700, height]);
+    }
+  });
+
+  it("lay out PNG rows and the thumbnail reduction as the JavaScript does, with the photo's own transparency capping alpha", () => {
+    const photo = drawn(301, 97, 5);
+    const { alpha, rgb } = refineBand(photo, photo.low, 0, photo.height, { native: null });
+    const sourceAlpha = new Uint8Array(alpha.length).map((_, i) => (i * 37) % 256);
+    for (const [cap, factor] of [
+      [null, 1],
+      [null, 7],
+      [sourceAlpha, 16],
+      [sourceAlpha, 400],
+    ] as const) {
+      const js = bandRows(rgb, new Uint8Array(alpha), cap, photo.width, photo.height, factor, { native: null });
+      const c = bandRows(rgb, new Uint8Array(alpha), cap, photo.width, photo.height, factor, { native: kernels });
+      expect(Buffer.compare(c.lines, js.lines)).toBe(0);
+      expect([c.preview.width, c.preview.height]).toEqual([js.preview.width, js.preview.height]);
+      expect(Buffer.compare(Buffer.from(c.preview.data), Buffer.from(js.preview.data))).toBe(0);
+    }
+  });
+
+  it('refuse arguments that do not agree with a TypeError, and write nothing', () => {
+    const photo = drawn(200, 100, 6);
+    const args = (over: Record<number, unknown>) => {
+      const base: unknown[] = [photo.rgb, 200, 100, photo.low.rgb, photo.low.alpha, 0, 100, 768, 1, 1e-4, 1.3, new Uint8Array(200 * 100), new Uint8Array(200 * 100 * 3)];
+      for (const [i, v] of Object.entries(over)) base[Number(i)] = v;
+      return base as Parameters<typeof kernels.refineRows>;
+    };
+    const outAlpha = new Uint8Array(200 * 50);
+    expect(() => kernels.refineRows(...args({ 11: outAlpha }))).toThrow(TypeError);
+    expect(outAlpha.every((v) => v === 0)).toBe(true);
+    expect(() => kernels.refineRows(...args({ 6: 101 }))).toThrow(/sizes/);
+    expect(() => kernels.refineRows(...args({ 5: 50, 6: 50 }))).toThrow(/sizes/);
+    expect(() => kernels.refineRows(...args({ 4: new Uint8Array(3) }))).toThrow(/sizes/);
+    expect(() => kernels.refineRows(...args({ 0: new Float32Array(60000) }))).toThrow(/Uint8Array/);
+    expect(() => kernels.refineRows(...args({ 1: 2.5 }))).toThrow(/whole number/);
+    expect(() => kernels.refineRows(...args({ 9: Number.NaN }))).toThrow(/finite/);
+    expect(() => kernels.bandLines(photo.rgb, new Uint8Array(20000), null, 200, 100, 4, new Uint8Array(10), new Uint8Array(50 * 25 * 4))).toThrow(/sizes/);
+    expect(() => kernels.bandLines(photo.rgb, new Uint8Array(20000), new Uint8Array(5), 200, 100, 4, new Uint8Array(801 * 100), new Uint8Array(50 * 25 * 4))).toThrow(/sizes/);
+  });
+});
+
+describe('native build', () => {
+  it('leaves the install working, and an earlier build in place, when the compiler fails', () => {
+    const target = path.join(ROOT, 'build', 'cutout-kernels.node');
+    const before = fs.existsSync(target) ? fs.statSync(target).mtimeMs : null;
+    const run = spawnSync(process.execPath, ['scripts/build-native.mjs'], { cwd: ROOT, env: { ...process.env, CC: 'false' }, encoding: 'utf8' });
+    expect(run.status).toBe(0);
+    expect(run.stderr).toMatch(/native cut-out kernels were not built \(false failed/);
+    expect(fs.existsSync(target) ? fs.statSync(target).mtimeMs : null).toBe(before);
+    expect(fs.readdirSync(path.dirname(target)).filter((f) => f.endsWith('.tmp'))).toEqual([]);
+  });
+});
