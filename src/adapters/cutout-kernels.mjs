@@ -1,11 +1,13 @@
-// The cut-out writer's two hot loops, refineRows (edge-refine.mjs) and bandLines (png-strips.mjs), in
-// the native module that npm install builds (native/cutout-kernels.c, scripts/build-native.mjs) when it
-// is there, and in JavaScript otherwise: bit for bit the same results (test/unit/cutout-kernels.test.ts),
-// the native ones in about a third of the time. MATTE_NATIVE_KERNELS=0 keeps the JavaScript ones.
+// The cut-out writer's hot loops, refineRows (edge-refine.mjs), bandLines and deflateBand
+// (png-strips.mjs), in the native module that npm install builds (native/cutout-kernels.c,
+// scripts/build-native.mjs) when it is there, and in JavaScript and zlib otherwise. The refinement and
+// the rows are bit for bit the same either way (test/unit/cutout-kernels.test.ts); the native deflate
+// makes the same parse as zlib's level 1 with run-length matches, its own Huffman blocks, and inflates
+// to the same rows. MATTE_NATIVE_KERNELS=0 keeps the JavaScript ones.
 // Plain JavaScript: the cut-out writer's worker threads import it.
 import { createRequire } from 'node:module';
 import { refineGrid, refineRows as refineRowsJs } from './edge-refine.mjs';
-import { bandLines as bandLinesJs } from './png-strips.mjs';
+import { bandLines as bandLinesJs, deflateBand, pngChunk } from './png-strips.mjs';
 
 /**
  * @typedef {{
@@ -13,6 +15,9 @@ import { bandLines as bandLinesJs } from './png-strips.mjs';
  *     grid: number, radius: number, eps: number, steepen: number, outAlpha: Uint8Array, outRgb: Uint8Array): void,
  *   bandLines(rgb: Uint8Array, alpha: Uint8Array, sourceAlpha: Uint8Array | null, width: number, rows: number, factor: number,
  *     lines: Uint8Array, preview: Uint8Array): void,
+ *   deflateRows(lines: Uint8Array, last: boolean, out: Uint8Array): number,
+ *   deflateBound(length: number): number,
+ *   adler32(data: Uint8Array): number,
  * }} NativeKernels
  */
 
@@ -69,4 +74,19 @@ export function bandRows(rgb, alpha, sourceAlpha, width, rows, factor, use = {})
   const preview = new Uint8Array(pw * ph * 4);
   kernels.bandLines(rgb, alpha, sourceAlpha, width, rows, factor, lines, preview);
   return { lines, preview: { data: preview, width: pw, height: ph } };
+}
+
+/**
+ * png-strips.mjs deflateBand (a band of rows as raw deflate data in an IDAT chunk, ending on a byte
+ * boundary, or ending the stream when `last`), native when built.
+ * @param {Buffer} lines @param {boolean} last
+ * @param {{ native?: NativeKernels | null }} [use]
+ * @returns {Promise<{ idat: Buffer, adler: number, length: number }>}
+ */
+export async function deflateRows(lines, last, use = {}) {
+  const kernels = use.native === undefined ? native : use.native;
+  if (!kernels) return deflateBand(lines, last);
+  const out = Buffer.allocUnsafe(kernels.deflateBound(lines.length));
+  const written = kernels.deflateRows(lines, last, out);
+  return { idat: pngChunk('IDAT', out.subarray(0, written)), adler: kernels.adler32(lines), length: lines.length };
 }

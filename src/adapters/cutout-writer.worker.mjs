@@ -1,12 +1,11 @@
 // Worker thread of the cut-out writer (cutout-writer.adapter.ts): one band of a photo's rows at a
 // time. It refines the band's edges at full resolution (edge-refine.mjs), lays the band out as PNG
-// scanlines with its thumbnail reduction (png-strips.mjs; both native when built: cutout-kernels.mjs),
-// and deflates them (png-strips.mjs). The reduction is sent
-// as soon as it exists, so that the thumbnail is made while the rows are deflated. Plain JavaScript,
-// like the model's worker: a worker thread starts without the TypeScript loader of its parent.
+// scanlines with its thumbnail reduction, and deflates them (png-strips.mjs); all three natively when
+// built (cutout-kernels.mjs). The reduction is sent as soon as it exists, so that the thumbnail is made
+// while the rows are deflated. Plain JavaScript, like the model's worker: a worker thread starts
+// without the TypeScript loader of its parent.
 import { parentPort } from 'node:worker_threads';
-import { bandRows, refineBand } from './cutout-kernels.mjs';
-import { deflateBand } from './png-strips.mjs';
+import { bandRows, deflateRows, refineBand } from './cutout-kernels.mjs';
 
 const port = /** @type {import('node:worker_threads').MessagePort} */ (parentPort);
 
@@ -22,7 +21,7 @@ async function writeBand(msg) {
   const sourceAlpha = msg.sourceAlpha ? msg.sourceAlpha.subarray(y0 * width, y1 * width) : null;
   const { lines, preview } = bandRows(refined.rgb, refined.alpha, sourceAlpha, width, y1 - y0, msg.reduce);
   port.postMessage({ id, type: 'preview', preview }, [preview.data.buffer]);
-  const { idat, adler, length } = await deflateBand(lines, msg.last);
+  const { idat, adler, length } = await deflateRows(lines, msg.last);
   // The chunk's memory moves to the other side when it is its own (a large allocation always is).
   const transfer = idat.byteOffset === 0 && idat.byteLength === idat.buffer.byteLength ? [/** @type {ArrayBuffer} */ (idat.buffer)] : [];
   port.postMessage({ id, type: 'band', idat, adler, length }, transfer);

@@ -2,11 +2,13 @@
 // bytes on drawn photos and eval photos, cut into bands anywhere; arguments that do not agree are a
 // TypeError, not a crash; and a build that cannot run leaves the install working.
 import { spawnSync } from 'node:child_process';
+import zlib from 'node:zlib';
 import fs from 'node:fs';
 import path from 'node:path';
 import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
-import { bandRows, native, nativeReason, refineBand } from '../../src/adapters/cutout-kernels.mjs';
+import { bandRows, deflateRows, native, nativeReason, refineBand } from '../../src/adapters/cutout-kernels.mjs';
+import { adler32, joinBands } from '../../src/adapters/png-strips.mjs';
 import { refineGrid } from '../../src/adapters/edge-refine.mjs';
 import { evalEntries, evalFile, HAVE_EVAL_DATA } from '../helpers/eval-data.ts';
 
@@ -123,6 +125,61 @@ describe.skipIf(!HAVE_COMPILER)('native cut-out kernels', () => {
     expect(() => kernels.refineRows(...args({ 9: Number.NaN }))).toThrow(/finite/);
     expect(() => kernels.bandLines(photo.rgb, new Uint8Array(20000), null, 200, 100, 4, new Uint8Array(10), new Uint8Array(50 * 25 * 4))).toThrow(/sizes/);
     expect(() => kernels.bandLines(photo.rgb, new Uint8Array(20000), new Uint8Array(5), 200, 100, 4, new Uint8Array(801 * 100), new Uint8Array(50 * 25 * 4))).toThrow(/sizes/);
+  });
+});
+
+describe.skipIf(!HAVE_COMPILER)('native deflate of PNG rows', () => {
+  /** The raw deflate data inside a band's IDAT chunk. */
+  const body = (idat: Buffer) => idat.subarray(8, idat.length - 4);
+  let seed = 7;
+  const random = () => ((seed = (seed * 1103515245 + 12345) >>> 0) >>> 16) & 0xff;
+  const BLOCK = 1 << 18;
+  const inputs: [string, Buffer][] = [
+    ['empty', Buffer.alloc(0)],
+    ['one byte', Buffer.from([9])],
+    ['two equal bytes', Buffer.from([4, 4])],
+    ['a run of three after a different byte', Buffer.from([1, 2, 2, 2, 2])],
+    ['zeros across blocks', Buffer.alloc(BLOCK * 2 + 5)],
+    ['noise across a block edge', Buffer.from(Array.from({ length: BLOCK + 1000 }, random))],
+    ['runs of every length up to 600 and every byte', Buffer.concat(Array.from({ length: 600 }, (_, n) => Buffer.alloc(n, n % 256)))],
+    ['a run crossing the block edge', Buffer.concat([Buffer.from(Array.from({ length: BLOCK - 100 }, random)), Buffer.alloc(500, 200), Buffer.from([1, 2, 3])])],
+  ];
+
+  it.each(inputs)('inflates back to the same bytes, alone and mid-stream, with the same checksum: %s', async (_, data) => {
+    const last = await deflateRows(data, true, { native: kernels });
+    expect(Buffer.compare(zlib.inflateRawSync(body(last.idat)), data)).toBe(0);
+    expect(last.adler).toBe(adler32(data));
+    expect(last.length).toBe(data.length);
+    // Not last: it ends on a byte boundary, so more deflate data (here an empty final block) may follow.
+    const mid = await deflateRows(data, false, { native: kernels });
+    expect(Buffer.compare(zlib.inflateRawSync(Buffer.concat([body(mid.idat), Buffer.from([3, 0])])), data)).toBe(0);
+  });
+
+  it('writes real rows no larger than zlib does, and bands that join into one PNG', async () => {
+    const photo = drawn(900, 600, 8);
+    const cuts = [0, 250, 600];
+    const bands = [];
+    let ours = 0;
+    let zlibs = 0;
+    for (let i = 0; i + 1 < cuts.length; i++) {
+      const { alpha, rgb } = refineBand(photo, photo.low, cuts[i], cuts[i + 1]);
+      const { lines } = bandRows(rgb, alpha, null, photo.width, cuts[i + 1] - cuts[i], 8);
+      const last = i === cuts.length - 2;
+      const band = await deflateRows(lines, last, { native: kernels });
+      ours += band.idat.length;
+      zlibs += (await deflateRows(lines, last, { native: null })).idat.length;
+      bands.push(band);
+    }
+    expect(ours).toBeLessThanOrEqual(zlibs * 1.02);
+    const png = joinBands(photo.width, photo.height, bands);
+    const decoded = await sharp(png).raw().toBuffer({ resolveWithObject: true });
+    expect([decoded.info.width, decoded.info.height, decoded.info.channels]).toEqual([900, 600, 4]);
+  });
+
+  it('refuses an output smaller than its bound', () => {
+    const data = Buffer.alloc(1000, 1);
+    expect(() => kernels.deflateRows(data, true, Buffer.alloc(10))).toThrow(/deflateBound/);
+    expect(() => kernels.deflateRows(data, 'yes' as unknown as boolean, Buffer.alloc(kernels.deflateBound(1000)))).toThrow(/boolean/);
   });
 });
 
