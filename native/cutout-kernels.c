@@ -140,8 +140,8 @@ static int refine_rows(const uint8_t *rgb, int W, int H, const uint8_t *lr, cons
   size_t n = (size_t)w * gh;
   int rows = y1 - y0;
 
-  // One allocation for every grid array: 17 float planes, 4 byte planes, the table and the spans.
-  size_t floats = 17 * n, bytes = 4 * n, table = (size_t)(w + 1) * (gh + 1);
+  // One allocation for every grid array: 16 float planes, 4 byte planes, the table and the spans.
+  size_t floats = 16 * n, bytes = 4 * n, table = (size_t)(w + 1) * (gh + 1);
   char *mem = malloc(floats * sizeof(float) + table * sizeof(double) + 4 * (size_t)gh * sizeof(int32_t) + bytes);
   if (!mem) return -1;
   double *sat = (double *)mem;
@@ -150,15 +150,13 @@ static int refine_rows(const uint8_t *rgb, int W, int H, const uint8_t *lr, cons
   float *mI = fp + 8 * n, *mIP = fp + 9 * n, *mII = fp + 10 * n, *A = fp + 11 * n, *Bc = fp + 12 * n, *mA = fp + 13 * n, *mB = fp + 14 * n;
   // Reused: the guided filter's inputs are no longer read once the decontamination's are made.
   float *T = IP, *TR = II, *TG = mI, *TB = mIP, *mT = mII, *bgR = A, *bgG = Bc, *bgB = fp + 15 * n;
-  float *spare = fp + 16 * n;
-  int32_t *spanMem = (int32_t *)(fp + 17 * n);
+  int32_t *spanMem = (int32_t *)(fp + 16 * n);
   uint8_t *band = (uint8_t *)(spanMem + 4 * gh), *across = band + n, *nearMask = across + n, *nearerMask = nearMask + n;
   Cells near = {0}, nearer = {0};
   near.first = spanMem;
   near.end = spanMem + gh;
   nearer.first = spanMem + 2 * gh;
   nearer.end = spanMem + 3 * gh;
-  (void)spare;
 
   for (size_t k = 0, j = (size_t)g0 * w; k < n; k++, j++) {
     R[k] = lr[j * 3];
