@@ -10,6 +10,7 @@
 #include <node_api.h>
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -736,12 +737,22 @@ static int double_arg(napi_env env, napi_value value, double *out) {
   return 1;
 }
 
+/** The call's arguments into argv: exactly n of them, or a TypeError naming the function. */
+static int args(napi_env env, napi_callback_info info, size_t n, napi_value *argv, const char *name) {
+  size_t argc = n;
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok) return 0;
+  if (argc != n) {
+    char message[64];
+    snprintf(message, sizeof message, "%s takes %zu argument%s", name, n, n == 1 ? "" : "s");
+    return throw_type(env, message);
+  }
+  return 1;
+}
+
 /** refineRows(rgb, width, height, lowRgb, lowAlpha, y0, y1, grid, radius, eps, steepen, outAlpha, outRgb) */
 static napi_value js_refine_rows(napi_env env, napi_callback_info info) {
-  size_t argc = 13;
   napi_value argv[13];
-  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok) return NULL;
-  if (argc != 13) return (throw_type(env, "refineRows takes 13 arguments"), NULL);
+  if (!args(env, info, 13, argv, "refineRows")) return NULL;
   uint8_t *rgb, *lr, *la, *outAlpha, *outRgb;
   size_t rgbLen, lrLen, laLen, oaLen, orLen;
   int W, H, y0, y1, grid, radius;
@@ -762,10 +773,8 @@ static napi_value js_refine_rows(napi_env env, napi_callback_info info) {
 
 /** bandLines(rgb, alpha, sourceAlpha | null, width, rows, factor, lines, preview) */
 static napi_value js_band_lines(napi_env env, napi_callback_info info) {
-  size_t argc = 8;
   napi_value argv[8];
-  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok) return NULL;
-  if (argc != 8) return (throw_type(env, "bandLines takes 8 arguments"), NULL);
+  if (!args(env, info, 8, argv, "bandLines")) return NULL;
   uint8_t *rgb, *alpha, *sourceAlpha, *lines, *preview;
   size_t rgbLen, aLen, saLen, linesLen, previewLen;
   int width, rows, factor;
@@ -783,10 +792,8 @@ static napi_value js_band_lines(napi_env env, napi_callback_info info) {
 
 /** deflateRows(lines, last, out): deflates `lines` into `out` (at least deflateBound(lines.length) bytes); returns the length written. */
 static napi_value js_deflate_rows(napi_env env, napi_callback_info info) {
-  size_t argc = 3;
   napi_value argv[3];
-  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok) return NULL;
-  if (argc != 3) return (throw_type(env, "deflateRows takes 3 arguments"), NULL);
+  if (!args(env, info, 3, argv, "deflateRows")) return NULL;
   uint8_t *in, *out;
   size_t inLen, outLen;
   bool last;
@@ -802,10 +809,9 @@ static napi_value js_deflate_rows(napi_env env, napi_callback_info info) {
 
 /** deflateBound(length): the most bytes deflateRows writes for `length` bytes. */
 static napi_value js_deflate_bound(napi_env env, napi_callback_info info) {
-  size_t argc = 1;
   napi_value argv[1];
   int n;
-  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc != 1 || !int_arg(env, argv[0], 0, &n)) return NULL;
+  if (!args(env, info, 1, argv, "deflateBound") || !int_arg(env, argv[0], 0, &n)) return NULL;
   napi_value result;
   napi_create_double(env, (double)deflate_bound((size_t)n), &result);
   return result;
@@ -813,11 +819,10 @@ static napi_value js_deflate_bound(napi_env env, napi_callback_info info) {
 
 /** adler32(data): the Adler-32 of `data`. */
 static napi_value js_adler32(napi_env env, napi_callback_info info) {
-  size_t argc = 1;
   napi_value argv[1];
   uint8_t *data;
   size_t length;
-  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc != 1 || !bytes_arg(env, argv[0], 0, &data, &length)) return NULL;
+  if (!args(env, info, 1, argv, "adler32") || !bytes_arg(env, argv[0], 0, &data, &length)) return NULL;
   napi_value result;
   napi_create_uint32(env, adler32(1, data, length), &result);
   return result;

@@ -123,6 +123,7 @@ describe.skipIf(!HAVE_COMPILER)('native cut-out kernels', () => {
     expect(() => kernels.refineRows(...args({ 0: new Float32Array(60000) }))).toThrow(/Uint8Array/);
     expect(() => kernels.refineRows(...args({ 1: 2.5 }))).toThrow(/whole number/);
     expect(() => kernels.refineRows(...args({ 9: Number.NaN }))).toThrow(/finite/);
+    expect(() => (kernels.refineRows as (...a: unknown[]) => void)(photo.rgb, 200)).toThrow(/refineRows takes 13 arguments/);
     expect(() => kernels.bandLines(photo.rgb, new Uint8Array(20000), null, 200, 100, 4, new Uint8Array(10), new Uint8Array(50 * 25 * 4))).toThrow(/sizes/);
     expect(() => kernels.bandLines(photo.rgb, new Uint8Array(20000), new Uint8Array(5), 200, 100, 4, new Uint8Array(801 * 100), new Uint8Array(50 * 25 * 4))).toThrow(/sizes/);
   });
