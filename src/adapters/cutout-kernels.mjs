@@ -6,7 +6,7 @@
 // to the same rows. MATTE_NATIVE_KERNELS=0 keeps the JavaScript ones.
 // Plain JavaScript: the cut-out writer's worker threads import it.
 import { createRequire } from 'node:module';
-import { refineGrid, refineRows as refineRowsJs } from './edge-refine.mjs';
+import { REFINE_DEFAULTS, refineGrid, refineRows as refineRowsJs } from './edge-refine.mjs';
 import { bandLines as bandLinesJs, deflateBand, pngChunk } from './png-strips.mjs';
 
 /**
@@ -36,11 +36,8 @@ const loaded = load();
 export const native = loaded.module;
 export const nativeReason = loaded.reason;
 
-/** The settings the service refines with (edge-refine.mjs's defaults): the native kernel computes these. */
-const SERVICE = { grid: 768, radius: 1, eps: 1e-4, steepen: 1.3 };
-
 /**
- * edge-refine.mjs refineRows for the service's case: the photo reduced beforehand (`low`), default settings.
+ * edge-refine.mjs refineRows for the service's case: the photo reduced beforehand (`low`), REFINE_DEFAULTS.
  * @param {{ rgb: Uint8Array, width: number, height: number }} img
  * @param {{ rgb: Uint8Array, alpha: Uint8Array }} low the photo and its alpha at refineGrid's size
  * @param {number} y0 @param {number} y1
@@ -51,11 +48,12 @@ export function refineBand(img, low, y0, y1, use = {}) {
   const kernels = use.native === undefined ? native : use.native;
   if (!kernels) return refineRowsJs({ rgb: img.rgb, alpha: null, width: img.width, height: img.height }, { low }, y0, y1);
   const { width, height } = img;
-  const grid = refineGrid(width, height, SERVICE.grid);
+  const { grid: gridMax, radius, eps, steepen } = REFINE_DEFAULTS;
+  const grid = refineGrid(width, height, gridMax);
   if (low.rgb.length !== grid.w * grid.h * 3 || low.alpha.length !== grid.w * grid.h) throw new Error('refineBand: the reduced photo is not at the refinement grid size');
   const alpha = new Uint8Array((y1 - y0) * width);
   const rgb = new Uint8Array((y1 - y0) * width * 3);
-  kernels.refineRows(img.rgb, width, height, low.rgb, low.alpha, y0, y1, SERVICE.grid, SERVICE.radius, SERVICE.eps, SERVICE.steepen, alpha, rgb);
+  kernels.refineRows(img.rgb, width, height, low.rgb, low.alpha, y0, y1, gridMax, radius, eps, steepen, alpha, rgb);
   return { alpha, rgb };
 }
 

@@ -22,6 +22,15 @@ export function refineEdges(img, opts = {}) {
 }
 
 /**
+ * Chosen on ../shared/eval-data with npm run bench (edges section): radius 1 and eps 1e-4 on a
+ * coefficient grid of 768 px, then the alpha ramp steepened 1.3x: mean error 0.956x and error within
+ * 3 px of the true edge 0.986x of the upsampled mask. Wider windows and larger eps blurred edges
+ * (worse on both); a 1024 px grid scored the same at twice the time, a 512 px one lost at the edge.
+ * The native kernel (cutout-kernels.mjs) is given these.
+ */
+export const REFINE_DEFAULTS = Object.freeze({ grid: 768, radius: 1, eps: 1e-4, steepen: 1.3 });
+
+/**
  * Grid rows each side of a band's own rows that its result reads: the bilinear neighbour (1), the
  * background colours' window (3) and the filter's two stacked windows (2), with one to spare.
  */
@@ -38,15 +47,11 @@ const MARGIN = 6;
  */
 export function refineRows(img, opts, y0, y1) {
   const { width: W, height: H, rgb, alpha } = img;
-  const grid = opts.grid ?? 768;
-  // Chosen on ../shared/eval-data with npm run bench (edges section): radius 1 and eps 1e-4 on a
-  // coefficient grid of 768 px, then the alpha ramp steepened 1.3x: mean error 0.956x and error within
-  // 3 px of the true edge 0.986x of the upsampled mask. Wider windows and larger eps blurred edges
-  // (worse on both); a 1024 px grid scored the same at twice the time, a 512 px one lost at the edge.
-  const radius = opts.radius ?? 1;
-  const eps = opts.eps ?? 1e-4;
+  const grid = opts.grid ?? REFINE_DEFAULTS.grid;
+  const radius = opts.radius ?? REFINE_DEFAULTS.radius;
+  const eps = opts.eps ?? REFINE_DEFAULTS.eps;
   const guided = opts.guided ?? true;
-  const steepen = opts.steepen ?? 1.3;
+  const steepen = opts.steepen ?? REFINE_DEFAULTS.steepen;
   const { w, h } = refineGrid(W, H, grid);
   // Full-resolution pixels per grid cell, across and down.
   const sx = W / w;
@@ -273,7 +278,7 @@ export function refineRows(img, opts, y0, y1) {
  * The coefficient grid for a photo: at most `grid` cells on the long edge, a whole number of pixels a cell.
  * @param {number} W @param {number} H @param {number} [grid]
  */
-export function refineGrid(W, H, grid = 768) {
+export function refineGrid(W, H, grid = REFINE_DEFAULTS.grid) {
   const f = Math.max(1, Math.ceil(Math.max(W, H) / grid));
   return { w: Math.ceil(W / f), h: Math.ceil(H / f) };
 }
