@@ -17,11 +17,24 @@
 static inline int imin(int a, int b) { return a < b ? a : b; }
 static inline int imax(int a, int b) { return a > b ? a : b; }
 
-/** Math.round: the nearest whole number, halves up (exact: x - floor(x) is exact for doubles). */
+/**
+ * Math.round of a number in [0, 2^31): the nearest whole number, halves up. Truncation is floor there
+ * (one instruction, where floor() is a library call without SSE4.1), and x - floor(x) is exact.
+ */
 static inline double js_round(double x) {
-  double r = floor(x);
+  double r = (double)(int32_t)x;
   return x - r >= 0.5 ? r + 1.0 : r;
 }
+
+/** floor and ceil of a number in [0, 2^31). */
+static inline int floor_pos(double x) { return (int)x; }
+static inline int ceil_pos(double x) {
+  int r = (int)x;
+  return r + ((double)r < x);
+}
+
+/** Math.min(hi, Math.max(0, x)) for numbers that are never NaN. */
+static inline double clamp_to(double x, double hi) { return x > hi ? hi : x < 0 ? 0 : x; }
 
 /** edge-refine.mjs clamp(). */
 static inline uint8_t clamp255(double v) { return v < 0 ? 0 : v > 255 ? 255 : (uint8_t)js_round(v); }
@@ -242,7 +255,7 @@ static int refine_rows(const uint8_t *rgb, int W, int H, const uint8_t *lr, cons
   int32_t *colX1 = colX0 + W;
   double *colFx = (double *)(colX1 + W);
   for (int x = 0; x < W; x++) {
-    double gx = fmin(w - 1, fmax(0, (x + 0.5) / sx - 0.5));
+    double gx = clamp_to((x + 0.5) / sx - 0.5, w - 1);
     int x0 = (int)gx;
     colX0[x] = x0;
     colX1[x] = imin(w - 1, x0 + 1);
@@ -256,15 +269,15 @@ static int refine_rows(const uint8_t *rgb, int W, int H, const uint8_t *lr, cons
     int yStart = imax(y0, (int)floor(cy * sy));
     int yEnd = imin(y1, (int)ceil((cy + 1) * sy));
     for (int y = yStart; y < yEnd; y++) {
-      double gy = fmin(h - 1, fmax(0, (y + 0.5) / sy - 0.5));
+      double gy = clamp_to((y + 0.5) / sy - 0.5, h - 1);
       int ya = (int)gy;
       int yb = imin(h - 1, ya + 1);
       double fy = gy - ya;
       size_t ka = (size_t)(ya - g0) * w, kb = (size_t)(yb - g0) * w;
       for (int cx = firstCell; cx < endCell; cx++) {
         if (!nearMask[nearRow + cx]) continue;
-        int xEnd = imin(W, (int)ceil((cx + 1) * sx));
-        for (int x = (int)floor(cx * sx); x < xEnd; x++) {
+        int xEnd = imin(W, ceil_pos((cx + 1) * sx));
+        for (int x = floor_pos(cx * sx); x < xEnd; x++) {
           size_t i = (size_t)y * W + x;
           size_t o = i - (size_t)y0 * W;
           int x0 = colX0[x], x1 = colX1[x];
