@@ -142,11 +142,12 @@ export async function runPhoto(
   // The model's own run time (all passes); a photo may also have waited while another photo ran.
   timings.inference = prediction.runMs;
 
-  // The check reads only the mask: it runs while the cut-out is refined and written (in worker threads).
-  await onStage('diagnose');
-  t = performance.now();
+  // The cut-out starts first, before the stage is recorded; the check reads only the mask, and runs
+  // while the cut-out is refined and written (in worker threads).
   const cutting = cutoutAtSize(deps.codec, decoded, prediction, prepared, lowRgb);
   cutting.catch(() => undefined);
+  await onStage('diagnose');
+  t = performance.now();
   const checkGrid = await deps.codec.checkGrid(prediction.mask, modelInput, MODEL_INPUT_SIZE, CHECK_GRID);
   const diagnosis = diagnose(prediction, checkGrid, MODEL_INPUT_SIZE, decoded);
   timings.diagnose = performance.now() - t;
