@@ -8,6 +8,7 @@ import { boxMean, refineEdges, refineGrid, refineRows, spans } from '../../src/a
 import { adler32, adler32Combine, bandLines, deflateBand, joinBands } from '../../src/adapters/png-strips.mjs';
 import { bandCuts, WorkerCutoutWriter } from '../../src/adapters/cutout-writer.adapter.ts';
 import { ImageCodec } from '../../src/adapters/image-codec.adapter.ts';
+import { native } from '../../src/adapters/cutout-kernels.mjs';
 import { evalEntries, evalFile, HAVE_EVAL_DATA } from '../helpers/eval-data.ts';
 
 const W = 120;
@@ -228,6 +229,28 @@ describe('cut-out writer', () => {
       await expectCutout(photo, low);
     } finally {
       await Promise.all([one.close(), three.close()]);
+    }
+  });
+
+  it('writes the same pixels with the JavaScript kernels and zlib (MATTE_NATIVE_KERNELS=0, or no compiler)', async () => {
+    const { rgb, blurred } = scene();
+    const photo = { rgb: Buffer.from(rgb), alpha: null, width: W, height: H };
+    const low = lowOf(rgb, blurred, W, H);
+    // A writer's threads read the environment when they start: both are started (warmUp) before it is put back.
+    process.env.MATTE_NATIVE_KERNELS = '0';
+    const plain = new WorkerCutoutWriter(2);
+    try {
+      await plain.warmUp(1);
+    } finally {
+      delete process.env.MATTE_NATIVE_KERNELS;
+    }
+    try {
+      const viaJs = await expectCutout(photo, low, plain);
+      const viaNative = await expectCutout(photo, low);
+      // The same pixels either way, deflated by zlib in one and by the native encoder in the other.
+      expect(Buffer.compare(viaJs, viaNative) !== 0).toBe(native !== null);
+    } finally {
+      await plain.close();
     }
   });
 
