@@ -1,5 +1,5 @@
 // The cut-out writer's hot loops, refineRows (edge-refine.mjs), bandLines and deflateBand
-// (png-strips.mjs), in the native module that npm install builds (native/cutout-kernels.c,
+// (png-strips.mjs), in the native module that npm install builds (native/*.c,
 // scripts/build-native.mjs) when it is there, and in JavaScript and zlib otherwise. The refinement and
 // the rows are bit for bit the same either way (test/unit/cutout-kernels.test.ts); the native deflate
 // makes the same parse as zlib's level 1 with run-length matches, its own Huffman blocks, and inflates

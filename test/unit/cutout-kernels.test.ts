@@ -1,4 +1,4 @@
-// The native cut-out kernels (native/cutout-kernels.c) against their JavaScript reference: the same
+// The native cut-out kernels (native/*.c) against their JavaScript reference: the same
 // bytes on drawn photos and eval photos, cut into bands anywhere; arguments that do not agree are a
 // TypeError, not a crash; and a build that cannot run leaves the install working.
 import { spawnSync } from 'node:child_process';

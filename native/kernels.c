@@ -1,0 +1,153 @@
+// The native cut-out kernels as a Node.js module: the edge refinement (edge-refine.c), the PNG rows
+// (png-rows.c) and their deflate (deflate.c). The JavaScript stays the reference and the fallback:
+// src/adapters/cutout-kernels.mjs uses this module when it was built (npm install runs
+// scripts/build-native.mjs) and the JavaScript otherwise. Plain Node-API (node_api.h), context-aware:
+// the cut-out writer's worker threads each load it. Every argument is checked here: a size that does
+// not agree is a TypeError, never a read or write out of bounds.
+#define NAPI_VERSION 8
+#include <node_api.h>
+#include <math.h>
+#include <stdio.h>
+#include "deflate.h"
+#include "edge-refine.h"
+#include "numbers.h"
+#include "png-rows.h"
+
+static int throw_type(napi_env env, const char *message) {
+  napi_throw_type_error(env, NULL, message);
+  return 0;
+}
+
+/** A Uint8Array argument's bytes and length (or NULL for null/undefined when `optional`). */
+static int bytes_arg(napi_env env, napi_value value, int optional, uint8_t **data, size_t *length) {
+  napi_valuetype type;
+  if (napi_typeof(env, value, &type) != napi_ok) return 0;
+  if (optional && (type == napi_null || type == napi_undefined)) {
+    *data = NULL;
+    *length = 0;
+    return 1;
+  }
+  bool is;
+  if (napi_is_typedarray(env, value, &is) != napi_ok || !is) return throw_type(env, "expected a Uint8Array");
+  napi_typedarray_type kind;
+  void *ptr;
+  if (napi_get_typedarray_info(env, value, &kind, length, &ptr, NULL, NULL) != napi_ok) return 0;
+  if (kind != napi_uint8_array) return throw_type(env, "expected a Uint8Array");
+  *data = ptr;
+  return 1;
+}
+
+static int int_arg(napi_env env, napi_value value, int min, int *out) {
+  double v;
+  if (napi_get_value_double(env, value, &v) != napi_ok || !(v >= min) || v > 1e9 || v != floor(v)) return throw_type(env, "expected a whole number in range");
+  *out = (int)v;
+  return 1;
+}
+
+static int double_arg(napi_env env, napi_value value, double *out) {
+  if (napi_get_value_double(env, value, out) != napi_ok || !isfinite(*out)) return throw_type(env, "expected a finite number");
+  return 1;
+}
+
+/** The call's arguments into argv: exactly n of them, or a TypeError naming the function. */
+static int args(napi_env env, napi_callback_info info, size_t n, napi_value *argv, const char *name) {
+  size_t argc = n;
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok) return 0;
+  if (argc != n) {
+    char message[64];
+    snprintf(message, sizeof message, "%s takes %zu argument%s", name, n, n == 1 ? "" : "s");
+    return throw_type(env, message);
+  }
+  return 1;
+}
+
+/** refineRows(rgb, width, height, lowRgb, lowAlpha, y0, y1, grid, radius, eps, steepen, outAlpha, outRgb) */
+static napi_value js_refine_rows(napi_env env, napi_callback_info info) {
+  napi_value argv[13];
+  if (!args(env, info, 13, argv, "refineRows")) return NULL;
+  uint8_t *rgb, *lr, *la, *outAlpha, *outRgb;
+  size_t rgbLen, lrLen, laLen, oaLen, orLen;
+  int W, H, y0, y1, grid, radius;
+  double eps, steepen;
+  if (!bytes_arg(env, argv[0], 0, &rgb, &rgbLen) || !int_arg(env, argv[1], 1, &W) || !int_arg(env, argv[2], 1, &H) ||
+      !bytes_arg(env, argv[3], 0, &lr, &lrLen) || !bytes_arg(env, argv[4], 0, &la, &laLen) || !int_arg(env, argv[5], 0, &y0) ||
+      !int_arg(env, argv[6], 0, &y1) || !int_arg(env, argv[7], 1, &grid) || !int_arg(env, argv[8], 0, &radius) || !double_arg(env, argv[9], &eps) ||
+      !double_arg(env, argv[10], &steepen) || !bytes_arg(env, argv[11], 0, &outAlpha, &oaLen) || !bytes_arg(env, argv[12], 0, &outRgb, &orLen))
+    return NULL;
+  int f = imax(1, (int)ceil((double)imax(W, H) / grid));
+  size_t cells = (size_t)((W + f - 1) / f) * (size_t)((H + f - 1) / f);
+  size_t rows = (size_t)(y1 - y0);
+  if (y1 <= y0 || y1 > H || rgbLen < (size_t)W * H * 3 || lrLen < cells * 3 || laLen < cells || oaLen < rows * W || orLen < rows * W * 3)
+    return (throw_type(env, "refineRows: sizes do not agree"), NULL);
+  if (matte_refine_rows(rgb, W, H, lr, la, y0, y1, grid, radius, eps, steepen, outAlpha, outRgb) != 0) napi_throw_error(env, NULL, "refineRows: out of memory");
+  return NULL;
+}
+
+/** bandLines(rgb, alpha, sourceAlpha | null, width, rows, factor, lines, preview) */
+static napi_value js_band_lines(napi_env env, napi_callback_info info) {
+  napi_value argv[8];
+  if (!args(env, info, 8, argv, "bandLines")) return NULL;
+  uint8_t *rgb, *alpha, *sourceAlpha, *lines, *preview;
+  size_t rgbLen, aLen, saLen, linesLen, previewLen;
+  int width, rows, factor;
+  if (!bytes_arg(env, argv[0], 0, &rgb, &rgbLen) || !bytes_arg(env, argv[1], 0, &alpha, &aLen) || !bytes_arg(env, argv[2], 1, &sourceAlpha, &saLen) ||
+      !int_arg(env, argv[3], 1, &width) || !int_arg(env, argv[4], 1, &rows) || !int_arg(env, argv[5], 1, &factor) ||
+      !bytes_arg(env, argv[6], 0, &lines, &linesLen) || !bytes_arg(env, argv[7], 0, &preview, &previewLen))
+    return NULL;
+  size_t pixels = (size_t)width * rows;
+  size_t pw = (size_t)(width + factor - 1) / factor, ph = (size_t)(rows + factor - 1) / factor;
+  if (rgbLen < pixels * 3 || aLen < pixels || (sourceAlpha && saLen < pixels) || linesLen < (1 + (size_t)width * 4) * rows || previewLen < pw * ph * 4)
+    return (throw_type(env, "bandLines: sizes do not agree"), NULL);
+  if (matte_band_lines(rgb, alpha, sourceAlpha, width, rows, factor, lines, preview) != 0) napi_throw_error(env, NULL, "bandLines: out of memory");
+  return NULL;
+}
+
+/** deflateRows(lines, last, out): deflates `lines` into `out` (at least deflateBound(lines.length) bytes); returns the length written. */
+static napi_value js_deflate_rows(napi_env env, napi_callback_info info) {
+  napi_value argv[3];
+  if (!args(env, info, 3, argv, "deflateRows")) return NULL;
+  uint8_t *in, *out;
+  size_t inLen, outLen;
+  bool last;
+  if (!bytes_arg(env, argv[0], 0, &in, &inLen) || !bytes_arg(env, argv[2], 0, &out, &outLen)) return NULL;
+  if (napi_get_value_bool(env, argv[1], &last) != napi_ok) return (throw_type(env, "expected a boolean"), NULL);
+  if (outLen < matte_deflate_bound(inLen)) return (throw_type(env, "deflateRows: the output is smaller than deflateBound"), NULL);
+  size_t written = matte_deflate_rows(in, inLen, last, out);
+  if (!written) return (napi_throw_error(env, NULL, "deflateRows: out of memory"), NULL);
+  napi_value result;
+  napi_create_double(env, (double)written, &result);
+  return result;
+}
+
+/** deflateBound(length): the most bytes deflateRows writes for `length` bytes. */
+static napi_value js_deflate_bound(napi_env env, napi_callback_info info) {
+  napi_value argv[1];
+  int n;
+  if (!args(env, info, 1, argv, "deflateBound") || !int_arg(env, argv[0], 0, &n)) return NULL;
+  napi_value result;
+  napi_create_double(env, (double)matte_deflate_bound((size_t)n), &result);
+  return result;
+}
+
+/** adler32(data): the Adler-32 of `data`. */
+static napi_value js_adler32(napi_env env, napi_callback_info info) {
+  napi_value argv[1];
+  uint8_t *data;
+  size_t length;
+  if (!args(env, info, 1, argv, "adler32") || !bytes_arg(env, argv[0], 0, &data, &length)) return NULL;
+  napi_value result;
+  napi_create_uint32(env, matte_adler32(1, data, length), &result);
+  return result;
+}
+
+NAPI_MODULE_INIT() {
+  napi_property_descriptor props[] = {
+      {"refineRows", NULL, js_refine_rows, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"bandLines", NULL, js_band_lines, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"deflateRows", NULL, js_deflate_rows, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"deflateBound", NULL, js_deflate_bound, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"adler32", NULL, js_adler32, NULL, NULL, NULL, napi_enumerable, NULL},
+  };
+  napi_define_properties(env, exports, 5, props);
+  return exports;
+}
