@@ -140,14 +140,26 @@ static napi_value js_adler32(napi_env env, napi_callback_info info) {
   return result;
 }
 
+/**
+ * The module's interface version: src/adapters/cutout-kernels.mjs loads a build only when it is the one
+ * it expects, so a build left over from older sources is not used. Raise it whenever a function's
+ * arguments or results change.
+ */
+#ifndef KERNELS_VERSION
+#define KERNELS_VERSION 1
+#endif
+
 NAPI_MODULE_INIT() {
+  napi_value version;
+  napi_create_uint32(env, KERNELS_VERSION, &version);
   napi_property_descriptor props[] = {
+      {"version", NULL, NULL, NULL, NULL, version, napi_enumerable, NULL},
       {"refineRows", NULL, js_refine_rows, NULL, NULL, NULL, napi_enumerable, NULL},
       {"bandLines", NULL, js_band_lines, NULL, NULL, NULL, napi_enumerable, NULL},
       {"deflateRows", NULL, js_deflate_rows, NULL, NULL, NULL, napi_enumerable, NULL},
       {"deflateBound", NULL, js_deflate_bound, NULL, NULL, NULL, napi_enumerable, NULL},
       {"adler32", NULL, js_adler32, NULL, NULL, NULL, napi_enumerable, NULL},
   };
-  napi_define_properties(env, exports, 5, props);
+  napi_define_properties(env, exports, sizeof props / sizeof props[0], props);
   return exports;
 }

@@ -21,17 +21,29 @@ import { bandLines as bandLinesJs, deflateBand, pngChunk } from './png-strips.mj
  * }} NativeKernels
  */
 
-/** @returns {{ module: NativeKernels | null, reason: string }} */
-function load() {
+/** The interface version of native/kernels.c (KERNELS_VERSION) that this file calls. */
+const VERSION = 1;
+
+/**
+ * The native module at `file` (the build's by default), or null and why not.
+ * @param {string} [file]
+ * @returns {{ module: NativeKernels | null, reason: string }}
+ */
+export function loadKernels(file = '../../build/cutout-kernels.node') {
   if (process.env.MATTE_NATIVE_KERNELS === '0') return { module: null, reason: 'MATTE_NATIVE_KERNELS=0' };
+  /** @type {NativeKernels & { version?: number }} */
+  let module;
   try {
-    return { module: createRequire(import.meta.url)('../../build/cutout-kernels.node'), reason: 'built' };
+    module = createRequire(import.meta.url)(file);
   } catch (err) {
     return { module: null, reason: `not built (${err instanceof Error ? err.message.split('\n')[0] : String(err)}); npm run build:native builds it` };
   }
+  // A build from older sources (pulled without npm install since) is not called with newer arguments.
+  if (module.version !== VERSION) return { module: null, reason: `the build is version ${module.version ?? 0}, not ${VERSION}; npm run build:native builds it again` };
+  return { module, reason: 'built' };
 }
 
-const loaded = load();
+const loaded = loadKernels();
 /** The native module, or null; `nativeReason` says why not. */
 export const native = loaded.module;
 export const nativeReason = loaded.reason;

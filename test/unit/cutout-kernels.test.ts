@@ -4,10 +4,11 @@
 import { spawnSync } from 'node:child_process';
 import zlib from 'node:zlib';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
-import { bandRows, deflateRows, native, nativeReason, refineBand } from '../../src/adapters/cutout-kernels.mjs';
+import { bandRows, deflateRows, loadKernels, native, nativeReason, refineBand } from '../../src/adapters/cutout-kernels.mjs';
 import { adler32, joinBands } from '../../src/adapters/png-strips.mjs';
 import { refineGrid } from '../../src/adapters/edge-refine.mjs';
 import { evalEntries, evalFile, HAVE_EVAL_DATA } from '../helpers/eval-data.ts';
@@ -185,6 +186,23 @@ describe.skipIf(!HAVE_COMPILER)('native deflate of PNG rows', () => {
 });
 
 describe('native build', () => {
+  it.skipIf(!HAVE_COMPILER)('is not used when it was built from sources of another interface version', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'matte-kernels-'));
+    try {
+      const file = path.join(dir, 'old.node');
+      const sources = fs.readdirSync(path.join(ROOT, 'native')).filter((f) => f.endsWith('.c')).map((f) => path.join(ROOT, 'native', f));
+      const include = path.join(path.dirname(process.execPath), '..', 'include', 'node');
+      const cc = spawnSync(process.env.CC || 'cc', ['-shared', '-fPIC', '-fvisibility=hidden', '-DKERNELS_VERSION=0', '-I', include, ...sources, '-o', file, '-lm'], { encoding: 'utf8' });
+      expect(cc.status, cc.stderr).toBe(0);
+      const stale = loadKernels(file);
+      expect(stale.module).toBeNull();
+      expect(stale.reason).toMatch(/version 0, not 1; npm run build:native/);
+      expect(loadKernels(path.join(dir, 'missing.node'))).toMatchObject({ module: null, reason: expect.stringMatching(/^not built/) });
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('leaves the install working, and an earlier build in place, when the compiler fails', () => {
     const target = path.join(ROOT, 'build', 'cutout-kernels.node');
     const before = fs.existsSync(target) ? fs.statSync(target).mtimeMs : null;
