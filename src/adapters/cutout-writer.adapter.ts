@@ -1,10 +1,10 @@
 // CutoutWriter: a photo's cut-out, refined at full resolution and written as PNG, in bands of rows
 // that worker threads make side by side (cutout-writer.worker.mjs): each band's edges are refined
 // (edge-refine.mjs), laid out as PNG rows and deflated, and this side joins the bands into one PNG
-// (png-strips.mjs; the refinement and the rows in C when built: cutout-kernels.mjs). With two threads
-// on two cores a photo's refinement and encode take about half as long as in one, and a single
-// photo's answer comes that much sooner. A photo is handed over before its mask exists (prepare, while the model runs): the copy of it that the threads share is
-// made then, off the answer's path.
+// (png-strips.mjs; all three in C when built: cutout-kernels.mjs). With two threads on two cores a
+// photo's refinement and encode take about half as long as in one, and a single photo's answer comes
+// that much sooner. A photo is handed over before its mask exists (prepare, while the model runs): the
+// copy of it that the threads share is made then, off the answer's path.
 import { Worker } from 'node:worker_threads';
 import { joinBands } from './png-strips.mjs';
 import { refineGrid } from './edge-refine.mjs';
@@ -79,15 +79,16 @@ type WorkerMessage = { id: number } & ({ type: 'preview'; preview: BandPreview }
  * A band's work, per cell of edge-refine's grid, in relative units: every cell is laid out and deflated;
  * a visible one costs more (its bytes are literals to deflate, its colours summed for the thumbnail),
  * an edge one most (refined at full resolution). Fitted on 80 bands of 10 eval photos at 2000x2000
- * (198, 271 and 637 ns a cell more; mean error 10%).
+ * (198, 271 and 637 ns a cell more; mean error 10%). Fitted again on the native kernels (24, 41 and
+ * 100 ns): cuts made with those costs would leave the longer band only 0.5% shorter, so these stay.
  */
 const CELL_COST = { base: 2, visible: 3, edge: 6 };
 
 /**
  * Where a photo's rows are cut into `count` bands (fewer when it has fewer thumbnail blocks): at whole
  * blocks (`reduce` rows), so that each band's work (CELL_COST, read from the mask on the refinement's
- * grid) is as even as that allows, never an empty band. The threads then finish together: a cut at half the rows left one band 28%
- * longer than the other on the bench photo.
+ * grid) is as even as that allows, never an empty band. The threads then finish together: a cut at
+ * half the rows left one band 28% longer than the other on the bench photo.
  * @returns a row number for each band's start, and height
  */
 export function bandCuts(width: number, height: number, reduce: number, bands: number, lowAlpha: Uint8Array): number[] {
