@@ -238,8 +238,8 @@ static void write_block(BitWriter *w, const uint16_t *tokens, size_t count, cons
 
 size_t matte_deflate_bound(size_t n) { return n + n / 4 + (n / BLOCK_BYTES + 2) * 400 + 64; }
 
-size_t matte_deflate_rows(const uint8_t *in, size_t n, int last, uint8_t *out) {
-  uint16_t *tokens = malloc(sizeof(uint16_t) * (BLOCK_BYTES + 1));
+size_t matte_deflate_rows(const uint8_t *in, size_t n, int last, uint8_t *out, Scratch *scratch) {
+  uint16_t *tokens = matte_scratch(scratch, SCRATCH_DEFLATE_TOKENS, sizeof(uint16_t) * (BLOCK_BYTES + 1));
   if (!tokens) return 0;
   BitWriter w = {out, 0, 0, 0};
   size_t i = 0;
@@ -288,7 +288,6 @@ size_t matte_deflate_rows(const uint8_t *in, size_t n, int last, uint8_t *out) {
   } else {
     flush_bits(&w);
   }
-  free(tokens);
   return w.pos;
 }
 

@@ -113,7 +113,7 @@ static void box_mean(const float *src, int w, int h, int r, double *sat, const C
  * decontamination on: writes the rows' alpha ((y1 - y0) x W) and RGB. Returns 0, or -1 when out of memory.
  */
 int matte_refine_rows(const uint8_t *rgb, int W, int H, const uint8_t *lr, const uint8_t *la, int y0, int y1, int gridMax, int radius,
-                       double eps, double steepen, uint8_t *outAlpha, uint8_t *outRgb) {
+                       double eps, double steepen, uint8_t *outAlpha, uint8_t *outRgb, Scratch *scratch) {
   int f = imax(1, (int)ceil((double)imax(W, H) / gridMax));
   int w = (int)ceil((double)W / f), h = (int)ceil((double)H / f);
   double sx = (double)W / w, sy = (double)H / h;
@@ -125,7 +125,7 @@ int matte_refine_rows(const uint8_t *rgb, int W, int H, const uint8_t *lr, const
 
   // One allocation for every grid array: 16 float planes, 4 byte planes, the table and the spans.
   size_t floats = 16 * n, bytes = 4 * n, table = (size_t)(w + 1) * (gh + 1);
-  char *mem = malloc(floats * sizeof(float) + table * sizeof(double) + 4 * (size_t)gh * sizeof(int32_t) + bytes);
+  char *mem = matte_scratch(scratch, SCRATCH_REFINE_GRID, floats * sizeof(float) + table * sizeof(double) + 4 * (size_t)gh * sizeof(int32_t) + bytes);
   if (!mem) return -1;
   double *sat = (double *)mem;
   float *fp = (float *)(sat + table);
@@ -216,11 +216,8 @@ int matte_refine_rows(const uint8_t *rgb, int W, int H, const uint8_t *lr, const
   }
   memcpy(outRgb, rgb + (size_t)y0 * W * 3, (size_t)rows * W * 3);
 
-  int32_t *colX0 = malloc(sizeof(int32_t) * 2 * (size_t)W + sizeof(double) * (size_t)W);
-  if (!colX0) {
-    free(mem);
-    return -1;
-  }
+  int32_t *colX0 = matte_scratch(scratch, SCRATCH_REFINE_COLUMNS, sizeof(int32_t) * 2 * (size_t)W + sizeof(double) * (size_t)W);
+  if (!colX0) return -1;
   int32_t *colX1 = colX0 + W;
   double *colFx = (double *)(colX1 + W);
   for (int x = 0; x < W; x++) {
@@ -275,7 +272,5 @@ int matte_refine_rows(const uint8_t *rgb, int W, int H, const uint8_t *lr, const
       }
     }
   }
-  free(colX0);
-  free(mem);
   return 0;
 }

@@ -8,10 +8,12 @@
 #include <node_api.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include "deflate.h"
 #include "edge-refine.h"
 #include "numbers.h"
 #include "png-rows.h"
+#include "scratch.h"
 
 static int throw_type(napi_env env, const char *message) {
   napi_throw_type_error(env, NULL, message);
@@ -61,6 +63,20 @@ static int args(napi_env env, napi_callback_info info, size_t n, napi_value *arg
   return 1;
 }
 
+/** This environment's scratch memory (scratch.h), made with the module. */
+static Scratch *scratch_of(napi_env env) {
+  void *data = NULL;
+  napi_get_instance_data(env, &data);
+  return data;
+}
+
+static void free_scratch(napi_env env, void *data, void *hint) {
+  (void)env;
+  (void)hint;
+  matte_scratch_release(data);
+  free(data);
+}
+
 /** refineRows(rgb, width, height, lowRgb, lowAlpha, y0, y1, grid, radius, eps, steepen, outAlpha, outRgb) */
 static napi_value js_refine_rows(napi_env env, napi_callback_info info) {
   napi_value argv[13];
@@ -79,7 +95,7 @@ static napi_value js_refine_rows(napi_env env, napi_callback_info info) {
   size_t rows = (size_t)(y1 - y0);
   if (y1 <= y0 || y1 > H || rgbLen < (size_t)W * H * 3 || lrLen < cells * 3 || laLen < cells || oaLen < rows * W || orLen < rows * W * 3)
     return (throw_type(env, "refineRows: sizes do not agree"), NULL);
-  if (matte_refine_rows(rgb, W, H, lr, la, y0, y1, grid, radius, eps, steepen, outAlpha, outRgb) != 0) napi_throw_error(env, NULL, "refineRows: out of memory");
+  if (matte_refine_rows(rgb, W, H, lr, la, y0, y1, grid, radius, eps, steepen, outAlpha, outRgb, scratch_of(env)) != 0) napi_throw_error(env, NULL, "refineRows: out of memory");
   return NULL;
 }
 
@@ -112,7 +128,7 @@ static napi_value js_deflate_rows(napi_env env, napi_callback_info info) {
   if (!bytes_arg(env, argv[0], 0, &in, &inLen) || !bytes_arg(env, argv[2], 0, &out, &outLen)) return NULL;
   if (napi_get_value_bool(env, argv[1], &last) != napi_ok) return (throw_type(env, "expected a boolean"), NULL);
   if (outLen < matte_deflate_bound(inLen)) return (throw_type(env, "deflateRows: the output is smaller than deflateBound"), NULL);
-  size_t written = matte_deflate_rows(in, inLen, last, out);
+  size_t written = matte_deflate_rows(in, inLen, last, out, scratch_of(env));
   if (!written) return (napi_throw_error(env, NULL, "deflateRows: out of memory"), NULL);
   napi_value result;
   napi_create_double(env, (double)written, &result);
@@ -140,16 +156,42 @@ static napi_value js_adler32(napi_env env, napi_callback_info info) {
   return result;
 }
 
+/** releaseScratch(): frees the memory kept between calls (the next call allocates it again). */
+static napi_value js_release_scratch(napi_env env, napi_callback_info info) {
+  napi_value argv[1];
+  if (!args(env, info, 0, argv, "releaseScratch")) return NULL;
+  matte_scratch_release(scratch_of(env));
+  return NULL;
+}
+
+/** scratchBytes(): the bytes of memory kept between calls now. */
+static napi_value js_scratch_bytes(napi_env env, napi_callback_info info) {
+  napi_value argv[1];
+  if (!args(env, info, 0, argv, "scratchBytes")) return NULL;
+  Scratch *s = scratch_of(env);
+  double total = 0;
+  for (int i = 0; i < SCRATCH_SLOTS; i++) total += (double)s->size[i];
+  napi_value result;
+  napi_create_double(env, total, &result);
+  return result;
+}
+
 /**
  * The module's interface version: src/adapters/cutout-kernels.mjs loads a build only when it is the one
  * it expects, so a build left over from older sources is not used. Raise it whenever a function's
  * arguments or results change.
  */
 #ifndef KERNELS_VERSION
-#define KERNELS_VERSION 1
+#define KERNELS_VERSION 2
 #endif
 
 NAPI_MODULE_INIT() {
+  Scratch *scratch = calloc(1, sizeof(Scratch));
+  if (!scratch || napi_set_instance_data(env, scratch, free_scratch, NULL) != napi_ok) {
+    free(scratch);
+    napi_throw_error(env, NULL, "cutout-kernels: out of memory");
+    return NULL;
+  }
   napi_value version;
   napi_create_uint32(env, KERNELS_VERSION, &version);
   napi_property_descriptor props[] = {
@@ -159,6 +201,8 @@ NAPI_MODULE_INIT() {
       {"deflateRows", NULL, js_deflate_rows, NULL, NULL, NULL, napi_enumerable, NULL},
       {"deflateBound", NULL, js_deflate_bound, NULL, NULL, NULL, napi_enumerable, NULL},
       {"adler32", NULL, js_adler32, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"releaseScratch", NULL, js_release_scratch, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"scratchBytes", NULL, js_scratch_bytes, NULL, NULL, NULL, napi_enumerable, NULL},
   };
   napi_define_properties(env, exports, sizeof props / sizeof props[0], props);
   return exports;

@@ -73,7 +73,9 @@ interface Slot {
   task: (Task & { id: number }) | null;
 }
 
-type WorkerMessage = { id: number } & ({ type: 'preview'; preview: BandPreview } | ({ type: 'band' } & BandResult) | { type: 'failed'; message: string });
+type WorkerMessage =
+  | ({ id: number } & ({ type: 'preview'; preview: BandPreview } | ({ type: 'band' } & BandResult) | { type: 'failed'; message: string }))
+  | { type: 'held'; bytes: number };
 
 /**
  * A band's work, per cell of edge-refine's grid, in relative units: every cell is laid out and deflated;
@@ -144,8 +146,16 @@ export class WorkerCutoutWriter implements CutoutWriter {
   private readonly queue: Task[] = [];
   private nextId = 1;
 
-  /** @param threads worker threads, and bands a photo is cut into */
-  constructor(private readonly threads = 2) {}
+  private readonly heldAnswers = new Map<Worker, (bytes: number) => void>();
+
+  /**
+   * @param threads worker threads, and bands a photo is cut into
+   * @param idleReleaseMs a thread keeps the memory of its last band (cutout-kernels.mjs BandWorkspace) until it has been idle this long
+   */
+  constructor(
+    private readonly threads = 2,
+    private readonly idleReleaseMs = 10_000,
+  ) {}
 
   prepare(photo: CutoutPhoto, thumbEdge: number): PreparedCutout {
     const { width, height } = photo;
@@ -213,6 +223,19 @@ export class WorkerCutoutWriter implements CutoutWriter {
     }
   }
 
+  /** The memory each started thread holds between bands now, in bytes (threads at work answer after their band). */
+  async heldBytes(): Promise<number[]> {
+    return Promise.all(
+      this.slots.map(
+        (slot) =>
+          new Promise<number>((resolve) => {
+            this.heldAnswers.set(slot.worker, resolve);
+            slot.worker.postMessage({ type: 'held' });
+          }),
+      ),
+    );
+  }
+
   private run(message: Record<string, unknown>, onPreview: (p: BandPreview) => void): Promise<BandResult> {
     return new Promise((resolve, reject) => {
       this.queue.push({ message, onPreview, resolve, reject });
@@ -233,10 +256,15 @@ export class WorkerCutoutWriter implements CutoutWriter {
   }
 
   private spawn(): Slot {
-    const worker = new Worker(new URL('./cutout-writer.worker.mjs', import.meta.url), { execArgv: [] });
+    const worker = new Worker(new URL('./cutout-writer.worker.mjs', import.meta.url), { execArgv: [], workerData: { idleReleaseMs: this.idleReleaseMs } });
     worker.unref();
     const slot: Slot = { worker, task: null };
     worker.on('message', (msg: WorkerMessage) => {
+      if (msg.type === 'held') {
+        this.heldAnswers.get(worker)?.(msg.bytes);
+        this.heldAnswers.delete(worker);
+        return;
+      }
       const task = slot.task;
       if (!task || task.id !== msg.id) return;
       if (msg.type === 'preview') {
@@ -249,6 +277,8 @@ export class WorkerCutoutWriter implements CutoutWriter {
       this.dispatch();
     });
     const fail = (err: Error) => {
+      this.heldAnswers.get(worker)?.(0);
+      this.heldAnswers.delete(worker);
       const i = this.slots.indexOf(slot);
       if (i >= 0) this.slots.splice(i, 1);
       slot.task?.reject(err);

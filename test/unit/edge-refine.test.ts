@@ -254,6 +254,27 @@ describe('cut-out writer', () => {
     }
   });
 
+  it.skipIf(!native)("keeps a thread's band memory from photo to photo, and lets it go once the thread is idle", async () => {
+    const { rgb, blurred } = scene();
+    const photo = { rgb: Buffer.from(rgb), alpha: null, width: W, height: H };
+    const low = lowOf(rgb, blurred, W, H);
+    const pool = new WorkerCutoutWriter(1, 400);
+    try {
+      await expectCutout(photo, low, pool);
+      const [held] = await pool.heldBytes();
+      // The refined rows (4 bytes a pixel) and their PNG lines (4 more) at least.
+      expect(held).toBeGreaterThan(W * H * 8);
+      await expectCutout(photo, low, pool);
+      expect(await pool.heldBytes(), 'the second photo used the memory of the first').toEqual([held]);
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      expect(await pool.heldBytes()).toEqual([0]);
+      // And works as before once it has let go.
+      await expectCutout(photo, low, pool);
+    } finally {
+      await pool.close();
+    }
+  });
+
   it('caps the alpha with the photo\'s own transparency; a one-pixel photo works', async () => {
     const { rgb, blurred } = scene();
     const sourceAlpha = Buffer.alloc(W * H, 255);
