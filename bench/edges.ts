@@ -8,9 +8,10 @@ import path from 'node:path';
 import sharp from 'sharp';
 import { ImageCodec } from '../src/adapters/image-codec.adapter.ts';
 import { OnnxMaskModel, MODEL_INPUT_SIZE } from '../src/adapters/mask-model.adapter.ts';
-import { refineEdges, refineGrid } from '../src/adapters/edge-refine.mjs';
+import { refineEdges } from '../src/adapters/edge-refine.mjs';
 import { evalEntries, evalFile, HAVE_EVAL_DATA } from '../test/helpers/eval-data.ts';
 import { dilate, boundary } from '../src/pipeline/check/raster.ts';
+import { refineInputs } from '../src/pipeline/segment.ts';
 
 export interface EdgeFigures {
   photos: number;
@@ -38,10 +39,9 @@ export async function edgeFigures(opts: { radius?: number; eps?: number; log?: (
       mask = (await model.predict(input)).mask;
     }
     const upsampled = await codec.maskToSize(mask, MODEL_INPUT_SIZE, decoded);
-    // As the service runs it (src/pipeline/segment.ts): the grid's inputs reduced by libvips.
+    // As the service runs it (src/pipeline/segment.ts): the grid's inputs, the photo reduced by libvips and the mask by area averages.
     const t0 = performance.now();
-    const grid = refineGrid(decoded.width, decoded.height);
-    const low = await codec.refineInputs(decoded, mask, MODEL_INPUT_SIZE, grid.w, grid.h);
+    const low = await refineInputs(codec, decoded, mask);
     const refined = refineEdges({ rgb: decoded.rgb, alpha: null, width: decoded.width, height: decoded.height }, { radius: opts.radius, eps: opts.eps, low }).alpha;
     sums.ms += performance.now() - t0;
     const truth = await sharp(evalFile(entry.mask)).extractChannel(0).resize(decoded.width, decoded.height, { fit: 'fill' }).raw().toBuffer();

@@ -1,5 +1,6 @@
-// The native cut-out kernels as a Node.js module: the edge refinement (edge-refine.c), the PNG rows
-// (png-rows.c) and their deflate (deflate.c). The JavaScript stays the reference and the fallback:
+// The native cut-out kernels as a Node.js module: the mask's reduction to the refinement's grid
+// (mask-reduce.c), the edge refinement (edge-refine.c), the PNG rows (png-rows.c) and their deflate
+// (deflate.c). The JavaScript stays the reference and the fallback:
 // src/adapters/cutout-kernels.mjs uses this module when it was built (npm install runs
 // scripts/build-native.mjs) and the JavaScript otherwise. Plain Node-API (node_api.h), context-aware:
 // the cut-out writer's worker threads each load it. Every argument is checked here: a size that does
@@ -11,6 +12,7 @@
 #include <stdlib.h>
 #include "deflate.h"
 #include "edge-refine.h"
+#include "mask-reduce.h"
 #include "numbers.h"
 #include "png-rows.h"
 #include "scratch.h"
@@ -99,6 +101,22 @@ static napi_value js_refine_rows(napi_env env, napi_callback_info info) {
   return NULL;
 }
 
+/** reduceArea(src, sw, sh, dst, dw, dh): src/adapters/mask-reduce.mjs reduceArea into `dst`. */
+static napi_value js_reduce_area(napi_env env, napi_callback_info info) {
+  napi_value argv[6];
+  if (!args(env, info, 6, argv, "reduceArea")) return NULL;
+  uint8_t *src, *dst;
+  size_t srcLen, dstLen;
+  int sw, sh, dw, dh;
+  if (!bytes_arg(env, argv[0], 0, &src, &srcLen) || !int_arg(env, argv[1], 1, &sw) || !int_arg(env, argv[2], 1, &sh) ||
+      !bytes_arg(env, argv[3], 0, &dst, &dstLen) || !int_arg(env, argv[4], 1, &dw) || !int_arg(env, argv[5], 1, &dh))
+    return NULL;
+  if (dw > sw || dh > sh || (double)sw * sh > 1e9 || srcLen < (size_t)sw * sh || dstLen < (size_t)dw * dh)
+    return (throw_type(env, "reduceArea: sizes do not agree"), NULL);
+  if (matte_reduce_area(src, sw, sh, dst, dw, dh, scratch_of(env)) != 0) napi_throw_error(env, NULL, "reduceArea: out of memory");
+  return NULL;
+}
+
 /** bandLines(rgb, alpha, sourceAlpha | null, width, rows, factor, lines, preview) */
 static napi_value js_band_lines(napi_env env, napi_callback_info info) {
   napi_value argv[8];
@@ -182,7 +200,7 @@ static napi_value js_scratch_bytes(napi_env env, napi_callback_info info) {
  * arguments or results change.
  */
 #ifndef KERNELS_VERSION
-#define KERNELS_VERSION 2
+#define KERNELS_VERSION 3
 #endif
 
 NAPI_MODULE_INIT() {
@@ -197,6 +215,7 @@ NAPI_MODULE_INIT() {
   napi_property_descriptor props[] = {
       {"version", NULL, NULL, NULL, NULL, version, napi_enumerable, NULL},
       {"refineRows", NULL, js_refine_rows, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"reduceArea", NULL, js_reduce_area, NULL, NULL, NULL, napi_enumerable, NULL},
       {"bandLines", NULL, js_band_lines, NULL, NULL, NULL, napi_enumerable, NULL},
       {"deflateRows", NULL, js_deflate_rows, NULL, NULL, NULL, napi_enumerable, NULL},
       {"deflateBound", NULL, js_deflate_bound, NULL, NULL, NULL, napi_enumerable, NULL},

@@ -1,5 +1,5 @@
-// The cut-out writer's hot loops, refineRows (edge-refine.mjs), bandLines and deflateBand
-// (png-strips.mjs), in the native module that npm install builds (native/*.c,
+// The cut-out's hot loops, reduceArea (mask-reduce.mjs), refineRows (edge-refine.mjs), bandLines and
+// deflateBand (png-strips.mjs), in the native module that npm install builds (native/*.c,
 // scripts/build-native.mjs) when it is there, and in JavaScript and zlib otherwise. The refinement and
 // the rows are bit for bit the same either way (test/unit/cutout-kernels.test.ts); the native deflate
 // makes the same parse as zlib's level 1 with run-length matches, its own Huffman blocks, and inflates
@@ -8,9 +8,11 @@
 import { createRequire } from 'node:module';
 import { REFINE_DEFAULTS, refineGrid, refineRows as refineRowsJs } from './edge-refine.mjs';
 import { bandLines as bandLinesJs, deflateBand, pngChunk } from './png-strips.mjs';
+import { reduceArea as reduceAreaJs } from './mask-reduce.mjs';
 
 /**
  * @typedef {{
+ *   reduceArea(src: Uint8Array, sw: number, sh: number, dst: Uint8Array, dw: number, dh: number): void,
  *   refineRows(rgb: Uint8Array, width: number, height: number, lowRgb: Uint8Array, lowAlpha: Uint8Array, y0: number, y1: number,
  *     grid: number, radius: number, eps: number, steepen: number, outAlpha: Uint8Array, outRgb: Uint8Array): void,
  *   bandLines(rgb: Uint8Array, alpha: Uint8Array, sourceAlpha: Uint8Array | null, width: number, rows: number, factor: number,
@@ -24,7 +26,7 @@ import { bandLines as bandLinesJs, deflateBand, pngChunk } from './png-strips.mj
  */
 
 /** The interface version of native/kernels.c (KERNELS_VERSION) that this file calls. */
-const VERSION = 2;
+const VERSION = 3;
 
 /**
  * The native module at `file` (the build's by default), or null and why not.
@@ -86,6 +88,25 @@ export class BandWorkspace {
     this.#buffers.clear();
     native?.releaseScratch();
   }
+}
+
+/**
+ * mask-reduce.mjs reduceArea (a one-channel image reduced by area averages), native when built: the
+ * model's mask reduced to the refinement's grid.
+ * @param {Uint8Array} src @param {number} sw @param {number} sh @param {number} dw @param {number} dh
+ * @param {{ native?: NativeKernels | null }} [use]
+ * @returns {Buffer}
+ */
+export function reduceMask(src, sw, sh, dw, dh, use = {}) {
+  const kernels = use.native === undefined ? native : use.native;
+  if (!kernels) {
+    const out = reduceAreaJs(src, sw, sh, dw, dh);
+    return Buffer.from(out.buffer, out.byteOffset, out.byteLength);
+  }
+  if (!(dw <= sw && dh <= sh)) throw new RangeError(`reduceArea: cannot reduce ${sw}x${sh} to ${dw}x${dh}`);
+  const out = Buffer.allocUnsafe(dw * dh);
+  kernels.reduceArea(src, sw, sh, out, dw, dh);
+  return out;
 }
 
 /**

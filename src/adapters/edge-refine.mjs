@@ -24,8 +24,10 @@ export function refineEdges(img, opts = {}) {
 /**
  * Chosen on ../shared/eval-data with npm run bench (edges section): radius 1 and eps 1e-4 on a
  * coefficient grid of 768 px, then the alpha ramp steepened 1.3x: mean error 0.956x and error within
- * 3 px of the true edge 0.986x of the upsampled mask. Wider windows and larger eps blurred edges
- * (worse on both); a 1024 px grid scored the same at twice the time, a 512 px one lost at the edge.
+ * 3 px of the true edge 0.986x of the upsampled mask, with the mask reduced to the grid by libvips'
+ * lanczos3; 0.956x and 0.988x with the area averages that reduce it now (mask-reduce.mjs: 1 ms and
+ * not 5; steeper ramps did not win the 0.002 back). Wider windows and larger eps blurred edges (worse
+ * on both); a 1024 px grid scored the same at twice the time, a 512 px one lost at the edge.
  * The native kernel (cutout-kernels.mjs) is given these.
  */
 export const REFINE_DEFAULTS = Object.freeze({ grid: 768, radius: 1, eps: 1e-4, steepen: 1.3 });
@@ -63,8 +65,8 @@ export function refineRows(img, opts, y0, y1) {
   const n = w * gh;
   const rows = y1 - y0;
 
-  // Low-resolution guide (grey, 0..1), alpha (0..1) and colours: given (reduced by libvips, the
-  // service's way: fast and off this thread), or here by block averages.
+  // Low-resolution guide (grey, 0..1), alpha (0..1) and colours: given (the service's way: the photo
+  // reduced by libvips, the mask by area averages, segment.ts refineInputs), or here by block averages.
   const I = new Float32Array(n);
   const P = new Float32Array(n);
   const R = new Float32Array(n);

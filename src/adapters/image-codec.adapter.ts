@@ -264,20 +264,9 @@ export class ImageCodec {
     return ring ? white / ring : 0;
   }
 
-  /** The photo and the model's square mask reduced to the edge refinement's grid (RGB, and one channel). */
-  async refineInputs(img: DecodedImage, mask: Buffer, maskSize: number, w: number, h: number): Promise<{ rgb: Buffer; alpha: Buffer }> {
-    const [rgb, alpha] = await Promise.all([this.reduceRgb(img, w, h), this.reduceMask(mask, maskSize, w, h)]);
-    return { rgb, alpha };
-  }
-
   /** The photo reduced to w x h (RGB): the edge refinement's grid, made while the model runs. */
   async reduceRgb(img: DecodedImage, w: number, h: number): Promise<Buffer> {
     return sharp(img.rgb, { raw: { width: img.width, height: img.height, channels: 3 } }).resize(w, h, { fit: 'fill' }).raw().toBuffer();
-  }
-
-  /** The model's square mask resized to w x h, one channel. */
-  async reduceMask(mask: Buffer, maskSize: number, w: number, h: number): Promise<Buffer> {
-    return sharp(mask, { raw: { width: maskSize, height: maskSize, channels: 1 } }).resize(w, h, { fit: 'fill' }).extractChannel(0).raw().toBuffer();
   }
 
   /** The model's square mask and input reduced to `edge` x `edge` for the quality check (one and three channels). */

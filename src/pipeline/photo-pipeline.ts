@@ -144,7 +144,7 @@ export async function runPhoto(
 
   // The cut-out starts first, before the stage is recorded; the check reads only the mask, and runs
   // while the cut-out is refined and written (in worker threads).
-  const cutting = cutoutAtSize(deps.codec, decoded, prediction, prepared, lowRgb);
+  const cutting = cutoutAtSize(decoded, prediction, prepared, lowRgb);
   cutting.catch(() => undefined);
   await onStage('diagnose');
   t = performance.now();

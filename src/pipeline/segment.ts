@@ -17,6 +17,7 @@ import { MODEL_INPUT_SIZE, type MaskModel, type MaskPrediction } from '../adapte
 import type { BBox, Tier } from '../domain/batch.schemas.ts';
 import type { Cutout, PreparedCutout } from '../adapters/cutout-writer.adapter.ts';
 import { refineGrid } from '../adapters/edge-refine.mjs';
+import { reduceMask } from '../adapters/cutout-kernels.mjs';
 
 /** The model's mask for the tier: one pass (light), or the photo and its mirror image merged (heavy). */
 export async function predictMask(model: MaskModel, modelInput: Buffer, tier: Tier): Promise<MaskPrediction> {
@@ -31,10 +32,17 @@ export async function predictMask(model: MaskModel, modelInput: Buffer, tier: Ti
  * The refinement needs the mask only on its grid: away from the edge it is 0 or 255 anyway, so the
  * whole mask is never upsampled.
  */
-export async function cutoutAtSize(codec: ImageCodec, decoded: DecodedImage, prediction: MaskPrediction, prepared: PreparedCutout, lowRgb: Promise<Buffer>): Promise<Cutout> {
+export async function cutoutAtSize(decoded: DecodedImage, prediction: MaskPrediction, prepared: PreparedCutout, lowRgb: Promise<Buffer>): Promise<Cutout> {
   const grid = refineGrid(decoded.width, decoded.height);
-  const [rgb, alpha] = await Promise.all([lowRgb, codec.reduceMask(prediction.mask, MODEL_INPUT_SIZE, grid.w, grid.h)]);
-  return prepared.write({ rgb, alpha });
+  // The mask first (about a millisecond, native): the photo's reduction was started long before.
+  const alpha = reduceMask(prediction.mask, MODEL_INPUT_SIZE, MODEL_INPUT_SIZE, grid.w, grid.h);
+  return prepared.write({ rgb: await lowRgb, alpha });
+}
+
+/** The photo and the model's square mask reduced to the edge refinement's grid (RGB, and one channel), as cutoutAtSize makes them. */
+export async function refineInputs(codec: ImageCodec, decoded: DecodedImage, mask: Buffer): Promise<{ rgb: Buffer; alpha: Buffer }> {
+  const grid = refineGrid(decoded.width, decoded.height);
+  return { rgb: await codec.reduceRgb(decoded, grid.w, grid.h), alpha: reduceMask(mask, MODEL_INPUT_SIZE, MODEL_INPUT_SIZE, grid.w, grid.h) };
 }
 
 /** The model on the input and on its mirror image; per pixel the larger mask value of the two views. */

@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
-import { BandWorkspace, bandRows, deflateRows, loadKernels, native, nativeReason, refineBand } from '../../src/adapters/cutout-kernels.mjs';
+import { BandWorkspace, bandRows, deflateRows, loadKernels, native, nativeReason, reduceMask, refineBand } from '../../src/adapters/cutout-kernels.mjs';
 import { adler32, joinBands } from '../../src/adapters/png-strips.mjs';
 import { refineGrid } from '../../src/adapters/edge-refine.mjs';
 import { evalEntries, evalFile, HAVE_EVAL_DATA } from '../helpers/eval-data.ts';
@@ -60,6 +60,34 @@ function expectSameBands(photo: ReturnType<typeof drawn>, cuts: number[]) {
 describe.skipIf(!HAVE_COMPILER)('native cut-out kernels', () => {
   it('are built wherever a C compiler is', () => {
     expect(native, `the native kernels did not load: ${nativeReason}`).not.toBeNull();
+  });
+
+  it('reduce a mask to the refinement grid to the same bytes as the JavaScript', () => {
+    let seed = 12;
+    const random = () => ((seed = (seed * 1103515245 + 12345) >>> 0) >>> 16) & 0xff;
+    // A soft disc with noise: every value occurs, and cells cut pixels on both axes.
+    const mask = Uint8Array.from({ length: 1024 * 1024 }, (_, i) => {
+      const d = Math.hypot((i % 1024) - 500, Math.floor(i / 1024) - 530) - 300;
+      return Math.max(0, Math.min(255, Math.round(128 - d * 8))) ^ (random() & 7);
+    });
+    for (const [w, h] of [
+      [768, 768],
+      [768, 433],
+      [301, 200],
+      [1024, 1],
+      [1, 1],
+      [1024, 1024],
+    ]) {
+      const js = reduceMask(mask, 1024, 1024, w, h, { native: null });
+      const c = reduceMask(mask, 1024, 1024, w, h, { native: kernels });
+      expect(Buffer.compare(c, js), `${w}x${h}`).toBe(0);
+    }
+    const small = Uint8Array.from([0, 90, 255, 7, 8, 9, 250, 1, 2, 3]);
+    expect(Buffer.compare(reduceMask(small, 5, 2, 3, 1, { native: kernels }), reduceMask(small, 5, 2, 3, 1, { native: null }))).toBe(0);
+    expect(() => kernels.reduceArea(mask, 1024, 1024, new Uint8Array(10), 768, 768)).toThrow(/sizes/);
+    expect(() => kernels.reduceArea(mask, 1024, 1024, new Uint8Array(2000 * 1024), 2000, 1024)).toThrow(/sizes/);
+    expect(() => kernels.reduceArea(mask.subarray(5), 1024, 1024, new Uint8Array(4), 2, 2)).toThrow(/sizes/);
+    expect(() => reduceMask(mask, 1024, 1024, 1025, 10)).toThrow(RangeError);
   });
 
   it('refine a band to the same bytes as the JavaScript, however the photo is cut', () => {

@@ -9,6 +9,7 @@ import { adler32, adler32Combine, bandLines, deflateBand, joinBands } from '../.
 import { bandCuts, WorkerCutoutWriter } from '../../src/adapters/cutout-writer.adapter.ts';
 import { ImageCodec } from '../../src/adapters/image-codec.adapter.ts';
 import { native } from '../../src/adapters/cutout-kernels.mjs';
+import { refineInputs } from '../../src/pipeline/segment.ts';
 import { evalEntries, evalFile, HAVE_EVAL_DATA } from '../helpers/eval-data.ts';
 
 const W = 120;
@@ -287,8 +288,7 @@ describe('cut-out writer', () => {
     const entry = evalEntries().find((e) => e.kind === 'product')!;
     const decoded = await codec.decode(await sharp(evalFile(entry.image)).resize(3001, 1999, { fit: 'fill' }).png().toBuffer());
     const mask = await sharp(evalFile(entry.mask)).greyscale().resize(1024, 1024, { fit: 'fill' }).blur(3).extractChannel(0).raw().toBuffer();
-    const grid = refineGrid(decoded.width, decoded.height);
-    const png = await expectCutout(decoded, await codec.refineInputs(decoded, mask, 1024, grid.w, grid.h));
+    const png = await expectCutout(decoded, await refineInputs(codec, decoded, mask));
     // The PNG's own checksums hold (zlib verifies Adler-32 and sharp the chunks' CRCs as it decodes).
     expect(png.subarray(1, 4).toString()).toBe('PNG');
   });

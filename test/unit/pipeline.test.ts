@@ -3,12 +3,11 @@ import sharp from 'sharp';
 import http from 'node:http';
 import { planLayout, outputFormatFor } from '../../src/pipeline/compose.ts';
 import { diagnose } from '../../src/pipeline/diagnose.ts';
-import { statistics } from '../../src/pipeline/segment.ts';
+import { refineInputs, statistics } from '../../src/pipeline/segment.ts';
 import { CHECK_GRID } from '../../src/pipeline/check/features.ts';
 import { brokenProbability, chooseThreshold, fitLogistic, loadCalibration, MODEL_FEATURES, scoreFor } from '../../src/pipeline/check/calibration.ts';
 import { exportKeepsStored, ImageCodec, THUMB_EDGE, type DecodedImage } from '../../src/adapters/image-codec.adapter.ts';
 import { WorkerCutoutWriter } from '../../src/adapters/cutout-writer.adapter.ts';
-import { refineGrid } from '../../src/adapters/edge-refine.mjs';
 import { checkEntryName } from '../../src/adapters/zip-archive.adapter.ts';
 import { fetchPublic, isPrivateAddress } from '../../src/adapters/outbound-http.adapter.ts';
 import { resolveSettings } from '../../src/services/settings.ts';
@@ -120,8 +119,7 @@ describe('image codec', () => {
   afterAll(() => cutouts.close());
   /** The service's cut-out of a decoded photo for a model mask (1024 x 1024). */
   async function cutoutOf(decoded: DecodedImage, mask: Buffer) {
-    const grid = refineGrid(decoded.width, decoded.height);
-    const cut = cutouts.write(decoded, await codec.refineInputs(decoded, mask, 1024, grid.w, grid.h), THUMB_EDGE);
+    const cut = cutouts.write(decoded, await refineInputs(codec, decoded, mask), THUMB_EDGE);
     return { png: await cut.png, thumb: await codec.thumbnailRaw(await cut.preview) };
   }
   it('converts a photo with a wide-gamut profile to sRGB, and writes outputs with no profile or metadata', async () => {
