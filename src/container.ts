@@ -5,6 +5,7 @@ import type { Config } from './config.ts';
 import { createDatabase } from './db/database.ts';
 import { Store } from './db/store.ts';
 import { FsBlobStore, type BlobStore } from './adapters/blob-store.ts';
+import { RecentBlobs } from './adapters/recent-blobs.ts';
 import { ImageCodec, setImageThreads } from './adapters/image-codec.adapter.ts';
 import { OnnxMaskModel, type MaskModel } from './adapters/mask-model.adapter.ts';
 import { HelperThreadPriority } from './adapters/thread-priority.ts';
@@ -95,7 +96,9 @@ export async function createContainer(config: Readonly<Config>, opts: ContainerO
   const clock = opts.clock ?? Date.now;
   const db = await createDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   const store = new Store(db);
-  const blobs = new FsBlobStore(path.join(config.dataDir, 'blobs'));
+  // What this process wrote in the last seconds is read back from memory (recent-blobs.ts): a result
+  // by the request waiting for it, an upload by the worker that claims it.
+  const blobs = new RecentBlobs(new FsBlobStore(path.join(config.dataDir, 'blobs')), { maxBytes: 32 * 1024 * 1024, ttlMs: 10_000 }, clock);
   setImageThreads(config.imageThreads);
   const codec = new ImageCodec(config.maxInputPixels);
   // Between processes on PostgreSQL, within this one on SQLite (one process owns an embedded database's worker).
