@@ -111,7 +111,8 @@ static napi_value js_reduce_area(napi_env env, napi_callback_info info) {
   if (!bytes_arg(env, argv[0], 0, &src, &srcLen) || !int_arg(env, argv[1], 1, &sw) || !int_arg(env, argv[2], 1, &sh) ||
       !bytes_arg(env, argv[3], 0, &dst, &dstLen) || !int_arg(env, argv[4], 1, &dw) || !int_arg(env, argv[5], 1, &dh))
     return NULL;
-  if (dw > sw || dh > sh || (double)sw * sh > 1e9 || srcLen < (size_t)sw * sh || dstLen < (size_t)dw * dh)
+  // A row of sums across holds up to 255 * sw in 32 bits: sw is bounded by 2^24.
+  if (dw > sw || dh > sh || sw > (1 << 24) || (double)sw * sh > 1e9 || srcLen < (size_t)sw * sh || dstLen < (size_t)dw * dh)
     return (throw_type(env, "reduceArea: sizes do not agree"), NULL);
   if (matte_reduce_area(src, sw, sh, dst, dw, dh, scratch_of(env)) != 0) napi_throw_error(env, NULL, "reduceArea: out of memory");
   return NULL;

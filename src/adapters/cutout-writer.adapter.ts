@@ -146,7 +146,8 @@ export class WorkerCutoutWriter implements CutoutWriter {
   private readonly queue: Task[] = [];
   private nextId = 1;
 
-  private readonly heldAnswers = new Map<Worker, (bytes: number) => void>();
+  /** Per thread, who waits for its answer to heldBytes, in the order asked (a thread answers in order). */
+  private readonly heldAnswers = new Map<Worker, ((bytes: number) => void)[]>();
 
   /**
    * @param threads worker threads, and bands a photo is cut into
@@ -229,7 +230,9 @@ export class WorkerCutoutWriter implements CutoutWriter {
       this.slots.map(
         (slot) =>
           new Promise<number>((resolve) => {
-            this.heldAnswers.set(slot.worker, resolve);
+            const waiting = this.heldAnswers.get(slot.worker) ?? [];
+            waiting.push(resolve);
+            this.heldAnswers.set(slot.worker, waiting);
             slot.worker.postMessage({ type: 'held' });
           }),
       ),
@@ -261,8 +264,7 @@ export class WorkerCutoutWriter implements CutoutWriter {
     const slot: Slot = { worker, task: null };
     worker.on('message', (msg: WorkerMessage) => {
       if (msg.type === 'held') {
-        this.heldAnswers.get(worker)?.(msg.bytes);
-        this.heldAnswers.delete(worker);
+        this.heldAnswers.get(worker)?.shift()?.(msg.bytes);
         return;
       }
       const task = slot.task;
@@ -277,7 +279,7 @@ export class WorkerCutoutWriter implements CutoutWriter {
       this.dispatch();
     });
     const fail = (err: Error) => {
-      this.heldAnswers.get(worker)?.(0);
+      for (const answer of this.heldAnswers.get(worker) ?? []) answer(0);
       this.heldAnswers.delete(worker);
       const i = this.slots.indexOf(slot);
       if (i >= 0) this.slots.splice(i, 1);

@@ -41,6 +41,7 @@ export class RecentBlobs implements BlobStore {
   async copy(from: string, to: string): Promise<void> {
     this.forget(to);
     await this.inner.copy(from, to);
+    // The same bytes under both names, counted twice against maxBytes: the bound errs on the safe side.
     const source = this.recent(from);
     if (source) this.remember(to, source);
   }

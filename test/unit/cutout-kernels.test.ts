@@ -88,6 +88,8 @@ describe.skipIf(!HAVE_COMPILER)('native cut-out kernels', () => {
     expect(() => kernels.reduceArea(mask, 1024, 1024, new Uint8Array(2000 * 1024), 2000, 1024)).toThrow(/sizes/);
     expect(() => kernels.reduceArea(mask.subarray(5), 1024, 1024, new Uint8Array(4), 2, 2)).toThrow(/sizes/);
     expect(() => reduceMask(mask, 1024, 1024, 1025, 10)).toThrow(RangeError);
+    // Rows wider than 2^24 would overflow the 32-bit sums across: refused, not summed wrong.
+    expect(() => kernels.reduceArea(new Uint8Array(2 ** 24 + 1), 2 ** 24 + 1, 1, new Uint8Array(1), 1, 1)).toThrow(/sizes/);
   });
 
   it('refine a band to the same bytes as the JavaScript, however the photo is cut', () => {

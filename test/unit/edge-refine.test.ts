@@ -267,6 +267,8 @@ describe('cut-out writer', () => {
       expect(held).toBeGreaterThan(W * H * 8);
       await expectCutout(photo, low, pool);
       expect(await pool.heldBytes(), 'the second photo used the memory of the first').toEqual([held]);
+      // Asked twice at once, both are answered.
+      expect(await Promise.all([pool.heldBytes(), pool.heldBytes()])).toEqual([[held], [held]]);
       await new Promise((resolve) => setTimeout(resolve, 1000));
       expect(await pool.heldBytes()).toEqual([0]);
       // And works as before once it has let go.
