@@ -137,6 +137,25 @@ export class ImageCodec {
     }
   }
 
+  /**
+   * The model's square input made straight from the file, in one libvips pipeline without the photo's
+   * full decode in between: the same bytes as toModelInput(decode(input)) for a file where that holds,
+   * opaque 8-bit RGB (or a palette) without an EXIF rotation, within the working size (tested; a rotated
+   * or 16-bit file comes out a little different). Null for any other file: make it from the decode.
+   * The file is decoded whole on the way (failOn 'error'), so a truncated one fails as decode fails.
+   */
+  async modelInputFrom(input: Buffer, size: number): Promise<Buffer | null> {
+    try {
+      const meta = await sharp(input, { limitInputPixels: this.maxPixels }).metadata();
+      const plain =
+        meta.channels === 3 && !meta.hasAlpha && meta.depth === 'uchar' && (meta.orientation ?? 1) === 1 && Math.max(meta.width ?? Infinity, meta.height ?? Infinity) <= MAX_WORKING_EDGE;
+      if (!plain) return null;
+      return await open(input, this.maxPixels).toColourspace('srgb').resize(size, size, { fit: 'fill', kernel: 'lanczos3', fastShrinkOnLoad: false }).raw().toBuffer();
+    } catch (err) {
+      throw asPhotoError(err, this.maxPixels);
+    }
+  }
+
   /** Resizes raw RGB to the model's square input (aspect ratio not kept, as the model was trained). */
   async toModelInput(img: DecodedImage, size: number): Promise<Buffer> {
     return sharp(img.rgb, { raw: { width: img.width, height: img.height, channels: 3 } }).resize(size, size, { fit: 'fill', kernel: 'lanczos3' }).raw().toBuffer();

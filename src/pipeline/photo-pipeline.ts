@@ -119,13 +119,15 @@ export async function runPhoto(
   const timings = { decode: 0, inference: 0, diagnose: 0, compose: 0, encode: 0, total: 0 };
 
   let t = performance.now();
-  const { decoded, modelInput } = await (deps.prepared?.take(input) ?? prepareInput(deps.codec, input));
+  const first = deps.prepared?.take(input) ?? prepareInput(deps.codec, input);
+  const modelInput = await first.modelInput;
   timings.decode = performance.now() - t;
 
-  // The model starts first: the stage is announced while it runs.
+  // The model starts first: the stage is announced while it runs, and the decode may still be finishing.
   const predicting = predictMask(deps.model, modelInput, tier);
   predicting.catch(() => undefined);
   await onStage('inference');
+  const decoded = await first.decoded;
   // What needs no mask is done while the model runs: the photo is handed to the cut-out writer (its
   // threads' shared copy) and reduced to the edge refinement's grid.
   const prepared = deps.cutouts.prepare(decoded, THUMB_EDGE);

@@ -1,28 +1,35 @@
-// The first step of a photo (decode, and the model's input made from it), started early when the
-// process that received the upload also runs the worker: POST /v1/images decodes while the batch is
-// created, the photo stored and queued, instead of after the worker claims it. The same decode is the
-// intake's check that the file is whole (prepare's answer), so the photo is not decoded a second time
-// for it. A process-local head start and nothing more: entries are found by the bytes' SHA-256, so a
+// The first step of a photo (decode, and the model's input), started early when the process that
+// received the upload also runs the worker: POST /v1/images decodes while the batch is created, the
+// photo stored and queued, instead of after the worker claims it. The same decoding is the intake's
+// check that the file is whole (prepare's answer), so the photo is not decoded again for it. A process-local head start and nothing more: entries are found by the bytes' SHA-256, so a
 // worker that claims the photo in another process, or after the entry expired, decodes as it always
 // does and gets the same result.
 import { createHash } from 'node:crypto';
 import type { DecodedImage, ImageCodec } from '../adapters/image-codec.adapter.ts';
 import { MODEL_INPUT_SIZE } from '../adapters/mask-model.adapter.ts';
 
+/** A photo's first step, under way: the model may start as soon as its input is there, before the decode is. */
 export interface PreparedInput {
-  decoded: DecodedImage;
   /** The photo squeezed to the model's square input, RGB. */
-  modelInput: Buffer;
+  modelInput: Promise<Buffer>;
+  decoded: Promise<DecodedImage>;
 }
 
-/** Decode and model input, as every photo starts. */
-export async function prepareInput(codec: ImageCodec, input: Buffer): Promise<PreparedInput> {
-  const decoded = await codec.decode(input);
-  return { decoded, modelInput: await codec.toModelInput(decoded, MODEL_INPUT_SIZE) };
+/** Decode, and the model's input made from it, as every photo starts (nothing decoded twice). */
+export function prepareInput(codec: ImageCodec, input: Buffer): PreparedInput {
+  const decoded = codec.decode(input);
+  return observed({ decoded, modelInput: decoded.then((d) => codec.toModelInput(d, MODEL_INPUT_SIZE)) });
+}
+
+/** Failures are the taker's to hear; nobody may be listening to one of the two. */
+function observed(p: PreparedInput): PreparedInput {
+  p.decoded.catch(() => undefined);
+  p.modelInput.catch(() => undefined);
+  return p;
 }
 
 interface Entry {
-  result: Promise<PreparedInput>;
+  result: PreparedInput;
   readable: Promise<void>;
   timer: NodeJS.Timeout;
 }
@@ -41,19 +48,22 @@ export class PreparedInputs {
 
   /**
    * Starts decoding `input`, unless it is already being prepared or the room is full. Answers whether
-   * the photo decodes (it rejects with the decode's PhotoError, as ImageCodec.decode would), settled
-   * as soon as the decode is, before the model's input is made; undefined when it was not prepared.
+   * the photo decodes (it rejects with the decode's PhotoError, as ImageCodec.decode would);
+   * undefined when it was not prepared.
+   * Both cores are free before the model starts, so the model's input is made straight from the file
+   * (ImageCodec.modelInputFrom) beside the full decode, where that gives the same bytes. It decodes the
+   * whole file too, so its success already answers that the file decodes: the photo can be queued, and
+   * its model started, while the full decode (12 MB for a 2000x2000 photo) is still being written.
    */
   prepare(input: Buffer): Promise<void> | undefined {
     const key = keyOf(input);
     const known = this.entries.get(key);
     if (known) return known.readable;
     if (this.entries.size >= this.opts.maxEntries) return undefined;
+    const direct = this.codec.modelInputFrom(input, MODEL_INPUT_SIZE);
     const decoded = this.codec.decode(input);
-    const result = decoded.then(async (d) => ({ decoded: d, modelInput: await this.codec.toModelInput(d, MODEL_INPUT_SIZE) }));
-    const readable = decoded.then(() => undefined);
-    // A failure is the taker's to hear (it would have failed the same way); nobody may be listening.
-    result.catch(() => undefined);
+    const result = observed({ decoded, modelInput: direct.then((m) => m ?? decoded.then((d) => this.codec.toModelInput(d, MODEL_INPUT_SIZE))) });
+    const readable = direct.then((m) => (m ? undefined : decoded.then(() => undefined)));
     readable.catch(() => undefined);
     const timer = setTimeout(() => this.entries.delete(key), this.opts.ttlMs);
     timer.unref();
@@ -62,7 +72,7 @@ export class PreparedInputs {
   }
 
   /** The prepared result for these bytes, once (the entry is removed), or undefined. */
-  take(input: Buffer): Promise<PreparedInput> | undefined {
+  take(input: Buffer): PreparedInput | undefined {
     const key = keyOf(input);
     const entry = this.entries.get(key);
     if (!entry) return undefined;

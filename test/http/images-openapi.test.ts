@@ -40,8 +40,11 @@ describe('POST /v1/images', () => {
       const res = await t.app.inject({ method: 'POST', url: '/v1/images', headers: { ...auth, ...form.headers }, payload: form.payload });
       expect(res.statusCode).toBe(200);
       expect(take).toHaveBeenCalledTimes(1);
-      const prepared = await take.mock.results[0].value;
-      expect([prepared.decoded.width, prepared.decoded.height]).toEqual([300, 260]);
+      const prepared = take.mock.results[0].value!;
+      const decoded = await prepared.decoded;
+      expect([decoded.width, decoded.height]).toEqual([300, 260]);
+      // A plain JPEG: the model's input was made straight from the file, the same bytes as from the decode.
+      expect((await prepared.modelInput).equals(await t.c.codec.toModelInput(decoded, 1024))).toBe(true);
       // That decode was also intake's check: no second one for an input thumbnail. The thumbnail is
       // made when first asked for, then kept.
       const jobId = res.headers['x-matte-job-id'] as string;
