@@ -1,9 +1,10 @@
 // The first step of a photo (decode, and the model's input), started early when the process that
 // received the upload also runs the worker: POST /v1/images decodes while the batch is created, the
 // photo stored and queued, instead of after the worker claims it. The same decoding is the intake's
-// check that the file is whole (prepare's answer), so the photo is not decoded again for it. A process-local head start and nothing more: entries are found by the bytes' SHA-256, so a
-// worker that claims the photo in another process, or after the entry expired, decodes as it always
-// does and gets the same result.
+// check that the file is whole (prepare's answer), so the photo is not decoded again for it. A
+// process-local head start and nothing more: entries are found by the bytes' SHA-256, so a worker that
+// claims the photo in another process, or after the entry expired, decodes as it always does and gets
+// the same result.
 import { createHash } from 'node:crypto';
 import type { DecodedImage, ImageCodec } from '../adapters/image-codec.adapter.ts';
 import { MODEL_INPUT_SIZE } from '../adapters/mask-model.adapter.ts';
