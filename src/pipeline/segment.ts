@@ -33,16 +33,21 @@ export async function predictMask(model: MaskModel, modelInput: Buffer, tier: Ti
  * whole mask is never upsampled.
  */
 export async function cutoutAtSize(decoded: DecodedImage, prediction: MaskPrediction, prepared: PreparedCutout, lowRgb: Promise<Buffer>): Promise<Cutout> {
-  const grid = refineGrid(decoded.width, decoded.height);
   // The mask first (about a millisecond, native): the photo's reduction was started long before.
-  const alpha = reduceMask(prediction.mask, MODEL_INPUT_SIZE, MODEL_INPUT_SIZE, grid.w, grid.h);
+  const alpha = gridMask(decoded, prediction.mask);
   return prepared.write({ rgb: await lowRgb, alpha });
 }
 
 /** The photo and the model's square mask reduced to the edge refinement's grid (RGB, and one channel), as cutoutAtSize makes them. */
 export async function refineInputs(codec: ImageCodec, decoded: DecodedImage, mask: Buffer): Promise<{ rgb: Buffer; alpha: Buffer }> {
   const grid = refineGrid(decoded.width, decoded.height);
-  return { rgb: await codec.reduceRgb(decoded, grid.w, grid.h), alpha: reduceMask(mask, MODEL_INPUT_SIZE, MODEL_INPUT_SIZE, grid.w, grid.h) };
+  return { rgb: await codec.reduceRgb(decoded, grid.w, grid.h), alpha: gridMask(decoded, mask) };
+}
+
+/** The model's square mask reduced to the photo's refinement grid by area averages (mask-reduce.mjs; native when built). */
+function gridMask(decoded: DecodedImage, mask: Buffer): Buffer {
+  const grid = refineGrid(decoded.width, decoded.height);
+  return reduceMask(mask, MODEL_INPUT_SIZE, MODEL_INPUT_SIZE, grid.w, grid.h);
 }
 
 /** The model on the input and on its mirror image; per pixel the larger mask value of the two views. */
