@@ -8,6 +8,7 @@
 import { Worker } from 'node:worker_threads';
 import { joinBands } from './png-strips.mjs';
 import { refineGrid } from './edge-refine.mjs';
+import { SharedMemoryPool } from './shared-memory-pool.ts';
 
 export interface CutoutPhoto {
   /** RGB at working size, 3 bytes a pixel. */
@@ -126,7 +127,7 @@ export function bandCuts(width: number, height: number, reduce: number, bands: n
   return cuts;
 }
 
-/** A copy in memory every worker thread can read: one copy for all the bands of a photo. */
+/** A copy in memory every worker thread can read: the small grids of a photo. */
 function shared(data: Uint8Array): Uint8Array {
   const out = new Uint8Array(new SharedArrayBuffer(data.length));
   out.set(data);
@@ -153,17 +154,32 @@ export class WorkerCutoutWriter implements CutoutWriter {
    * @param threads worker threads, and bands a photo is cut into
    * @param idleReleaseMs a thread keeps the memory of its last band (cutout-kernels.mjs BandWorkspace) until it has been idle this long
    */
+  /** The photos' copies the threads read (the band threads keep their own memory: cutout-kernels.mjs BandWorkspace). */
+  private readonly memory: SharedMemoryPool;
+
   constructor(
     private readonly threads = 2,
     private readonly idleReleaseMs = 10_000,
-  ) {}
+  ) {
+    // Two kept: a batch has two photos in flight, one at the model while the other is written.
+    this.memory = new SharedMemoryPool({ maxFree: 2, idleReleaseMs });
+  }
+
+  /** Shared memory kept for the next photos' copies, in bytes. */
+  sharedBytes(): number {
+    return this.memory.heldBytes();
+  }
 
   prepare(photo: CutoutPhoto, thumbEdge: number): PreparedCutout {
     const { width, height } = photo;
     const reduce = Math.max(1, Math.floor(Math.max(width, height) / thumbEdge));
     // One copy in memory every thread reads, made now: after the model it would be on the answer's path.
-    const rgb = shared(photo.rgb);
-    const sourceAlpha = photo.alpha ? shared(photo.alpha) : null;
+    // Its memory goes back to the pool when the bands are done (a photo never written leaves it to the
+    // garbage collector).
+    const rgbLease = this.memory.copy(photo.rgb);
+    const alphaLease = photo.alpha ? this.memory.copy(photo.alpha) : null;
+    const rgb = rgbLease.view;
+    const sourceAlpha = alphaLease?.view ?? null;
     let used = false;
     return {
       write: (low) => {
@@ -180,7 +196,14 @@ export class WorkerCutoutWriter implements CutoutWriter {
           band.catch(previewFailed);
           return band;
         });
-        const png = allSettled(bands).then((b) => joinBands(width, height, b));
+        const done = allSettled(bands);
+        // Every band has settled (read its rows) either way: the photo's copy may be handed out again.
+        const returned = () => {
+          rgbLease.release();
+          alphaLease?.release();
+        };
+        done.then(returned, returned);
+        const png = done.then((b) => joinBands(width, height, b));
         const preview = allSettled(previews).then((p) => {
           const data = Buffer.concat(p.map((b) => b.data));
           return { data, width: p[0].width, height: data.length / 4 / p[0].width };
@@ -294,6 +317,7 @@ export class WorkerCutoutWriter implements CutoutWriter {
   }
 
   async close(): Promise<void> {
+    this.memory.clear();
     const slots = this.slots.splice(0);
     for (const t of this.queue.splice(0)) t.reject(new Error('the cut-out writer was closed'));
     await Promise.all(slots.map((s) => s.worker.terminate()));

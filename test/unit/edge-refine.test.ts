@@ -278,6 +278,32 @@ describe('cut-out writer', () => {
     }
   });
 
+  it("hands a photo's shared copy to the next photo once its bands are done, never while they run, and lets it go when idle", async () => {
+    const { rgb, blurred } = scene();
+    const photo = { rgb: Buffer.from(rgb), alpha: null, width: W, height: H };
+    const low = lowOf(rgb, blurred, W, H);
+    const pool = new WorkerCutoutWriter(2, 400);
+    try {
+      await expectCutout(photo, low, pool);
+      expect(pool.sharedBytes(), 'the copy is kept for the next photo').toBe(W * H * 3);
+      // A second photo handed over while the first one's bands run cannot have the first one's copy
+      // (it would overwrite the pixels being refined): both come out right.
+      const other = { rgb: Buffer.from(rgb.map((v) => 255 - v)), alpha: Buffer.alloc(W * H, 200), width: W, height: H };
+      const first = pool.prepare(photo, 64);
+      expect(pool.sharedBytes(), 'taken').toBe(0);
+      const a = first.write(low).png;
+      const b = pool.prepare(other, 64).write(low).png;
+      expect(Buffer.compare(await a, await expectCutout(photo, low))).toBe(0);
+      expect(Buffer.compare(await b, await expectCutout(other, low))).toBe(0);
+      // Three copies back (both photos' colours, the second one's transparency); two kept, the smallest went.
+      expect(pool.sharedBytes()).toBe(2 * W * H * 3);
+      await new Promise((resolve) => setTimeout(resolve, 800));
+      expect(pool.sharedBytes()).toBe(0);
+    } finally {
+      await pool.close();
+    }
+  });
+
   it('caps the alpha with the photo\'s own transparency; a one-pixel photo works', async () => {
     const { rgb, blurred } = scene();
     const sourceAlpha = Buffer.alloc(W * H, 255);
