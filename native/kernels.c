@@ -1,5 +1,5 @@
-// The native cut-out kernels as a Node.js module: the mask's reduction to the refinement's grid
-// (mask-reduce.c), the edge refinement (edge-refine.c), the PNG rows (png-rows.c) and their deflate
+// The native cut-out kernels as a Node.js module: the model's input and output (model-io.c), the
+// mask's reduction to the refinement's grid (mask-reduce.c), the edge refinement (edge-refine.c), the PNG rows (png-rows.c) and their deflate
 // (deflate.c). The JavaScript stays the reference and the fallback:
 // src/adapters/cutout-kernels.mjs uses this module when it was built (npm install runs
 // scripts/build-native.mjs) and the JavaScript otherwise. Plain Node-API (node_api.h), context-aware:
@@ -13,6 +13,7 @@
 #include "deflate.h"
 #include "edge-refine.h"
 #include "mask-reduce.h"
+#include "model-io.h"
 #include "numbers.h"
 #include "png-rows.h"
 #include "scratch.h"
@@ -38,6 +39,16 @@ static int bytes_arg(napi_env env, napi_value value, int optional, uint8_t **dat
   if (napi_get_typedarray_info(env, value, &kind, length, &ptr, NULL, NULL) != napi_ok) return 0;
   if (kind != napi_uint8_array) return throw_type(env, "expected a Uint8Array");
   *data = ptr;
+  return 1;
+}
+
+/** A typed array argument of one kind: its data and its length in elements. */
+static int typed_arg(napi_env env, napi_value value, napi_typedarray_type want, const char *message, void **data, size_t *length) {
+  bool is;
+  if (napi_is_typedarray(env, value, &is) != napi_ok || !is) return throw_type(env, message);
+  napi_typedarray_type kind;
+  if (napi_get_typedarray_info(env, value, &kind, length, data, NULL, NULL) != napi_ok) return 0;
+  if (kind != want) return throw_type(env, message);
   return 1;
 }
 
@@ -98,6 +109,37 @@ static napi_value js_refine_rows(napi_env env, napi_callback_info info) {
   if (y1 <= y0 || y1 > H || rgbLen < (size_t)W * H * 3 || lrLen < cells * 3 || laLen < cells || oaLen < rows * W || orLen < rows * W * 3)
     return (throw_type(env, "refineRows: sizes do not agree"), NULL);
   if (matte_refine_rows(rgb, W, H, lr, la, y0, y1, grid, radius, eps, steepen, outAlpha, outRgb, scratch_of(env)) != 0) napi_throw_error(env, NULL, "refineRows: out of memory");
+  return NULL;
+}
+
+/** fillModelInput(rgb, out): src/adapters/model-session.mjs fillModelInput. */
+static napi_value js_fill_model_input(napi_env env, napi_callback_info info) {
+  napi_value argv[2];
+  if (!args(env, info, 2, argv, "fillModelInput")) return NULL;
+  uint8_t *rgb;
+  void *out;
+  size_t rgbLen, outLen;
+  if (!bytes_arg(env, argv[0], 0, &rgb, &rgbLen) || !typed_arg(env, argv[1], napi_float32_array, "expected a Float32Array", &out, &outLen)) return NULL;
+  if (rgbLen % 3 != 0 || outLen != rgbLen) return (throw_type(env, "fillModelInput: sizes do not agree"), NULL);
+  matte_fill_model_input(rgb, rgbLen / 3, out);
+  return NULL;
+}
+
+/** maskFromOutput(out, size, mask, histogram, box): src/adapters/model-session.mjs maskFromOutput. */
+static napi_value js_mask_from_output(napi_env env, napi_callback_info info) {
+  napi_value argv[5];
+  if (!args(env, info, 5, argv, "maskFromOutput")) return NULL;
+  void *out, *histogram, *box;
+  uint8_t *mask;
+  size_t outLen, maskLen, histogramLen, boxLen;
+  int size;
+  if (!typed_arg(env, argv[0], napi_float32_array, "expected a Float32Array", &out, &outLen) || !int_arg(env, argv[1], 1, &size) ||
+      !bytes_arg(env, argv[2], 0, &mask, &maskLen) || !typed_arg(env, argv[3], napi_uint32_array, "expected a Uint32Array", &histogram, &histogramLen) ||
+      !typed_arg(env, argv[4], napi_int32_array, "expected an Int32Array", &box, &boxLen))
+    return NULL;
+  if (size > (1 << 15) || outLen < (size_t)size * size || maskLen < (size_t)size * size || histogramLen < 256 || boxLen < 4)
+    return (throw_type(env, "maskFromOutput: sizes do not agree"), NULL);
+  matte_mask_from_output(out, size, mask, histogram, box);
   return NULL;
 }
 
@@ -201,7 +243,7 @@ static napi_value js_scratch_bytes(napi_env env, napi_callback_info info) {
  * arguments or results change.
  */
 #ifndef KERNELS_VERSION
-#define KERNELS_VERSION 3
+#define KERNELS_VERSION 4
 #endif
 
 NAPI_MODULE_INIT() {
@@ -216,6 +258,8 @@ NAPI_MODULE_INIT() {
   napi_property_descriptor props[] = {
       {"version", NULL, NULL, NULL, NULL, version, napi_enumerable, NULL},
       {"refineRows", NULL, js_refine_rows, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"fillModelInput", NULL, js_fill_model_input, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"maskFromOutput", NULL, js_mask_from_output, NULL, NULL, NULL, napi_enumerable, NULL},
       {"reduceArea", NULL, js_reduce_area, NULL, NULL, NULL, napi_enumerable, NULL},
       {"bandLines", NULL, js_band_lines, NULL, NULL, NULL, napi_enumerable, NULL},
       {"deflateRows", NULL, js_deflate_rows, NULL, NULL, NULL, napi_enumerable, NULL},

@@ -1,4 +1,5 @@
-// The cut-out's hot loops, reduceArea (mask-reduce.mjs), refineRows (edge-refine.mjs), bandLines and
+// The hot loops: the model's input and output (fillModelInput and maskFromOutput, model-session.mjs),
+// and the cut-out's, reduceArea (mask-reduce.mjs), refineRows (edge-refine.mjs), bandLines and
 // deflateBand (png-strips.mjs), in the native module that npm install builds (native/*.c,
 // scripts/build-native.mjs) when it is there, and in JavaScript and zlib otherwise. The refinement and
 // the rows are bit for bit the same either way (test/unit/cutout-kernels.test.ts); the native deflate
@@ -12,6 +13,8 @@ import { reduceArea as reduceAreaJs } from './mask-reduce.mjs';
 
 /**
  * @typedef {{
+ *   fillModelInput(rgb: Uint8Array, out: Float32Array): void,
+ *   maskFromOutput(out: Float32Array, size: number, mask: Uint8Array, histogram: Uint32Array, box: Int32Array): void,
  *   reduceArea(src: Uint8Array, sw: number, sh: number, dst: Uint8Array, dw: number, dh: number): void,
  *   refineRows(rgb: Uint8Array, width: number, height: number, lowRgb: Uint8Array, lowAlpha: Uint8Array, y0: number, y1: number,
  *     grid: number, radius: number, eps: number, steepen: number, outAlpha: Uint8Array, outRgb: Uint8Array): void,
@@ -26,7 +29,7 @@ import { reduceArea as reduceAreaJs } from './mask-reduce.mjs';
  */
 
 /** The interface version of native/kernels.c (KERNELS_VERSION) that this file calls. */
-const VERSION = 3;
+const VERSION = 4;
 
 /**
  * The native module at `file` (the build's by default), or null and why not.

@@ -3,7 +3,7 @@
 // Plain JavaScript on purpose: a worker thread starts without the TypeScript loader of its parent.
 import { parentPort, workerData } from 'node:worker_threads';
 import ort from 'onnxruntime-node';
-import { fillModelInput, readModel, sessionOptions } from './model-session.mjs';
+import { fillModelInput, maskFromOutput, readModel, sessionOptions } from './model-session.mjs';
 import { currentThreadId, threadIds, threadName } from './threads.mjs';
 
 /** ISNet (imgly /models/medium) I/O contract, shared by any pluggable model: see mask-model.adapter.ts. */
@@ -14,32 +14,6 @@ const PLANE = SIZE * SIZE;
 
 // One reusable input buffer: a 1024x1024x3 float tensor is 12 MiB, allocated once per worker.
 const input = new Float32Array(3 * PLANE);
-
-/**
- * Float mask 0..1 → uint8 mask, with the figures the quality check needs, in one pass.
- * @param {Float32Array} out
- */
-function toMask(out) {
-  const mask = new Uint8Array(PLANE);
-  const histogram = new Uint32Array(256);
-  let minX = SIZE, minY = SIZE, maxX = -1, maxY = -1;
-  for (let y = 0, i = 0; y < SIZE; y++) {
-    for (let x = 0; x < SIZE; x++, i++) {
-      const v = out[i];
-      const b = v <= 0 ? 0 : v >= 1 ? 255 : (v * 255 + 0.5) | 0;
-      mask[i] = b;
-      histogram[b]++;
-      if (b >= 128) {
-        if (x < minX) minX = x;
-        if (x > maxX) maxX = x;
-        if (y < minY) minY = y;
-        if (y > maxY) maxY = y;
-      }
-    }
-  }
-  const bbox = maxX < 0 ? null : { x: minX, y: minY, width: maxX - minX + 1, height: maxY - minY + 1 };
-  return { mask, histogram, bbox };
-}
 
 const port = /** @type {import('node:worker_threads').MessagePort} */ (parentPort);
 const { threads } = workerData;
@@ -77,7 +51,7 @@ async function handle(msg) {
     const result = await session.run({ [INPUT_NAME]: tensor }, [OUTPUT_NAME]);
     const runMs = performance.now() - started;
     const out = /** @type {Float32Array} */ (result[OUTPUT_NAME].data);
-    const { mask, histogram, bbox } = toMask(out);
+    const { mask, histogram, bbox } = maskFromOutput(out, SIZE);
     port.postMessage({ id: msg.id, ok: true, mask, histogram, bbox, runMs }, [mask.buffer, histogram.buffer]);
   } catch (err) {
     port.postMessage({ id: msg.id, ok: false, message: err instanceof Error ? err.message : String(err) });

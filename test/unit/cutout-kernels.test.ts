@@ -1,4 +1,4 @@
-// The native cut-out kernels (native/*.c) against their JavaScript reference: the same
+// The native kernels (native/*.c) against their JavaScript reference: the same
 // bytes on drawn photos and eval photos, cut into bands anywhere; arguments that do not agree are a
 // TypeError, not a crash; and a build that cannot run leaves the install working.
 import { spawnSync } from 'node:child_process';
@@ -11,6 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { BandWorkspace, bandRows, deflateRows, loadKernels, native, nativeReason, reduceMask, refineBand } from '../../src/adapters/cutout-kernels.mjs';
 import { adler32, joinBands } from '../../src/adapters/png-strips.mjs';
 import { refineGrid } from '../../src/adapters/edge-refine.mjs';
+import { fillModelInput, maskFromOutput } from '../../src/adapters/model-session.mjs';
 import { evalEntries, evalFile, HAVE_EVAL_DATA } from '../helpers/eval-data.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
@@ -90,6 +91,45 @@ describe.skipIf(!HAVE_COMPILER)('native cut-out kernels', () => {
     expect(() => reduceMask(mask, 1024, 1024, 1025, 10)).toThrow(RangeError);
     // Rows wider than 2^24 would overflow the 32-bit sums across: refused, not summed wrong.
     expect(() => kernels.reduceArea(new Uint8Array(2 ** 24 + 1), 2 ** 24 + 1, 1, new Uint8Array(1), 1, 1)).toThrow(/sizes/);
+  });
+
+  it("make the model's input and read its output to the same floats and bytes as the JavaScript", () => {
+    let seed = 5;
+    const random = () => ((seed = (seed * 1103515245 + 12345) >>> 0) >>> 8) / 2 ** 24;
+    const rgb = Uint8Array.from({ length: 1024 * 1024 * 3 }, (_, i) => (i < 768 ? i % 256 : Math.floor(random() * 256)));
+    const js = new Float32Array(rgb.length);
+    const c = new Float32Array(rgb.length).fill(7);
+    fillModelInput(rgb, js, { native: null });
+    fillModelInput(rgb, c, { native: kernels });
+    expect(Buffer.compare(Buffer.from(c.buffer), Buffer.from(js.buffer))).toBe(0);
+    expect([js[0], js[1024 * 1024 + 1], js[2 * 1024 * 1024 + 2]]).toEqual([-0.5, (4 - 128) / 256, (8 - 128) / 256]); // R of pixel 0, G of pixel 1, B of pixel 2
+
+    // Every rounding boundary (k + 0.5) / 255 and its float neighbours, out-of-range values, NaN, infinities.
+    const special = [0, -0, -1e-9, 1e-9, 1, 1 + 1e-7, 2, -3, Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY];
+    for (let k = 0; k < 255; k++) {
+      const b = Math.fround((k + 0.5) / 255);
+      special.push(b, Math.fround(b * (1 + 2 ** -23)), Math.fround(b * (1 - 2 ** -23)));
+    }
+    const out = Float32Array.from({ length: 1024 * 1024 }, (_, i) => (i < special.length ? special[i] : Math.hypot((i % 1024) - 400, i / 1024 - 600) < 250 ? random() * 0.5 + 0.5 : random() * 0.6));
+    const a = maskFromOutput(out, 1024, { native: null });
+    const b = maskFromOutput(out, 1024, { native: kernels });
+    expect(Buffer.compare(Buffer.from(b.mask), Buffer.from(a.mask))).toBe(0);
+    expect([...b.histogram]).toEqual([...a.histogram]);
+    expect(b.bbox).toEqual(a.bbox);
+    expect(a.bbox).not.toBeNull();
+    // Nothing at 128 or above: no box either way.
+    const faint = new Float32Array(16).fill(0.3);
+    expect(maskFromOutput(faint, 4, { native: kernels })).toEqual(maskFromOutput(faint, 4, { native: null }));
+    expect(maskFromOutput(faint, 4, { native: kernels }).bbox).toBeNull();
+    const one = Float32Array.from([0.6, 0.1, 0.2, 0.9]); // opposite corners
+    expect(maskFromOutput(one, 2, { native: kernels }).bbox).toEqual({ x: 0, y: 0, width: 2, height: 2 });
+
+    expect(() => kernels.fillModelInput(rgb, new Float32Array(10))).toThrow(/sizes/);
+    expect(() => kernels.fillModelInput(rgb, new Float64Array(rgb.length) as unknown as Float32Array)).toThrow(/Float32Array/);
+    expect(() => kernels.maskFromOutput(out, 1025, new Uint8Array(1024 * 1024), new Uint32Array(256), new Int32Array(4))).toThrow(/sizes/);
+    expect(() => kernels.maskFromOutput(out, 1024, new Uint8Array(1024 * 1024), new Uint32Array(255), new Int32Array(4))).toThrow(/sizes/);
+    expect(() => kernels.maskFromOutput(out, 1024, new Uint8Array(1024 * 1024), new Uint32Array(256), new Int32Array(3))).toThrow(/sizes/);
+    expect(() => kernels.maskFromOutput(out, 1024, new Uint8Array(1024 * 1024), new Int32Array(256) as unknown as Uint32Array, new Int32Array(4))).toThrow(/Uint32Array/);
   });
 
   it('refine a band to the same bytes as the JavaScript, however the photo is cut', () => {
