@@ -4,8 +4,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
 import pg from 'pg';
-import { CompiledQuery, Kysely, Migrator, PostgresDialect, SqliteDialect, SqliteDriver, type DatabaseConnection, type Driver, type Migration, type MigrationProvider } from 'kysely';
+import { Kysely, Migrator, PostgresDialect, type Migration, type MigrationProvider } from 'kysely';
 import type { Database } from './schema.ts';
+import { CachedStatements, ImmediateSqliteDialect } from './sqlite-dialect.ts';
 import * as initial from './migrations/2026-11-21T00-initial.ts';
 import * as accounts from './migrations/2026-11-23T00-accounts.ts';
 import * as claims from './migrations/2026-11-23T01-claims.ts';
@@ -28,25 +29,6 @@ const MIGRATIONS: Record<string, DatedMigration> = {
   '2026-11-23T02-result-files': resultFiles,
   '2026-11-24T00-webhook-deliveries': webhookDeliveries,
 };
-
-/**
- * SQLite transactions take the write lock when they begin (BEGIN IMMEDIATE). A deferred transaction
- * that reads and then writes fails at once with SQLITE_BUSY when another process (bin/matte, a second
- * server) wrote in between; an immediate one waits for the lock (busy_timeout) and then sees fresh rows.
- */
-class ImmediateSqliteDriver extends SqliteDriver {
-  override async beginTransaction(connection: DatabaseConnection): Promise<void> {
-    await connection.executeQuery(CompiledQuery.raw('begin immediate'));
-  }
-}
-class ImmediateSqliteDialect extends SqliteDialect {
-  constructor(private readonly options: ConstructorParameters<typeof SqliteDialect>[0]) {
-    super(options);
-  }
-  override createDriver(): Driver {
-    return new ImmediateSqliteDriver(this.options);
-  }
-}
 
 class StaticProvider implements MigrationProvider {
   constructor(private readonly dialect: Dialect) {}
@@ -88,7 +70,7 @@ export async function createDatabase(options: DatabaseOptions): Promise<Db> {
     sqlite.pragma('busy_timeout = 5000');
     sqlite.pragma('foreign_keys = ON');
     sqlite.pragma('synchronous = NORMAL');
-    kysely = new Kysely<Database>({ dialect: new ImmediateSqliteDialect({ database: sqlite }) });
+    kysely = new Kysely<Database>({ dialect: new ImmediateSqliteDialect({ database: new CachedStatements(sqlite) }) });
   }
   const dialect: Dialect = isPostgres ? 'postgres' : 'sqlite';
   const migrator = new Migrator({ db: kysely, provider: new StaticProvider(dialect), migrationTableName: 'matte_migrations', migrationLockTableName: 'matte_migrations_lock' });
