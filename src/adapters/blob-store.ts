@@ -34,6 +34,20 @@ async function unlessMissing<T>(operation: Promise<T>): Promise<T | undefined> {
   }
 }
 
+/**
+ * `data` into a new file at `file`. fs.promises.writeFile writes 512 KiB at a time, each write a trip
+ * through libuv's pool (seven for a 2000x2000 cut-out, behind whatever image work is queued there); a
+ * file handle's write takes the whole buffer in one, looping only if the system writes less.
+ */
+async function writeWhole(file: string, data: Uint8Array): Promise<void> {
+  const handle = await fsp.open(file, 'wx');
+  try {
+    for (let at = 0; at < data.length; ) at += (await handle.write(data, at, data.length - at)).bytesWritten;
+  } finally {
+    await handle.close();
+  }
+}
+
 /** Keys are relative paths made by the service (never by users); each is checked to stay under the root. */
 export class FsBlobStore implements BlobStore {
   private readonly root: string;
@@ -54,8 +68,13 @@ export class FsBlobStore implements BlobStore {
     await fsp.mkdir(path.dirname(full), { recursive: true });
     // Write then rename: a reader never sees half a file, and a crash leaves only a stray temp file.
     const tmp = `${full}.${randomUUID()}.tmp`;
-    await fsp.writeFile(tmp, data);
-    await fsp.rename(tmp, full);
+    try {
+      await writeWhole(tmp, data);
+      await fsp.rename(tmp, full);
+    } catch (err) {
+      await fsp.rm(tmp, { force: true });
+      throw err;
+    }
   }
 
   async copy(from: string, to: string): Promise<void> {

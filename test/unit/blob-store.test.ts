@@ -32,6 +32,20 @@ describe('FsBlobStore', () => {
     expect(leftovers(dir)).toEqual([]);
   });
 
+  it('writes large blobs whole, replaces a blob whole, and leaves no temporary file when the write fails', async () => {
+    const { dir, blobs } = store();
+    const big = Buffer.alloc(3_300_000);
+    for (let i = 0; i < big.length; i++) big[i] = (i * 2654435761) >>> 24;
+    await blobs.put('r/cutout.png', big);
+    expect(Buffer.compare(await blobs.get('r/cutout.png'), big)).toBe(0);
+    await blobs.put('r/cutout.png', Buffer.from('short'));
+    expect((await blobs.get('r/cutout.png')).toString()).toBe('short');
+    // The key is a folder: the rename fails after the bytes were written; the temporary file goes.
+    fs.mkdirSync(path.join(dir, 'r/folder'));
+    await expect(blobs.put('r/folder', big)).rejects.toThrow();
+    expect(leftovers(dir)).toEqual([]);
+  });
+
   it('copy links the bytes: one file on disk, two names, each deleted on its own', async () => {
     const { dir, blobs } = store();
     await blobs.put('job/img/cutout.png', Buffer.from('pixels'));
