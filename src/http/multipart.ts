@@ -1,11 +1,13 @@
 // Receives a multipart body without buffering it: each file streams to a temp file under DATA_DIR/tmp
-// (with the per-file byte cap), text fields are collected. The caller removes the temp files.
+// (with the per-file byte cap), text fields are collected. The caller removes the temp files. A
+// one-photo request may take its file in memory instead (receiveFormInMemory).
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { randomUUID } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
+import type { MultipartFile } from '@fastify/multipart';
 import { AppError } from '../errors.ts';
 
 export interface ReceivedFile {
@@ -36,19 +38,60 @@ export function cleanFilename(name: string | undefined, fallback: string): strin
 export async function receiveForm(request: FastifyRequest, tmpDir: string, limits: { fileSize: number; files: number }): Promise<ReceivedForm> {
   await fsp.mkdir(tmpDir, { recursive: true });
   const files: ReceivedFile[] = [];
-  const fields: Record<string, string> = {};
   const cleanup = async () => {
     await Promise.all(files.map((f) => fsp.rm(f.path, { force: true })));
   };
   try {
+    const { fields } = await readParts(request, limits, async (part, field, filename) => {
+      const file: ReceivedFile = { field, filename, path: path.join(tmpDir, `${randomUUID()}.upload`), size: 0, truncated: false };
+      files.push(file);
+      await pipeline(part.file, fs.createWriteStream(file.path));
+      file.truncated = part.file.truncated;
+      file.size = (await fsp.stat(file.path)).size;
+    });
+    return { files, fields, cleanup };
+  } catch (err) {
+    await cleanup();
+    throw err;
+  }
+}
+
+export interface ReceivedBytes {
+  field: string;
+  filename: string;
+  data: Buffer;
+  truncated: boolean;
+}
+
+/**
+ * As receiveForm, for a request of one photo whose bytes are wanted in memory anyway (POST /v1/images):
+ * the file is collected in memory, at most `fileSize` bytes of it, instead of written to a temp file
+ * and read back (tens of trips through libuv's pool before the photo can be decoded).
+ */
+export async function receiveFormInMemory(request: FastifyRequest, limits: { fileSize: number; files: number }): Promise<{ files: ReceivedBytes[]; fields: Record<string, string> }> {
+  const files: ReceivedBytes[] = [];
+  const { fields } = await readParts(request, limits, async (part, field, filename) => {
+    const chunks: Buffer[] = [];
+    for await (const chunk of part.file) chunks.push(chunk as Buffer);
+    files.push({ field, filename, data: Buffer.concat(chunks), truncated: part.file.truncated });
+  });
+  return { files, fields };
+}
+
+/** The parts of a multipart body: each file to `onFile` (which must consume its stream), the text fields collected; errors as AppErrors. */
+async function readParts(
+  request: FastifyRequest,
+  limits: { fileSize: number; files: number },
+  onFile: (part: MultipartFile, field: string, filename: string) => Promise<void>,
+): Promise<{ fields: Record<string, string> }> {
+  const fields: Record<string, string> = {};
+  let count = 0;
+  try {
     const parts = request.parts({ limits: { fileSize: limits.fileSize, files: limits.files, fields: 20, fieldSize: 1024 * 1024, parts: limits.files + 20 } });
     for await (const part of parts) {
       if (part.type === 'file') {
-        const file: ReceivedFile = { field: part.fieldname, filename: cleanFilename(part.filename, `file-${files.length + 1}`), path: path.join(tmpDir, `${randomUUID()}.upload`), size: 0, truncated: false };
-        files.push(file);
-        await pipeline(part.file, fs.createWriteStream(file.path));
-        file.truncated = part.file.truncated;
-        file.size = (await fsp.stat(file.path)).size;
+        count++;
+        await onFile(part, part.fieldname, cleanFilename(part.filename, `file-${count}`));
       } else {
         if (typeof part.value !== 'string') continue;
         if (part.fieldname in fields) throw new AppError('VALIDATION', `Field "${part.fieldname}" was sent twice.`, { errors: [{ path: `body/${part.fieldname}`, message: 'must be sent once' }] });
@@ -56,7 +99,6 @@ export async function receiveForm(request: FastifyRequest, tmpDir: string, limit
       }
     }
   } catch (err) {
-    await cleanup();
     if (err instanceof AppError) throw err;
     const code = (err as { code?: string }).code;
     if (code === 'ENOSPC') throw new AppError('STORAGE_FULL', 'The data volume is full; nothing was added.');
@@ -64,7 +106,7 @@ export async function receiveForm(request: FastifyRequest, tmpDir: string, limit
     if (code === 'FST_FIELDS_LIMIT' || code === 'FST_REQ_FILE_TOO_LARGE') throw new AppError('VALIDATION', (err as Error).message);
     throw new AppError('VALIDATION', `The multipart body could not be read: ${(err as Error).message}`);
   }
-  return { files, fields, cleanup };
+  return { fields };
 }
 
 /** Parses a JSON text field, reporting its path on failure. */

@@ -125,6 +125,45 @@ describe('POST /v1/images', () => {
   });
 });
 
+describe('POST /v1/images multipart, read in memory', () => {
+  it('a file over the byte limit is 422 TOO_LARGE; a missing file or a field sent twice is 400; nothing charged, nothing left behind', async () => {
+    const small = await createTestApp({ maxImageBytes: 50_000 });
+    try {
+      const { auth, accountId } = await small.account(3);
+      const photo = await productPhoto();
+      const big = Buffer.concat([photo, Buffer.alloc(60_000 - photo.length, 7)]);
+      const post = (parts: Parameters<typeof multipart>[0]) => {
+        const form = multipart(parts);
+        return small.app.inject({ method: 'POST', url: '/v1/images', headers: { ...auth, ...form.headers }, payload: form.payload });
+      };
+      const tooLarge = await post([{ name: 'file', filename: 'big.jpg', data: big }]);
+      expect(tooLarge.statusCode).toBe(422);
+      expect(tooLarge.json()).toMatchObject({ code: 'PROCESSING_FAILED', reason: 'TOO_LARGE' });
+      const elsewhere = await post([{ name: 'photo', filename: 'p.jpg', data: photo }]);
+      expect(elsewhere.statusCode).toBe(400);
+      expect(elsewhere.json()).toMatchObject({ code: 'VALIDATION', errors: [{ path: 'body/file' }] });
+      const twice = await post([
+        { name: 'response', data: 'json' },
+        { name: 'response', data: 'image' },
+        { name: 'file', filename: 'p.jpg', data: photo },
+      ]);
+      expect(twice.statusCode).toBe(400);
+      expect(twice.json()).toMatchObject({ code: 'VALIDATION', errors: [{ path: 'body/response' }] });
+      const none = await post([]);
+      expect(none.statusCode).toBe(400);
+      expect((await small.app.inject({ method: 'GET', url: '/v1/jobs', headers: auth })).json().jobs).toEqual([]);
+      expect(await small.c.store.repos.ledger.sums(accountId)).toEqual({ plan: 3, pack: 0 });
+      // Nothing was written for the uploads: they were never on disk.
+      expect(fs.existsSync(path.join(small.c.config.dataDir, 'tmp')) ? fs.readdirSync(path.join(small.c.config.dataDir, 'tmp')) : []).toEqual([]);
+      // A photo within the limit goes through.
+      const ok = await post([{ name: 'file', filename: 'p.jpg', data: photo }, { name: 'response', data: 'json' }]);
+      expect(ok.statusCode).toBe(200);
+    } finally {
+      await small.close();
+    }
+  });
+});
+
 describe('GET /v1/openapi.json', () => {
   it.skipIf(!SHARED_DIR)('is public, OpenAPI 3.1, version 1.0.0, and covers every path of the spec with schemas', async () => {
     const res = await t.app.inject({ method: 'GET', url: '/v1/openapi.json' });

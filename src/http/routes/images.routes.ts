@@ -1,11 +1,9 @@
-import path from 'node:path';
-import fsp from 'node:fs/promises';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Container } from '../../container.ts';
 import { AppError } from '../../errors.ts';
 import { JobDefaults, type ImageFormat, type Optimize } from '../schemas/common.schemas.ts';
 import { ImageMultipart, ImageMultipartFields, ImageRequest, ImageResult, type ImageRequest as ImageRequestT } from '../schemas/requests.schemas.ts';
-import { cleanFilename, isMultipart, parseJsonField, receiveForm } from '../multipart.ts';
+import { cleanFilename, isMultipart, parseJsonField, receiveFormInMemory } from '../multipart.ts';
 import { check } from '../validate.ts';
 import { binary, IMAGE_MIME, jsonBody, multipartBodies, problems } from './route-kit.ts';
 import { fingerprint, IDEMPOTENCY_RULES, type StoredResponse } from '../../services/idempotency.service.ts';
@@ -37,27 +35,23 @@ export function registerImageRoutes(app: FastifyInstance, c: Container): void {
 
   async function readInput(request: FastifyRequest): Promise<ImageInput> {
     if (isMultipart(request)) {
-      const form = await receiveForm(request, path.join(config.dataDir, 'tmp'), { fileSize: config.maxImageBytes, files: 1 });
-      try {
-        const fields = { ...form.fields } as Record<string, unknown>;
-        if (typeof fields.timeout === 'string' && /^\d{1,3}$/.test(fields.timeout)) fields.timeout = Number(fields.timeout);
-        const checked = check(ImageMultipartFields, fields, 'body');
-        const file = form.files[0];
-        if (!file || file.field !== 'file') throw new AppError('VALIDATION', 'Send the photo in the multipart field "file".', { errors: [{ path: 'body/file', message: 'required' }] });
-        if (file.truncated) throw new AppError('PROCESSING_FAILED', `The photo is larger than the ${config.maxImageBytes}-byte limit.`, { reason: 'TOO_LARGE' }, 422);
-        const settings = parseJsonField(checked.settings, 'settings');
-        return {
-          name: file.filename,
-          data: await fsp.readFile(file.path),
-          settings: settings === undefined ? undefined : check(JobDefaults, settings, 'body/settings'),
-          response: checked.response ?? 'image',
-          format: checked.format,
-          optimize: checked.optimize ?? 'marketplace',
-          timeout: checked.timeout ?? 60,
-        };
-      } finally {
-        await form.cleanup();
-      }
+      const form = await receiveFormInMemory(request, { fileSize: config.maxImageBytes, files: 1 });
+      const fields = { ...form.fields } as Record<string, unknown>;
+      if (typeof fields.timeout === 'string' && /^\d{1,3}$/.test(fields.timeout)) fields.timeout = Number(fields.timeout);
+      const checked = check(ImageMultipartFields, fields, 'body');
+      const file = form.files[0];
+      if (!file || file.field !== 'file') throw new AppError('VALIDATION', 'Send the photo in the multipart field "file".', { errors: [{ path: 'body/file', message: 'required' }] });
+      if (file.truncated) throw new AppError('PROCESSING_FAILED', `The photo is larger than the ${config.maxImageBytes}-byte limit.`, { reason: 'TOO_LARGE' }, 422);
+      const settings = parseJsonField(checked.settings, 'settings');
+      return {
+        name: file.filename,
+        data: file.data,
+        settings: settings === undefined ? undefined : check(JobDefaults, settings, 'body/settings'),
+        response: checked.response ?? 'image',
+        format: checked.format,
+        optimize: checked.optimize ?? 'marketplace',
+        timeout: checked.timeout ?? 60,
+      };
     }
     const body = request.body as ImageRequestT | undefined;
     if (!body) throw new AppError('VALIDATION', 'Send multipart/form-data with a "file", or a JSON ImageRequest.', { errors: [{ path: 'body', message: 'required' }] });
