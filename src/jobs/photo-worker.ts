@@ -6,7 +6,7 @@ import type { Logger } from 'pino';
 import { PhotoError } from '../errors.ts';
 import type { BlobStore } from '../adapters/blob-store.ts';
 import type { PhotoQueue } from '../services/photo-queue.service.ts';
-import { blobKeys } from '../services/blob-keys.ts';
+import { blobKeys, type ResultFiles } from '../services/blob-keys.ts';
 import type { EventBus } from '../services/event-bus.ts';
 import type { Settings, Tier } from '../domain/batch.schemas.ts';
 import { runPhoto, type PipelineDeps } from '../pipeline/photo-pipeline.ts';
@@ -118,39 +118,44 @@ export class PhotoWorker {
     renew.unref();
     this.inFlight++;
     this.prioritise();
+    let files: ResultFiles | undefined;
+    let cutoutWrite: Promise<void> | undefined;
     try {
       const job = await queue.getJobRowForWorker(item.job_id);
       if (!job) return;
       const input = await blobs.get(item.input_blob);
       const settings = JSON.parse(item.settings) as Settings;
       const background = settings.background.mode === 'image' ? await queue.loadBackground(job) : null;
+      // This result's own files: named on the row only when the result settles, so a worker that lost
+      // its lease never overwrites the files of the run that won.
+      const token = randomUUID().slice(0, 13);
+      files = {
+        cutout: blobKeys.result(item.job_id, item.id, token, 'cutout.png'),
+        output: blobKeys.result(item.job_id, item.id, token, 'output'),
+        thumb: blobKeys.result(item.job_id, item.id, token, 'thumb.webp'),
+      };
+      const own = files;
       const result = await runPhoto(
         this.deps.pipeline,
         input,
         settings,
         background,
-        async (stage) => {
-          await queue.markStage(item, this.id, stage);
+        {
+          onStage: async (stage) => {
+            await queue.markStage(item, this.id, stage);
+          },
+          // The cut-out is stored while the output's thumbnail is still being made.
+          onCutout: (cutout) => (cutoutWrite = blobs.put(own.cutout, cutout)),
         },
         item.tier as Tier,
       );
-      // This result's own files: named on the row only when the result settles, so a worker that lost
-      // its lease never overwrites the files of the run that won.
-      const token = randomUUID().slice(0, 13);
-      const files = {
-        cutout: blobKeys.result(item.job_id, item.id, token, 'cutout.png'),
-        output: blobKeys.result(item.job_id, item.id, token, 'output'),
-        thumb: blobKeys.result(item.job_id, item.id, token, 'thumb.webp'),
-      };
       // With default settings the output is the cut-out itself: stored once, under both names.
       const outputIsCutout = result.output === result.cutout || result.output.equals(result.cutout);
-      await Promise.all([
-        blobs.put(files.cutout, result.cutout).then(() => (outputIsCutout ? blobs.copy(files.cutout, files.output) : undefined)),
-        outputIsCutout ? undefined : blobs.put(files.output, result.output),
-        blobs.put(files.thumb, result.thumb),
-      ]);
+      await Promise.all([outputIsCutout ? blobs.copy(files.cutout, files.output) : blobs.put(files.output, result.output), blobs.put(files.thumb, result.thumb)]);
       const settled = await queue.settleDone(item, this.id, { red: result.red, quality: result.quality, meta: result.meta, outputFormat: result.format, files });
       if (settled) {
+        // The row names them now: nothing below may remove them.
+        files = undefined;
         this.deps.stats.record(result.meta.timings?.total ?? 0);
         await queue.forgetFiles(settled.previous, files);
       } else if (!(await queue.getJobRowForWorker(item.job_id))) {
@@ -162,6 +167,11 @@ export class PhotoWorker {
         log.warn('lease lost before the photo settled; result dropped');
       }
     } catch (err) {
+      // Files of this run written before it failed (the cut-out is stored as soon as it exists).
+      if (files) {
+        await cutoutWrite?.catch(() => undefined);
+        await queue.forgetFiles(files);
+      }
       const photoError =
         err instanceof PhotoError ? err : new PhotoError('PROCESSING_FAILED', 'The photo could not be processed; retrying may help.', false);
       if (!(err instanceof PhotoError)) log.error({ err }, 'photo failed');

@@ -107,14 +107,27 @@ function isIdentity(l: ReturnType<typeof planLayout>, size: { width: number; hei
   );
 }
 
+/** What the caller hears while a photo runs. */
+export interface PhotoHooks {
+  /** A stage begins (recorded on the photo's row). */
+  onStage(stage: Stage): Promise<void>;
+  /**
+   * The cut-out PNG, as soon as it exists: the caller may store it while the output's thumbnail and
+   * checks are still being made. Awaited before runPhoto answers; its failure fails the photo. If the
+   * photo fails after it was called, whatever it wrote is the caller's to remove.
+   */
+  onCutout?(cutout: Buffer): Promise<void>;
+}
+
 export async function runPhoto(
   deps: PipelineDeps,
   input: Buffer,
   settings: Settings,
   backgroundImage: Buffer | null,
-  onStage: (stage: Stage) => Promise<void>,
+  hooks: PhotoHooks,
   tier: Tier = 'light',
 ): Promise<PhotoResult> {
+  const { onStage } = hooks;
   const started = performance.now();
   const timings = { decode: 0, inference: 0, diagnose: 0, compose: 0, encode: 0, total: 0 };
 
@@ -163,6 +176,8 @@ export async function runPhoto(
   cutoutThumb?.catch(() => undefined);
   const cutout = await cut.png;
   timings.compose = performance.now() - t;
+  const storing = hooks.onCutout?.(cutout);
+  storing?.catch(() => undefined);
 
   const stageTimes = { compose: 0, encode: 0 };
   const { reused, ...drawn } = await drawCutout(deps, cutout, decoded, diagnosis.bbox, settings, backgroundImage, stageTimes, () => onStage('encode'));
@@ -171,6 +186,7 @@ export async function runPhoto(
   const { rendered, compliance } = await checkRendered(deps, { ...drawn, thumb }, decoded, diagnosis.bbox, settings);
   timings.compose += stageTimes.compose;
   timings.encode = stageTimes.encode + (performance.now() - t);
+  await storing;
   timings.total = performance.now() - started;
   for (const key of Object.keys(timings) as (keyof typeof timings)[]) timings[key] = Math.round(timings[key] * 10) / 10;
 
