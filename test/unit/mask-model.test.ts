@@ -22,6 +22,29 @@ describe('ONNX mask model', () => {
     await expect(refused).rejects.toThrow(/1024x1024 RGB/);
   });
 
+  it("reads each photo's own input, however many are queued and whatever the caller does with its buffer afterwards", async () => {
+    const n = MODEL_INPUT_SIZE;
+    // A dark disc on white, and a white square on dark: their masks differ.
+    const disc = Buffer.alloc(n * n * 3, 250);
+    const square = Buffer.alloc(n * n * 3, 20);
+    for (let y = 0; y < n; y++) {
+      for (let x = 0; x < n; x++) {
+        if (Math.hypot(x - 512, y - 512) < 300) disc.fill(40, (y * n + x) * 3, (y * n + x) * 3 + 3);
+        if (x > 300 && x < 700 && y > 250 && y < 800) square.fill(235, (y * n + x) * 3, (y * n + x) * 3 + 3);
+      }
+    }
+    const alone = (await model.predict(disc)).mask;
+    const mine = Buffer.from(disc);
+    const first = model.predict(mine);
+    mine.fill(0); // the caller's buffer is its own again at once
+    const second = model.predict(square); // queued behind the first, in its own memory
+    const [a, b] = await Promise.all([first, second]);
+    expect(Buffer.compare(a.mask, alone)).toBe(0);
+    expect(Buffer.compare(b.mask, alone)).not.toBe(0);
+    // The first photo's memory serves the next one: the same answer again.
+    expect(Buffer.compare((await model.predict(disc)).mask, alone)).toBe(0);
+  });
+
   it('a closed model refuses further photos', async () => {
     const closing = new OnnxMaskModel({ modelPath: '', threads: 1 });
     await closing.ready();
