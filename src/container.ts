@@ -27,6 +27,7 @@ import { ReportService } from './services/report.service.ts';
 import { WorkerCutoutWriter } from './adapters/cutout-writer.adapter.ts';
 import { PreparedInputs } from './pipeline/prepared-inputs.ts';
 import { InputThumbnails } from './services/input-thumbnails.ts';
+import { OutputThumbnails } from './services/output-thumbnails.ts';
 import { RenderService } from './services/render.service.ts';
 import { DownloadService } from './services/download.service.ts';
 import { MAX_ACTIVE_BATCHES, MAX_PHOTOS_PER_BATCH } from './domain/batch-rules.ts';
@@ -61,6 +62,7 @@ export interface Container {
   render: RenderService;
   downloads: DownloadService;
   inputThumbs: InputThumbnails;
+  outputThumbs: OutputThumbnails;
   idempotency: IdempotencyService;
   images: ImageService;
   limits: RateLimitService;
@@ -154,6 +156,7 @@ export async function createContainer(config: Readonly<Config>, opts: ContainerO
   const render = new RenderService({ store, blobs, codec, queries, bus, clock });
   const downloads = new DownloadService({ store, blobs, codec, queries });
   const inputThumbs = new InputThumbnails({ blobs, inspector: codec, queries });
+  const outputThumbs = new OutputThumbnails({ blobs, codec, queries });
   const idempotency = new IdempotencyService({ store, clock });
   const limits = new RateLimitService({ store, clock, rules: rateLimitRules(config.requestsPerMinute, config.photosPerHour) });
   const sessions = new SessionService({ store, clock, limits });
@@ -200,6 +203,7 @@ export async function createContainer(config: Readonly<Config>, opts: ContainerO
     render,
     downloads,
     inputThumbs,
+    outputThumbs,
     idempotency,
     images,
     limits,

@@ -151,13 +151,18 @@ export class PhotoWorker {
       );
       // With default settings the output is the cut-out itself: stored once, under both names.
       const outputIsCutout = result.output === result.cutout || result.output.equals(result.cutout);
-      await Promise.all([outputIsCutout ? blobs.copy(files.cutout, files.output) : blobs.put(files.output, result.output), blobs.put(files.thumb, result.thumb)]);
+      await (outputIsCutout ? blobs.copy(files.cutout, files.output) : blobs.put(files.output, result.output));
       const settled = await queue.settleDone(item, this.id, { red: result.red, quality: result.quality, meta: result.meta, outputFormat: result.format, files });
       if (settled) {
+        const own = files;
         // The row names them now: nothing below may remove them.
         files = undefined;
         this.deps.stats.record(result.meta.timings?.total ?? 0);
-        await queue.forgetFiles(settled.previous, files);
+        await queue.forgetFiles(settled.previous, own);
+        // The thumbnail after the photo is done, off its answer's path. Until it is stored (or if this
+        // fails) the files route makes it from the output (OutputThumbnails). A re-render in these few
+        // milliseconds may leave this one behind its row; the batch's prefix delete removes it.
+        await blobs.put(own.thumb, await result.thumbnail()).catch((err: unknown) => log.warn({ err }, 'storing the thumbnail failed; it is made when first asked for'));
       } else if (!(await queue.getJobRowForWorker(item.job_id))) {
         // The batch was deleted while the photo ran (its account was deleted): leave no files behind.
         await blobs.deletePrefix(blobKeys.job(item.job_id));

@@ -35,11 +35,16 @@ export interface Rendered extends Drawn {
   thumb: Buffer;
 }
 
-export interface PhotoResult extends Rendered {
+export interface PhotoResult extends Drawn {
   cutout: Buffer;
   quality: Quality;
   red: boolean;
   meta: ItemMeta;
+  /**
+   * Makes the output's thumbnail. Called by the worker once the result is stored and settled: off the
+   * answer's path, and not beside the cut-out's bands, whose CPU it would share.
+   */
+  thumbnail(): Promise<Buffer>;
 }
 
 /**
@@ -112,8 +117,8 @@ export interface PhotoHooks {
   /** A stage begins (recorded on the photo's row). */
   onStage(stage: Stage): Promise<void>;
   /**
-   * The cut-out PNG, as soon as it exists: the caller may store it while the output's thumbnail and
-   * checks are still being made. Awaited before runPhoto answers; its failure fails the photo. If the
+   * The cut-out PNG, as soon as it exists: the caller may store it while the output is drawn and
+   * checked. Awaited before runPhoto answers; its failure fails the photo. If the
    * photo fails after it was called, whatever it wrote is the caller's to remove.
    */
   onCutout?(cutout: Buffer): Promise<void>;
@@ -170,10 +175,9 @@ export async function runPhoto(
   await onStage('compose');
   t = performance.now();
   const cut = await cutting;
-  // Default settings: the output is the cutout, and its thumbnail is made from the cut-out's preview
-  // while the PNG is still being deflated.
-  const cutoutThumb = reusesCutout(decoded, diagnosis.bbox, settings) ? cut.preview.then((p) => deps.codec.thumbnailRaw(p)) : null;
-  cutoutThumb?.catch(() => undefined);
+  // With default settings the output is the cut-out, and its thumbnail is made from the cut-out's
+  // preview (a reduction the bands make anyway), when the caller asks for it.
+  cut.preview.catch(() => undefined);
   const cutout = await cut.png;
   timings.compose = performance.now() - t;
   const storing = hooks.onCutout?.(cutout);
@@ -182,8 +186,8 @@ export async function runPhoto(
   const stageTimes = { compose: 0, encode: 0 };
   const { reused, ...drawn } = await drawCutout(deps, cutout, decoded, diagnosis.bbox, settings, backgroundImage, stageTimes, () => onStage('encode'));
   t = performance.now();
-  const thumb = reused && cutoutThumb ? await cutoutThumb : await deps.codec.thumbnail(drawn.output);
-  const { rendered, compliance } = await checkRendered(deps, { ...drawn, thumb }, decoded, diagnosis.bbox, settings);
+  const { rendered, compliance } = await checkRendered(deps, drawn, decoded, diagnosis.bbox, settings);
+  const thumbnail = () => (reused ? cut.preview.then((p) => deps.codec.thumbnailRaw(p)) : deps.codec.thumbnail(rendered.output));
   timings.compose += stageTimes.compose;
   timings.encode = stageTimes.encode + (performance.now() - t);
   await storing;
@@ -195,6 +199,7 @@ export async function runPhoto(
   return {
     ...rendered,
     cutout,
+    thumbnail,
     quality: diagnosis.quality,
     red: diagnosis.red,
     meta: {

@@ -9,6 +9,8 @@ import { productPhoto } from '../helpers/images.ts';
 import { PhotoWorker } from '../../src/jobs/photo-worker.ts';
 import { WorkerCutoutWriter } from '../../src/adapters/cutout-writer.adapter.ts';
 import type { ImageCodec } from '../../src/adapters/image-codec.adapter.ts';
+import type { BlobStore } from '../../src/adapters/blob-store.ts';
+import sharp from 'sharp';
 
 let t: TestApp;
 const cutouts = new WorkerCutoutWriter(1);
@@ -73,36 +75,66 @@ describe('helper thread priority in the worker', () => {
 const resultFilesOnDisk = (jobId: string) =>
   (fs.readdirSync(t.dataDir, { recursive: true }) as string[]).filter((f) => String(f).includes(jobId) && /\/[0-9a-f]{8}-[0-9a-f]{4}-(cutout\.png|output|thumb\.webp)/.test(String(f)));
 
-describe('result files of a failed photo', () => {
-  it('a photo that fails after its cut-out was stored leaves no result file behind', async () => {
-    // The thumbnail is made after the cut-out exists, while it is being stored: it fails here.
+/** Runs one photo of a new batch through a worker with these parts, to its end. */
+async function runOne(parts: { codec?: ImageCodec; blobs?: BlobStore }) {
+  const worker = new PhotoWorker(
+    { queue: t.c.queue, blobs: parts.blobs ?? t.c.blobs, pipeline: { codec: parts.codec ?? t.c.codec, model: t.model, cutouts }, bus: t.c.bus, stats: t.c.stats, log: pino({ level: 'silent' }) },
+    { concurrency: 1, leaseMs: 5000, maxAttempts: 1, idlePollMs: 20 },
+  );
+  const { accountId, auth } = await t.account(5);
+  const job = await t.c.batches.createJob(accountId, {}, null);
+  await t.c.intake.addPhotos(accountId, job.id, [{ name: 'p.jpg', data: await productPhoto(300, 240) }]);
+  await t.c.batches.start(accountId, job.id, {});
+  worker.start();
+  try {
+    await until(async () => ['done', 'failed'].includes((await t.c.queries.getJob(accountId, job.id)).items[0].status), 'the photo');
+  } finally {
+    await worker.stop();
+  }
+  return { accountId, auth, jobId: job.id, item: (await t.c.queries.getJob(accountId, job.id)).items[0] };
+}
+
+describe('result files', () => {
+  it('a photo that fails after its cut-out was stored leaves no result file behind, and is not charged', async () => {
+    // The cut-out is stored as soon as it exists; storing the output under its second name fails.
+    const blobs = Object.create(t.c.blobs) as BlobStore;
+    let copies = 0;
+    blobs.copy = async () => {
+      copies++;
+      throw new Error('disk trouble');
+    };
+    const { accountId, jobId, item } = await runOne({ blobs });
+    expect(item.status).toBe('failed');
+    expect(copies).toBe(1);
+    expect(resultFilesOnDisk(jobId), JSON.stringify(resultFilesOnDisk(jobId))).toEqual([]);
+    expect(await t.c.store.repos.ledger.sums(accountId)).toEqual({ plan: 5, pack: 0 });
+  });
+
+  it('the thumbnail is made after the photo is done; if that fails, the thumbnail is made when first asked for, and kept', async () => {
     let thumbnails = 0;
     const codec = Object.create(t.c.codec) as ImageCodec;
     codec.thumbnailRaw = async () => {
       thumbnails++;
-      // Long enough for the cut-out's write to have started.
-      await new Promise((resolve) => setTimeout(resolve, 50));
       throw new Error('thumbnail failed');
     };
-    const worker = new PhotoWorker(
-      { queue: t.c.queue, blobs: t.c.blobs, pipeline: { codec, model: t.model, cutouts }, bus: t.c.bus, stats: t.c.stats, log: pino({ level: 'silent' }) },
-      { concurrency: 1, leaseMs: 5000, maxAttempts: 1, idlePollMs: 20 },
-    );
-    const { accountId } = await t.account(5);
-    const job = await t.c.batches.createJob(accountId, {}, null);
-    await t.c.intake.addPhotos(accountId, job.id, [{ name: 'p.jpg', data: await productPhoto(300, 240) }]);
-    await t.c.batches.start(accountId, job.id, {});
-    worker.start();
-    try {
-      for (let i = 0; i < 400 && !['done', 'failed'].includes((await t.c.queries.getJob(accountId, job.id)).items[0].status); i++) await new Promise((r) => setTimeout(r, 10));
-    } finally {
-      await worker.stop();
-    }
-    const item = (await t.c.queries.getJob(accountId, job.id)).items[0];
-    expect(item.status).toBe('failed');
+    const { jobId, item, auth } = await runOne({ codec });
+    expect(item.status).toBe('done');
     expect(thumbnails).toBe(1);
-    expect(resultFilesOnDisk(job.id), JSON.stringify(resultFilesOnDisk(job.id))).toEqual([]);
-    // Nothing charged for it.
-    expect(await t.c.store.repos.ledger.sums(accountId)).toEqual({ plan: 5, pack: 0 });
+    const thumbFiles = () => resultFilesOnDisk(jobId).filter((f) => f.endsWith('-thumb.webp'));
+    expect(thumbFiles()).toEqual([]);
+    const res = await t.app.inject({ method: 'GET', url: `/v1/jobs/${jobId}/items/${item.id}/file?variant=thumb`, headers: auth });
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['content-type']).toBe('image/webp');
+    const meta = await sharp(res.rawPayload).metadata();
+    expect([meta.format, Math.max(meta.width!, meta.height!)]).toEqual(['webp', 300]);
+    expect(thumbFiles()).toHaveLength(1);
+    const again = await t.app.inject({ method: 'GET', url: `/v1/jobs/${jobId}/items/${item.id}/file?variant=thumb`, headers: auth });
+    expect(Buffer.compare(again.rawPayload, res.rawPayload)).toBe(0);
+  });
+
+  it('a done photo has its thumbnail stored by the worker', async () => {
+    const { jobId, item } = await runOne({});
+    expect(item.status).toBe('done');
+    expect(resultFilesOnDisk(jobId).filter((f) => f.endsWith('-thumb.webp'))).toHaveLength(1);
   });
 });

@@ -57,7 +57,7 @@ export function registerFileRoutes(app: FastifyInstance, c: Container): void {
         throw new AppError('CONFLICT', 'The photo has no output yet.', { reason: 'NOT_DONE', itemId });
       }
       const files = resultFiles(item);
-      if (variant === 'thumb') return reply.type('image/webp').send(await blobs.get(files.thumb));
+      if (variant === 'thumb') return reply.type('image/webp').send(await c.outputThumbs.get(request.auth.accountId, item));
       if (variant === 'cutout') {
         if (download) reply.header('content-disposition', attachment(outputName(item.name.split('/').pop()!, 'png').replace(/\.png$/, '-cutout.png')));
         return reply.type('image/png').send(await blobs.get(files.cutout));
