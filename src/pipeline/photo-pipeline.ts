@@ -31,10 +31,6 @@ export interface Drawn {
   height: number;
 }
 
-export interface Rendered extends Drawn {
-  thumb: Buffer;
-}
-
 export interface PhotoResult extends Drawn {
   cutout: Buffer;
   quality: Quality;
@@ -95,11 +91,6 @@ export async function checkRendered<T extends Drawn>(
 ): Promise<{ rendered: T; compliance?: Compliance }> {
   const { output, compliance } = await checkCompliance(deps.codec, rendered.output, rendered.format, rendered, settings, planLayout(cutout, bbox, settings));
   return { rendered: { ...rendered, output }, compliance };
-}
-
-/** Whether the settings draw the cutout as it is (PNG, same size, nothing moved or corrected): then the cutout is the output. */
-export function reusesCutout(size: { width: number; height: number }, bbox: BBox | null, settings: Settings): boolean {
-  return outputFormatFor(settings) === 'png' && isIdentity(planLayout(size, bbox, settings), size);
 }
 
 function isIdentity(l: ReturnType<typeof planLayout>, size: { width: number; height: number }): boolean {
