@@ -129,6 +129,13 @@ describe.skipIf(!HAVE_EVAL_DATA)('a restart in the middle of the retries', () =>
       const job = await batchWith(client(first, apiKey), photos.slice(0, 1), { webhookUrl: receiver.url, webhookEvents: ['job.started'] });
       expect((await client(first, apiKey)(`/v1/jobs/${job.id}/start`, { method: 'POST' })).status).toBe(202);
       await receiver.waitFor((all) => all.some((r) => r.body.jobId === job.id), 15_000);
+      // Killed once the failed attempt is recorded (the receiver hears it a moment before the server
+      // has written down the answer: killing in between is a different case, an attempt in flight).
+      for (let i = 0; i < 100; i++) {
+        const deliveries = (await (await client(first, apiKey)(`/v1/jobs/${job.id}/webhooks`)).json()).deliveries;
+        if (deliveries[0]?.lastStatus === 500) break;
+        await new Promise((r) => setTimeout(r, 20));
+      }
       await first.kill();
       const killedAt = Date.now();
       second = await startServer(env, { dataDir });
