@@ -150,13 +150,14 @@ export class WorkerCutoutWriter implements CutoutWriter {
   /** Per thread, who waits for its answer to heldBytes, in the order asked (a thread answers in order). */
   private readonly heldAnswers = new Map<Worker, ((bytes: number) => void)[]>();
 
-  /**
-   * @param threads worker threads, and bands a photo is cut into
-   * @param idleReleaseMs a thread keeps the memory of its last band (cutout-kernels.mjs BandWorkspace) until it has been idle this long
-   */
   /** The photos' copies the threads read (the band threads keep their own memory: cutout-kernels.mjs BandWorkspace). */
   private readonly memory: SharedMemoryPool;
 
+  /**
+   * @param threads worker threads, and bands a photo is cut into
+   * @param idleReleaseMs a thread keeps the memory of its last band (cutout-kernels.mjs BandWorkspace), and
+   *   the writer its photos' shared copies, until idle this long
+   */
   constructor(
     private readonly threads = 2,
     private readonly idleReleaseMs = 10_000,

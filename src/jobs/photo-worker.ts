@@ -144,7 +144,7 @@ export class PhotoWorker {
           onStage: async (stage) => {
             await queue.markStage(item, this.id, stage);
           },
-          // The cut-out is stored while the output's thumbnail is still being made.
+          // The cut-out is stored while the output is drawn and checked.
           onCutout: (cutout) => (cutoutWrite = blobs.put(own.cutout, cutout)),
         },
         item.tier as Tier,
