@@ -14,7 +14,8 @@ import path from 'node:path';
 import sharp from 'sharp';
 import { ImageCodec } from '../src/adapters/image-codec.adapter.ts';
 import { OnnxMaskModel, MODEL_INPUT_SIZE, type MaskPrediction } from '../src/adapters/mask-model.adapter.ts';
-import { flipRgb, statistics, unionWithMirror } from '../src/pipeline/segment.ts';
+import { flipRgb, unionWithMirror } from '../src/pipeline/segment.ts';
+import { maskStatistics } from '../src/adapters/model-session.mjs';
 import { CHECK_GRID, measure } from '../src/pipeline/check/features.ts';
 import { brokenProbability, CALIBRATION_FILE, featureVector, loadCalibration } from '../src/pipeline/check/calibration.ts';
 import { compareAlpha, evalEntries, evalFile, HAVE_EVAL_DATA, type EvalEntry } from '../test/helpers/eval-data.ts';
@@ -33,7 +34,7 @@ async function predict(entry: EvalEntry, pass: 'photo' | 'mirror', input: Buffer
   const file = CACHE && path.join(CACHE, `${entry.id}.${pass}.mask`);
   if (file && fs.existsSync(file)) {
     const mask = fs.readFileSync(file);
-    return { mask, ...statistics(mask, MODEL_INPUT_SIZE), runMs: 0 };
+    return { mask, ...maskStatistics(mask, MODEL_INPUT_SIZE), runMs: 0 };
   }
   model ??= new OnnxMaskModel({ modelPath: '', threads: 2 });
   await model.ready();

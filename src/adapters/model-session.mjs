@@ -53,30 +53,43 @@ export function fillModelInput(rgb, out, use = {}) {
 export function maskFromOutput(out, size, use = {}) {
   const kernels = use.native === undefined ? native : use.native;
   const mask = new Uint8Array(size * size);
-  const histogram = new Uint32Array(256);
-  let minX = size, minY = size, maxX = -1, maxY = -1;
   if (kernels) {
+    const histogram = new Uint32Array(256);
     const box = new Int32Array(4);
     kernels.maskFromOutput(out, size, mask, histogram, box);
-    [minX, minY, maxX, maxY] = box;
-  } else {
-    for (let y = 0, i = 0; y < size; y++) {
-      for (let x = 0; x < size; x++, i++) {
-        const v = out[i];
-        const b = v <= 0 ? 0 : v >= 1 ? 255 : (v * 255 + 0.5) | 0;
-        mask[i] = b;
-        histogram[b]++;
-        if (b >= 128) {
-          if (x < minX) minX = x;
-          if (x > maxX) maxX = x;
-          if (y < minY) minY = y;
-          if (y > maxY) maxY = y;
-        }
+    const [minX, minY, maxX, maxY] = box;
+    return { mask, histogram, bbox: maxX < 0 ? null : { x: minX, y: minY, width: maxX - minX + 1, height: maxY - minY + 1 } };
+  }
+  for (let i = 0; i < mask.length; i++) {
+    const v = out[i];
+    mask[i] = v <= 0 ? 0 : v >= 1 ? 255 : (v * 255 + 0.5) | 0;
+  }
+  return { mask, ...maskStatistics(mask, size) };
+}
+
+/**
+ * Histogram of a square mask's values and the box of its pixels >= 128 (as maskFromOutput reports them;
+ * the heavy tier's merged mask is measured again with it).
+ * @param {Uint8Array} mask
+ * @param {number} size
+ * @returns {{ histogram: Uint32Array<ArrayBuffer>, bbox: { x: number, y: number, width: number, height: number } | null }}
+ */
+export function maskStatistics(mask, size) {
+  const histogram = new Uint32Array(256);
+  let minX = size, minY = size, maxX = -1, maxY = -1;
+  for (let y = 0, i = 0; y < size; y++) {
+    for (let x = 0; x < size; x++, i++) {
+      const v = mask[i];
+      histogram[v]++;
+      if (v >= 128) {
+        if (x < minX) minX = x;
+        if (x > maxX) maxX = x;
+        if (y < minY) minY = y;
+        if (y > maxY) maxY = y;
       }
     }
   }
-  const bbox = maxX < 0 ? null : { x: minX, y: minY, width: maxX - minX + 1, height: maxY - minY + 1 };
-  return { mask, histogram, bbox };
+  return { histogram, bbox: maxX < 0 ? null : { x: minX, y: minY, width: maxX - minX + 1, height: maxY - minY + 1 } };
 }
 
 /** @param {number} threads */

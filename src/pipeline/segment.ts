@@ -14,10 +14,11 @@
 // so it is not used. `npm run bench:quality` measures the two tiers as the service runs them.
 import { type ImageCodec, type DecodedImage } from '../adapters/image-codec.adapter.ts';
 import { MODEL_INPUT_SIZE, type MaskModel, type MaskPrediction } from '../adapters/mask-model.adapter.ts';
-import type { BBox, Tier } from '../domain/batch.schemas.ts';
+import type { Tier } from '../domain/batch.schemas.ts';
 import type { Cutout, PreparedCutout } from '../adapters/cutout-writer.adapter.ts';
 import { refineGrid } from '../adapters/edge-refine.mjs';
 import { reduceMask } from '../adapters/cutout-kernels.mjs';
+import { maskStatistics } from '../adapters/model-session.mjs';
 
 /** The model's mask for the tier: one pass (light), or the photo and its mirror image merged (heavy). */
 export async function predictMask(model: MaskModel, modelInput: Buffer, tier: Tier): Promise<MaskPrediction> {
@@ -65,7 +66,7 @@ export function unionWithMirror(a: MaskPrediction, b: MaskPrediction): MaskPredi
     const row = y * n;
     for (let x = 0; x < n; x++) mask[row + x] = Math.max(a.mask[row + x], b.mask[row + n - 1 - x]);
   }
-  return { mask, ...statistics(mask, n), runMs: a.runMs + b.runMs };
+  return { mask, ...maskStatistics(mask, n), runMs: a.runMs + b.runMs };
 }
 
 /** A square RGB image mirrored left to right. */
@@ -82,26 +83,4 @@ export function flipRgb(rgb: Buffer, size: number): Buffer {
     }
   }
   return out;
-}
-
-/** Histogram of mask values and the box of pixels >= 128 (as the model worker reports them). */
-export function statistics(mask: Buffer, size: number): { histogram: Uint32Array; bbox: BBox | null } {
-  const histogram = new Uint32Array(256);
-  let minX = size;
-  let minY = size;
-  let maxX = -1;
-  let maxY = -1;
-  for (let y = 0; y < size; y++) {
-    for (let x = 0; x < size; x++) {
-      const v = mask[y * size + x];
-      histogram[v]++;
-      if (v >= 128) {
-        if (x < minX) minX = x;
-        if (x > maxX) maxX = x;
-        if (y < minY) minY = y;
-        if (y > maxY) maxY = y;
-      }
-    }
-  }
-  return { histogram, bbox: maxX < 0 ? null : { x: minX, y: minY, width: maxX - minX + 1, height: maxY - minY + 1 } };
 }

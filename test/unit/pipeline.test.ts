@@ -3,7 +3,8 @@ import sharp from 'sharp';
 import http from 'node:http';
 import { planLayout, outputFormatFor } from '../../src/pipeline/compose.ts';
 import { diagnose } from '../../src/pipeline/diagnose.ts';
-import { refineInputs, statistics } from '../../src/pipeline/segment.ts';
+import { refineInputs } from '../../src/pipeline/segment.ts';
+import { maskStatistics } from '../../src/adapters/model-session.mjs';
 import { CHECK_GRID } from '../../src/pipeline/check/features.ts';
 import { brokenProbability, chooseThreshold, fitLogistic, loadCalibration, MODEL_FEATURES, scoreFor } from '../../src/pipeline/check/calibration.ts';
 import { exportKeepsStored, ImageCodec, THUMB_EDGE, type DecodedImage } from '../../src/adapters/image-codec.adapter.ts';
@@ -55,7 +56,7 @@ describe('diagnose: the calibrated check', () => {
     for (const [x0, y0, x1, y1] of dark) for (let y = y0; y < y1; y++) rgb.fill(40, (y * N + x0) * 3, (y * N + x1) * 3);
     const mask = Buffer.alloc(N * N);
     for (const [x0, y0, x1, y1, v] of masked) for (let y = y0; y < y1; y++) mask.fill(v, y * N + x0, y * N + x1);
-    return { rgb, prediction: { mask, ...statistics(mask, N) } };
+    return { rgb, prediction: { mask, ...maskStatistics(mask, N) } };
   };
   const codec = new ImageCodec(100_000_000);
   const run = async (s: ReturnType<typeof scene>, cutout = { width: 2048, height: 1024 }) => diagnose(s.prediction, await codec.checkGrid(s.prediction.mask, s.rgb, N, CHECK_GRID), N, cutout);
