@@ -1,6 +1,6 @@
 // Receives a multipart body without buffering it: each file streams to a temp file under DATA_DIR/tmp
 // (with the per-file byte cap), text fields are collected. The caller removes the temp files. A
-// one-photo request may take its file in memory instead (receiveFormInMemory).
+// one-image request takes its file in memory instead (receiveFormInMemory).
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
@@ -64,9 +64,9 @@ export interface ReceivedBytes {
 }
 
 /**
- * As receiveForm, for a request of one photo whose bytes are wanted in memory anyway (POST /v1/images):
- * the file is collected in memory, at most `fileSize` bytes of it, instead of written to a temp file
- * and read back (tens of trips through libuv's pool before the photo can be decoded).
+ * As receiveForm, for a request of one image whose bytes are wanted in memory anyway (POST /v1/images,
+ * a batch's or a re-render's background): the file is collected in memory, at most `fileSize` bytes of
+ * it, instead of written to a temp file and read back (tens of trips through libuv's pool).
  */
 export async function receiveFormInMemory(request: FastifyRequest, limits: { fileSize: number; files: number }): Promise<{ files: ReceivedBytes[]; fields: Record<string, string> }> {
   const files: ReceivedBytes[] = [];

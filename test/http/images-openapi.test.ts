@@ -164,6 +164,38 @@ describe('POST /v1/images multipart, read in memory', () => {
   });
 });
 
+describe('a batch\'s and a re-render\'s background, read in memory', () => {
+  it('over the byte limit, or in another field, is 400 VALIDATION naming the field; no batch is made', async () => {
+    const small = await createTestApp({ maxImageBytes: 50_000 });
+    try {
+      const { auth } = await small.account(3);
+      const photo = await productPhoto();
+      const big = Buffer.concat([photo, Buffer.alloc(60_000 - photo.length, 7)]);
+      const post = (url: string, parts: Parameters<typeof multipart>[0]) => {
+        const form = multipart(parts);
+        return small.app.inject({ method: 'POST', url, headers: { ...auth, ...form.headers }, payload: form.payload });
+      };
+      const cases: [string, Parameters<typeof multipart>[0], string][] = [
+        ['/v1/jobs', [{ name: 'background', filename: 'bg.jpg', data: big }], 'body/background'],
+        ['/v1/jobs', [{ name: 'image', filename: 'bg.jpg', data: photo }], 'body/image'],
+        ['/v1/jobs/job_none/apply', [{ name: 'payload', data: '{"settings":{}}' }, { name: 'image', filename: 'bg.jpg', data: big }], 'body/image'],
+        ['/v1/jobs/job_none/apply', [{ name: 'payload', data: '{"settings":{}}' }, { name: 'background', filename: 'bg.jpg', data: photo }], 'body/background'],
+      ];
+      for (const [url, parts, field] of cases) {
+        const res = await post(url, parts);
+        expect(res.statusCode, `${url} ${field}`).toBe(400);
+        expect(res.json()).toMatchObject({ code: 'VALIDATION', errors: [{ path: field }] });
+      }
+      expect((await small.app.inject({ method: 'GET', url: '/v1/jobs', headers: auth })).json().jobs).toEqual([]);
+      // Within the limit, in its field: the batch is made with its background.
+      const ok = await post('/v1/jobs', [{ name: 'background', filename: 'bg.jpg', data: photo }]);
+      expect(ok.statusCode).toBe(201);
+    } finally {
+      await small.close();
+    }
+  });
+});
+
 describe('GET /v1/openapi.json', () => {
   it.skipIf(!SHARED_DIR)('is public, OpenAPI 3.1, version 1.0.0, and covers every path of the spec with schemas', async () => {
     const res = await t.app.inject({ method: 'GET', url: '/v1/openapi.json' });

@@ -4,12 +4,10 @@ import type { Container } from '../../container.ts';
 import { AppError } from '../../errors.ts';
 import { IdParams, Job, JobCreated, JobDefaults, JobSummary, JobWithStopped } from '../schemas/common.schemas.ts';
 import { CreateJobMultipart, CreateJobRequest, GetJobQuery, ListJobsQuery, StartRequest, type GetJobQuery as GetJobQueryT, type ListJobsQuery as ListJobsQueryT, type StartRequest as StartRequestT, type CreateJobRequest as CreateJobRequestT } from '../schemas/requests.schemas.ts';
-import { isMultipart, parseJsonField, receiveForm } from '../multipart.ts';
+import { isMultipart, parseJsonField, receiveFormInMemory } from '../multipart.ts';
 import { check } from '../validate.ts';
 import { jsonBody, multipartBodies, problems } from './route-kit.ts';
 import { fingerprint, IDEMPOTENCY_RULES } from '../../services/idempotency.service.ts';
-import path from 'node:path';
-import fsp from 'node:fs/promises';
 
 export function registerJobRoutes(app: FastifyInstance, c: Container): void {
   const { batches, idempotency, config } = c;
@@ -30,19 +28,15 @@ export function registerJobRoutes(app: FastifyInstance, c: Container): void {
       let input: CreateJobRequestT = (request.body as CreateJobRequestT | undefined) ?? {};
       let background: Buffer | null = null;
       if (isMultipart(request)) {
-        const form = await receiveForm(request, path.join(config.dataDir, 'tmp'), { fileSize: config.maxImageBytes, files: 1 });
-        try {
-          check(Type.Object({ options: Type.Optional(Type.String()) }, { additionalProperties: false }), form.fields, 'body');
-          const defaults = parseJsonField(form.fields.options, 'options');
-          input = defaults === undefined ? {} : { defaults: check(JobDefaults, defaults, 'body/options') };
-          const file = form.files[0];
-          if (file) {
-            if (file.field !== 'background') throw new AppError('VALIDATION', 'The only file field is "background".', { errors: [{ path: `body/${file.field}`, message: 'unknown file field' }] });
-            if (file.truncated) throw new AppError('VALIDATION', 'The background image is larger than the per-image limit.', { errors: [{ path: 'body/background', message: 'too large' }] });
-            background = await fsp.readFile(file.path);
-          }
-        } finally {
-          await form.cleanup();
+        const form = await receiveFormInMemory(request, { fileSize: config.maxImageBytes, files: 1 });
+        check(Type.Object({ options: Type.Optional(Type.String()) }, { additionalProperties: false }), form.fields, 'body');
+        const defaults = parseJsonField(form.fields.options, 'options');
+        input = defaults === undefined ? {} : { defaults: check(JobDefaults, defaults, 'body/options') };
+        const file = form.files[0];
+        if (file) {
+          if (file.field !== 'background') throw new AppError('VALIDATION', 'The only file field is "background".', { errors: [{ path: `body/${file.field}`, message: 'unknown file field' }] });
+          if (file.truncated) throw new AppError('VALIDATION', 'The background image is larger than the per-image limit.', { errors: [{ path: 'body/background', message: 'too large' }] });
+          background = file.data;
         }
       }
       const created = await batches.createJob(request.auth.accountId, input, background);

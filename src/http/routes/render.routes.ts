@@ -1,12 +1,10 @@
 // Re-rendering from stored cut-outs: apply (saved, free) and preview (not saved).
-import path from 'node:path';
-import fsp from 'node:fs/promises';
 import type { FastifyInstance } from 'fastify';
 import type { Container } from '../../container.ts';
 import { AppError } from '../../errors.ts';
 import { IdParams, ItemParams, JobWithApplied } from '../schemas/common.schemas.ts';
 import { ApplyMultipart, ApplyRequest, PreviewRequest, type ApplyRequest as ApplyRequestT, type PreviewRequest as PreviewRequestT } from '../../domain/render.schemas.ts';
-import { isMultipart, parseJsonField, receiveForm } from '../multipart.ts';
+import { isMultipart, parseJsonField, receiveFormInMemory } from '../multipart.ts';
 import { check } from '../validate.ts';
 import { binary, IMAGE_MIME, jsonBody, multipartBodies, problems } from './route-kit.ts';
 
@@ -33,18 +31,14 @@ export function registerRenderRoutes(app: FastifyInstance, c: Container): void {
       let body = request.body as ApplyRequestT | undefined;
       let image: Buffer | null = null;
       if (isMultipart(request)) {
-        const form = await receiveForm(request, path.join(c.config.dataDir, 'tmp'), { fileSize: c.config.maxImageBytes, files: 1 });
-        try {
-          const fields = check(ApplyMultipart, form.fields, 'body');
-          body = check(ApplyRequest, parseJsonField(fields.payload, 'payload'), 'body/payload');
-          const file = form.files[0];
-          if (file) {
-            if (file.field !== 'image') throw new AppError('VALIDATION', 'The only file field is "image".', { errors: [{ path: `body/${file.field}`, message: 'unknown file field' }] });
-            if (file.truncated) throw new AppError('VALIDATION', 'The background image is larger than the per-image limit.', { errors: [{ path: 'body/image', message: 'too large' }] });
-            image = await fsp.readFile(file.path);
-          }
-        } finally {
-          await form.cleanup();
+        const form = await receiveFormInMemory(request, { fileSize: c.config.maxImageBytes, files: 1 });
+        const fields = check(ApplyMultipart, form.fields, 'body');
+        body = check(ApplyRequest, parseJsonField(fields.payload, 'payload'), 'body/payload');
+        const file = form.files[0];
+        if (file) {
+          if (file.field !== 'image') throw new AppError('VALIDATION', 'The only file field is "image".', { errors: [{ path: `body/${file.field}`, message: 'unknown file field' }] });
+          if (file.truncated) throw new AppError('VALIDATION', 'The background image is larger than the per-image limit.', { errors: [{ path: 'body/image', message: 'too large' }] });
+          image = file.data;
         }
       }
       if (!body) throw new AppError('VALIDATION', 'A body is required: JSON, or multipart with `payload`.', { errors: [{ path: 'body', message: 'required' }] });
