@@ -1,6 +1,6 @@
-// The native cut-out kernels as a Node.js module: the model's input and output (model-io.c), the
-// mask's reduction to the refinement's grid (mask-reduce.c), the edge refinement (edge-refine.c), the PNG rows (png-rows.c) and their deflate
-// (deflate.c). The JavaScript stays the reference and the fallback:
+// The native kernels as a Node.js module: the model's input and output (model-io.c), the mask's
+// reduction to the refinement's grid (mask-reduce.c), the edge refinement (edge-refine.c), the PNG
+// rows (png-rows.c) and their deflate (deflate.c). The JavaScript stays the reference and the fallback:
 // src/adapters/cutout-kernels.mjs uses this module when it was built (npm install runs
 // scripts/build-native.mjs) and the JavaScript otherwise. Plain Node-API (node_api.h), context-aware:
 // the cut-out writer's worker threads each load it. Every argument is checked here: a size that does
@@ -23,6 +23,16 @@ static int throw_type(napi_env env, const char *message) {
   return 0;
 }
 
+/** A typed array argument of one kind: its data and its length in elements. */
+static int typed_arg(napi_env env, napi_value value, napi_typedarray_type want, const char *message, void **data, size_t *length) {
+  bool is;
+  if (napi_is_typedarray(env, value, &is) != napi_ok || !is) return throw_type(env, message);
+  napi_typedarray_type kind;
+  if (napi_get_typedarray_info(env, value, &kind, length, data, NULL, NULL) != napi_ok) return 0;
+  if (kind != want) return throw_type(env, message);
+  return 1;
+}
+
 /** A Uint8Array argument's bytes and length (or NULL for null/undefined when `optional`). */
 static int bytes_arg(napi_env env, napi_value value, int optional, uint8_t **data, size_t *length) {
   napi_valuetype type;
@@ -32,23 +42,9 @@ static int bytes_arg(napi_env env, napi_value value, int optional, uint8_t **dat
     *length = 0;
     return 1;
   }
-  bool is;
-  if (napi_is_typedarray(env, value, &is) != napi_ok || !is) return throw_type(env, "expected a Uint8Array");
-  napi_typedarray_type kind;
   void *ptr;
-  if (napi_get_typedarray_info(env, value, &kind, length, &ptr, NULL, NULL) != napi_ok) return 0;
-  if (kind != napi_uint8_array) return throw_type(env, "expected a Uint8Array");
+  if (!typed_arg(env, value, napi_uint8_array, "expected a Uint8Array", &ptr, length)) return 0;
   *data = ptr;
-  return 1;
-}
-
-/** A typed array argument of one kind: its data and its length in elements. */
-static int typed_arg(napi_env env, napi_value value, napi_typedarray_type want, const char *message, void **data, size_t *length) {
-  bool is;
-  if (napi_is_typedarray(env, value, &is) != napi_ok || !is) return throw_type(env, message);
-  napi_typedarray_type kind;
-  if (napi_get_typedarray_info(env, value, &kind, length, data, NULL, NULL) != napi_ok) return 0;
-  if (kind != want) return throw_type(env, message);
   return 1;
 }
 
