@@ -56,6 +56,16 @@ export const native = loaded.module;
 export const nativeReason = loaded.reason;
 
 /**
+ * The kernels a call runs on: the ones the caller asked for (tests pass `native: null` for the
+ * JavaScript), else the native module when it is built.
+ * @param {{ native?: NativeKernels | null }} use
+ * @returns {NativeKernels | null}
+ */
+export function kernelsFor(use) {
+  return use.native === undefined ? native : use.native;
+}
+
+/**
  * Buffers a thread's bands reuse, one band after another: the refined rows, their PNG lines and the
  * deflate's output, which never leave the thread. New memory costs a page fault per 4 KiB page when it
  * is first written (measured in a band thread, 2000x2000 photo: about 3,000 faults and 27 ms of system
@@ -101,7 +111,7 @@ export class BandWorkspace {
  * @returns {Buffer}
  */
 export function reduceMask(src, sw, sh, dw, dh, use = {}) {
-  const kernels = use.native === undefined ? native : use.native;
+  const kernels = kernelsFor(use);
   if (!kernels) {
     const out = reduceAreaJs(src, sw, sh, dw, dh);
     return Buffer.from(out.buffer, out.byteOffset, out.byteLength);
@@ -122,7 +132,7 @@ export function reduceMask(src, sw, sh, dw, dh, use = {}) {
  * @returns {{ alpha: Uint8Array, rgb: Uint8Array }}
  */
 export function refineBand(img, low, y0, y1, use = {}) {
-  const kernels = use.native === undefined ? native : use.native;
+  const kernels = kernelsFor(use);
   if (!kernels) return refineRowsJs({ rgb: img.rgb, alpha: null, width: img.width, height: img.height }, { low }, y0, y1);
   const { width, height } = img;
   const { grid: gridMax, radius, eps, steepen } = REFINE_DEFAULTS;
@@ -142,7 +152,7 @@ export function refineBand(img, low, y0, y1, use = {}) {
  * @param {{ native?: NativeKernels | null, workspace?: BandWorkspace }} [use] as refineBand: the lines in `workspace` memory
  */
 export function bandRows(rgb, alpha, sourceAlpha, width, rows, factor, use = {}) {
-  const kernels = use.native === undefined ? native : use.native;
+  const kernels = kernelsFor(use);
   if (!kernels) return bandLinesJs(rgb, alpha, sourceAlpha, width, rows, factor);
   const size = (1 + width * 4) * rows;
   const lines = use.workspace ? use.workspace.take('lines', size) : Buffer.allocUnsafe(size);
@@ -162,7 +172,7 @@ export function bandRows(rgb, alpha, sourceAlpha, width, rows, factor, use = {})
  * @returns {Promise<{ idat: Buffer, adler: number, length: number }>}
  */
 export async function deflateRows(lines, last, use = {}) {
-  const kernels = use.native === undefined ? native : use.native;
+  const kernels = kernelsFor(use);
   if (!kernels) return deflateBand(lines, last);
   const bound = kernels.deflateBound(lines.length);
   const out = use.workspace ? use.workspace.take('deflated', bound) : Buffer.allocUnsafe(bound);

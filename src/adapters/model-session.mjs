@@ -2,7 +2,7 @@
 // inference worker and `npm run bench`, so the bare-model figure measures exactly the service's session.
 import fs from 'node:fs';
 import path from 'node:path';
-import { native } from './cutout-kernels.mjs';
+import { kernelsFor } from './cutout-kernels.mjs';
 
 /** @param {{ modelPath?: string, imglyDir?: string, imglyModel?: string }} source */
 export function readModel(source) {
@@ -29,7 +29,7 @@ const NORMALISED = Float32Array.from({ length: 256 }, (_, v) => (v - 128) / 256)
  * @param {{ native?: import('./cutout-kernels.mjs').NativeKernels | null }} [use]
  */
 export function fillModelInput(rgb, out, use = {}) {
-  const kernels = use.native === undefined ? native : use.native;
+  const kernels = kernelsFor(use);
   if (kernels) {
     kernels.fillModelInput(rgb, out);
     return;
@@ -51,7 +51,7 @@ export function fillModelInput(rgb, out, use = {}) {
  * @returns {{ mask: Uint8Array<ArrayBuffer>, histogram: Uint32Array<ArrayBuffer>, bbox: { x: number, y: number, width: number, height: number } | null }}
  */
 export function maskFromOutput(out, size, use = {}) {
-  const kernels = use.native === undefined ? native : use.native;
+  const kernels = kernelsFor(use);
   const mask = new Uint8Array(size * size);
   if (kernels) {
     const histogram = new Uint32Array(256);
