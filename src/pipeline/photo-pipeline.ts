@@ -5,12 +5,11 @@ import { performance } from 'node:perf_hooks';
 import { THUMB_EDGE, type ImageCodec } from '../adapters/image-codec.adapter.ts';
 import { MODEL_INPUT_SIZE, type MaskModel } from '../adapters/mask-model.adapter.ts';
 import type { CutoutWriter } from '../adapters/cutout-writer.adapter.ts';
-import { refineGrid } from '../adapters/edge-refine.mjs';
 import { PhotoError } from '../errors.ts';
 import type { BBox, Compliance, ImageFormat, ItemMeta, Quality, Settings, Stage, Tier } from '../domain/batch.schemas.ts';
 import { checkCompliance } from './compliance.ts';
 import { prepareInput, type PreparedInputs } from './prepared-inputs.ts';
-import { cutoutAtSize, predictMask } from './segment.ts';
+import { cutoutAtSize, gridRgb, predictMask } from './segment.ts';
 import { diagnose } from './diagnose.ts';
 import { CHECK_GRID } from './check/features.ts';
 import { outputFormatFor, planLayout } from './compose.ts';
@@ -140,8 +139,7 @@ export async function runPhoto(
   // What needs no mask is done while the model runs: the photo is handed to the cut-out writer (its
   // threads' shared copy) and reduced to the edge refinement's grid.
   const prepared = deps.cutouts.prepare(decoded, THUMB_EDGE);
-  const grid = refineGrid(decoded.width, decoded.height);
-  const lowRgb = deps.codec.reduceRgb(decoded, grid.w, grid.h);
+  const lowRgb = gridRgb(deps.codec, decoded);
   lowRgb.catch(() => undefined);
   let prediction;
   try {

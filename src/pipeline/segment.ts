@@ -29,7 +29,7 @@ export async function predictMask(model: MaskModel, modelInput: Buffer, tier: Ti
  * The cut-out at the photo's working size: the model's mask refined against the photo (edge-refine.mjs),
  * capped by any source transparency, with the photo's colours decontaminated at the edges, as PNG
  * (cutout-writer.adapter.ts). `prepared`: the photo handed to the cut-out writer, and `lowRgb` the
- * photo at refineGrid's size (ImageCodec.reduceRgb), both started by the caller while the model runs.
+ * photo at its refinement grid (gridRgb), both started by the caller while the model runs.
  * The refinement needs the mask only on its grid: away from the edge it is 0 or 255 anyway, so the
  * whole mask is never upsampled.
  */
@@ -41,8 +41,13 @@ export async function cutoutAtSize(decoded: DecodedImage, prediction: MaskPredic
 
 /** The photo and the model's square mask reduced to the edge refinement's grid (RGB, and one channel), as cutoutAtSize makes them. */
 export async function refineInputs(codec: ImageCodec, decoded: DecodedImage, mask: Buffer): Promise<{ rgb: Buffer; alpha: Buffer }> {
+  return { rgb: await gridRgb(codec, decoded), alpha: gridMask(decoded, mask) };
+}
+
+/** The photo reduced to its refinement grid (ImageCodec.reduceRgb, off the event loop): needs no mask, so it can start while the model runs. */
+export function gridRgb(codec: ImageCodec, decoded: DecodedImage): Promise<Buffer> {
   const grid = refineGrid(decoded.width, decoded.height);
-  return { rgb: await codec.reduceRgb(decoded, grid.w, grid.h), alpha: gridMask(decoded, mask) };
+  return codec.reduceRgb(decoded, grid.w, grid.h);
 }
 
 /** The model's square mask reduced to the photo's refinement grid by area averages (mask-reduce.mjs; native when built). */
