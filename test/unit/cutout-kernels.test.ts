@@ -264,6 +264,17 @@ describe.skipIf(!HAVE_COMPILER)('native deflate of PNG rows', () => {
     ['noise across a block edge', Buffer.from(Array.from({ length: BLOCK + 1000 }, random))],
     ['runs of every length up to 600 and every byte', Buffer.concat(Array.from({ length: 600 }, (_, n) => Buffer.alloc(n, n % 256)))],
     ['a run crossing the block edge', Buffer.concat([Buffer.from(Array.from({ length: BLOCK - 100 }, random)), Buffer.alloc(500, 200), Buffer.from([1, 2, 3])])],
+    // The encoder looks eight bytes ahead for a place where a match can start: runs of three (never a
+    // match) and of four to eleven (a match) begin at every place of that window, among bytes that
+    // never repeat the one before.
+    [
+      'runs of three to eleven at every offset of an eight-byte window',
+      Buffer.from(
+        Array.from({ length: 9 }, (_, r) =>
+          Array.from({ length: 16 }, (_, offset) => [...Array.from({ length: offset + 5 }, (_, k) => (k * 37 + r) % 251), ...Array(r + 3).fill(252)]).flat(),
+        ).flat(),
+      ),
+    ],
   ];
 
   it.each(inputs)('inflates back to the same bytes, alone and mid-stream, with the same checksum: %s', async (_, data) => {
