@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import sharp from 'sharp';
 import fs from 'node:fs';
-import { startServer, type RunningServer } from '../helpers/server.ts';
+import { startArguments, startServer, type RunningServer } from '../helpers/server.ts';
 import { evalEntries, evalFile, iou, HAVE_EVAL_DATA, type EvalEntry } from '../helpers/eval-data.ts';
 
 let server: RunningServer;
@@ -148,6 +148,15 @@ describe.skipIf(!HAVE_EVAL_DATA)('a batch of real product photos through the rea
     // A photo alone has nothing to yield to: once the worker is idle the helpers have their priority back,
     // where raising a priority is allowed (root here; elsewhere they stay lowered, as before).
     if (process.getuid?.() === 0) expect(after.filter((t) => t.nice !== 0), table(after)).toEqual([]);
+  });
+
+  it('runs as npm start runs it, with the V8 heap flag that keeps full collections off the answers', () => {
+    // package.json's start script: a larger initial old generation, so that V8's full collections (which
+    // the photos' large buffers would otherwise trigger about once a photo) stay rare (README, Performance).
+    const args = startArguments();
+    expect(args).toContain('--initial-old-space-size=128');
+    const cmdline = fs.readFileSync(`/proc/${server.proc.pid}/cmdline`, 'utf8').split('\0').filter(Boolean);
+    expect(cmdline.slice(1)).toEqual(args);
   });
 
   it('POST /v1/images answers the cut-out image with its headers, on real HTTP', async () => {

@@ -8,6 +8,17 @@ import { promisify } from 'node:util';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 
+/**
+ * The node arguments of `npm start` (package.json's start script, `node <args>`), so that servers
+ * started here run as users run them, with the same V8 flags.
+ */
+export function startArguments(): string[] {
+  const script = (JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;
+  const [command, ...args] = script.trim().split(/\s+/);
+  if (command !== 'node') throw new Error(`npm start is expected to run node, not ${command}`);
+  return args;
+}
+
 async function freePort(): Promise<number> {
   return new Promise((resolve) => {
     const s = net.createServer();
@@ -40,7 +51,7 @@ export async function startServer(extraEnv: Record<string, string> = {}, opts: S
   const dataDir = opts.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'matte-e2e-'));
   const port = await freePort();
   const env = { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'warn', MATTE_ALLOW_PRIVATE_NETWORKS: '1', ...extraEnv };
-  const proc = spawn(process.execPath, ['--import', 'tsx', 'src/main/api.ts'], { cwd: ROOT, env, stdio: ['ignore', 'inherit', 'inherit'] });
+  const proc = spawn(process.execPath, startArguments(), { cwd: ROOT, env, stdio: ['ignore', 'inherit', 'inherit'] });
   const base = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 60_000;
   for (;;) {
