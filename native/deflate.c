@@ -365,7 +365,53 @@ size_t matte_deflate_rows(const uint8_t *in, size_t n, int last, uint8_t *out, S
   return w.pos;
 }
 
+#define ADLER_BASE 65521u
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+
+/**
+ * 32 bytes a step: the bytes' sum (psadbw) and their sum weighted 32..1 (pmaddwd on the bytes widened to
+ * 16 bits), in 32-bit lanes; at most 173 steps between reductions, so that no lane can overflow.
+ */
+static uint32_t adler32_sse2(uint32_t adler, const uint8_t *p, size_t n) {
+  uint32_t a = adler & 0xffff, b = adler >> 16;
+  const __m128i zero = _mm_setzero_si128();
+  const __m128i w0 = _mm_setr_epi16(32, 31, 30, 29, 28, 27, 26, 25), w1 = _mm_setr_epi16(24, 23, 22, 21, 20, 19, 18, 17);
+  const __m128i w2 = _mm_setr_epi16(16, 15, 14, 13, 12, 11, 10, 9), w3 = _mm_setr_epi16(8, 7, 6, 5, 4, 3, 2, 1);
+  while (n >= 32) {
+    size_t steps = n / 32 > 173 ? 173 : n / 32;
+    n -= steps * 32;
+    __m128i sum = zero, before = zero, weighted = zero;
+    for (size_t k = 0; k < steps; k++, p += 32) {
+      __m128i x = _mm_loadu_si128((const __m128i *)p), y = _mm_loadu_si128((const __m128i *)(p + 16));
+      before = _mm_add_epi32(before, sum);
+      sum = _mm_add_epi32(sum, _mm_add_epi32(_mm_sad_epu8(x, zero), _mm_sad_epu8(y, zero)));
+      weighted = _mm_add_epi32(weighted, _mm_madd_epi16(_mm_unpacklo_epi8(x, zero), w0));
+      weighted = _mm_add_epi32(weighted, _mm_madd_epi16(_mm_unpackhi_epi8(x, zero), w1));
+      weighted = _mm_add_epi32(weighted, _mm_madd_epi16(_mm_unpacklo_epi8(y, zero), w2));
+      weighted = _mm_add_epi32(weighted, _mm_madd_epi16(_mm_unpackhi_epi8(y, zero), w3));
+    }
+    uint32_t s[4], bf[4], wt[4];
+    _mm_storeu_si128((__m128i *)s, sum);
+    _mm_storeu_si128((__m128i *)bf, before);
+    _mm_storeu_si128((__m128i *)wt, weighted);
+    uint64_t bb = (uint64_t)b + (uint64_t)a * 32 * steps + 32 * ((uint64_t)bf[0] + bf[1] + bf[2] + bf[3]) + ((uint64_t)wt[0] + wt[1] + wt[2] + wt[3]);
+    a = (uint32_t)(((uint64_t)a + s[0] + s[1] + s[2] + s[3]) % ADLER_BASE);
+    b = (uint32_t)(bb % ADLER_BASE);
+  }
+  while (n--) {
+    a += *p++;
+    b += a;
+  }
+  return ((b % ADLER_BASE) << 16) | (a % ADLER_BASE);
+}
+#endif
+
 uint32_t matte_adler32(uint32_t adler, const uint8_t *p, size_t n) {
+#if defined(__SSE2__)
+  return adler32_sse2(adler, p, n);
+#else
   uint32_t a = adler & 0xffff, b = adler >> 16;
   while (n > 0) {
     size_t k = n < 5552 ? n : 5552;
@@ -382,8 +428,9 @@ uint32_t matte_adler32(uint32_t adler, const uint8_t *p, size_t n) {
       a += *p++;
       b += a;
     }
-    a %= 65521;
-    b %= 65521;
+    a %= ADLER_BASE;
+    b %= ADLER_BASE;
   }
   return (b << 16) | a;
+#endif
 }

@@ -287,6 +287,15 @@ describe.skipIf(!HAVE_COMPILER)('native deflate of PNG rows', () => {
     expect(Buffer.compare(zlib.inflateRawSync(Buffer.concat([body(mid.idat), Buffer.from([3, 0])])), data)).toBe(0);
   });
 
+  it('sums Adler-32 as the reference does, across its 32-byte steps and 173-step reductions, at the largest byte values', () => {
+    for (const length of [0, 1, 31, 32, 33, 100, 173 * 32 - 1, 173 * 32, 173 * 32 + 1, 173 * 32 * 3 + 7, 1 << 20]) {
+      for (const fill of [255, 0, -1]) {
+        const data = Buffer.from(Array.from({ length }, () => (fill < 0 ? random() : fill)));
+        expect(kernels.adler32(data), `${length} bytes of ${fill < 0 ? 'noise' : fill}`).toBe(adler32(data));
+      }
+    }
+  });
+
   it('writes real rows no larger than zlib does, and bands that join into one PNG', async () => {
     const photo = drawn(900, 600, 8);
     const cuts = [0, 250, 600];
