@@ -8,6 +8,13 @@ import type { Readable } from 'node:stream';
 export interface BlobStore {
   put(key: string, data: Buffer): Promise<void>;
   /**
+   * A blob written as its parts arrive: each part, in order, as soon as it and every part before it
+   * have resolved, so that writing the first overlaps making the rest. As with put, a reader never
+   * sees part of it. If a part rejects, nothing is stored and that rejection is passed on.
+   * `whole` is the parts joined (the caller makes it anyway); a store may keep it (RecentBlobs does).
+   */
+  putParts(key: string, parts: Promise<Uint8Array>[], whole: Promise<Buffer>): Promise<void>;
+  /**
    * `to` gets the bytes of `from` (replacing whatever it held), without writing them again where the
    * store can: a hard link on a filesystem, a server-side copy in an object store. Either key may be
    * deleted afterwards without touching the other.
@@ -35,14 +42,18 @@ async function unlessMissing<T>(operation: Promise<T>): Promise<T | undefined> {
 }
 
 /**
- * `data` into a new file at `file`. fs.promises.writeFile writes 512 KiB at a time, each write a trip
- * through libuv's pool (seven for a 2000x2000 cut-out, behind whatever image work is queued there); a
- * file handle's write takes the whole buffer in one, looping only if the system writes less.
+ * `parts` into a new file at `file`, each as soon as it and those before it are there.
+ * fs.promises.writeFile writes 512 KiB at a time, each write a trip through libuv's pool (seven for a
+ * 2000x2000 cut-out, behind whatever image work is queued there); a file handle's write takes a whole
+ * part in one, looping only if the system writes less.
  */
-async function writeWhole(file: string, data: Uint8Array): Promise<void> {
+async function writeParts(file: string, parts: (Uint8Array | Promise<Uint8Array>)[]): Promise<void> {
   const handle = await fsp.open(file, 'wx');
   try {
-    for (let at = 0; at < data.length; ) at += (await handle.write(data, at, data.length - at)).bytesWritten;
+    for (const part of parts) {
+      const data = await part;
+      for (let at = 0; at < data.length; ) at += (await handle.write(data, at, data.length - at)).bytesWritten;
+    }
   } finally {
     await handle.close();
   }
@@ -64,12 +75,23 @@ export class FsBlobStore implements BlobStore {
   }
 
   async put(key: string, data: Buffer): Promise<void> {
+    await this.write(key, [data]);
+  }
+
+  /** The parts are written; `whole` is not needed here. */
+  async putParts(key: string, parts: Promise<Uint8Array>[], _whole?: Promise<Buffer>): Promise<void> {
+    // A part that fails while an earlier one is written is heard here, once, not as an unhandled rejection.
+    for (const part of parts) part.catch(() => undefined);
+    await this.write(key, parts);
+  }
+
+  private async write(key: string, parts: (Uint8Array | Promise<Uint8Array>)[]): Promise<void> {
     const full = this.resolve(key);
     await fsp.mkdir(path.dirname(full), { recursive: true });
     // Write then rename: a reader never sees half a file, and a crash leaves only a stray temp file.
     const tmp = `${full}.${randomUUID()}.tmp`;
     try {
-      await writeWhole(tmp, data);
+      await writeParts(tmp, parts);
       await fsp.rename(tmp, full);
     } catch (err) {
       await fsp.rm(tmp, { force: true });

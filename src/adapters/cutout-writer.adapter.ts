@@ -6,7 +6,7 @@
 // that much sooner. A photo is handed over before its mask exists (prepare, while the model runs): the
 // copy of it that the threads share is made then, off the answer's path.
 import { Worker } from 'node:worker_threads';
-import { joinBands } from './png-strips.mjs';
+import { joinBands, pngHead, pngTail } from './png-strips.mjs';
 import { refineGrid } from './edge-refine.mjs';
 import { SharedMemoryPool } from './shared-memory-pool.ts';
 
@@ -28,6 +28,12 @@ export interface RawRgba {
 export interface Cutout {
   /** Straight-alpha RGBA PNG at working size. */
   png: Promise<Buffer>;
+  /**
+   * The same PNG in parts, in order, each resolving as soon as it exists: the head, each band's rows as
+   * the band is done, and the tail (which needs every band). Joined, they are `png`: a caller may write
+   * the first bands while the last are still being made.
+   */
+  parts: Promise<Uint8Array>[];
   /**
    * The same pixels reduced by a whole factor (an alpha-weighted block average) to no less than the
    * thumbnail's edge, for the thumbnail. Ready before the PNG: the thumbnail is made while it is deflated.
@@ -205,6 +211,8 @@ export class WorkerCutoutWriter implements CutoutWriter {
         };
         done.then(returned, returned);
         const png = done.then((b) => joinBands(width, height, b));
+        const parts: Promise<Uint8Array>[] = [Promise.resolve(pngHead(width, height)), ...bands.map((b) => b.then((band) => band.idat)), done.then(pngTail)];
+        for (const part of parts) part.catch(() => undefined);
         const preview = allSettled(previews).then((p) => {
           const data = Buffer.concat(p.map((b) => b.data));
           return { data, width: p[0].width, height: data.length / 4 / p[0].width };
@@ -212,7 +220,7 @@ export class WorkerCutoutWriter implements CutoutWriter {
         // A caller that needs only one of the two still hears a failure through the one it awaits.
         png.catch(() => undefined);
         preview.catch(() => undefined);
-        return { png, preview };
+        return { png, parts, preview };
       },
     };
   }

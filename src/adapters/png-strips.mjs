@@ -190,27 +190,39 @@ export async function deflateBand(lines, last, opts = {}) {
 }
 
 /**
- * The PNG of 8-bit straight RGBA from its bands, in order (deflateBand; the last one made with `last`).
+ * What comes before a PNG's bands (joinBands): the signature, the header chunk, and the zlib header in an
+ * IDAT chunk of its own.
  * @param {number} width @param {number} height
- * @param {{ idat: Uint8Array, adler: number, length: number }[]} bands
  */
-export function joinBands(width, height, bands) {
+export function pngHead(width, height) {
   const header = Buffer.alloc(13);
   header.writeUInt32BE(width, 0);
   header.writeUInt32BE(height, 4);
   header[8] = 8; // bit depth
   header[9] = 6; // colour type: RGBA
   // compression, filter method and interlace all 0
+  return Buffer.concat([SIGNATURE, pngChunk('IHDR', header), pngChunk('IDAT', ZLIB_HEADER)]);
+}
+
+/**
+ * What comes after a PNG's bands (joinBands): the zlib stream's Adler-32, combined from the bands' own,
+ * in an IDAT chunk, and the end chunk.
+ * @param {{ adler: number, length: number }[]} bands
+ */
+export function pngTail(bands) {
   let adler = 1;
   for (const band of bands) adler = adler32Combine(adler, band.adler, band.length);
   const trailer = Buffer.alloc(4);
   trailer.writeUInt32BE(adler, 0);
-  return Buffer.concat([
-    SIGNATURE,
-    pngChunk('IHDR', header),
-    pngChunk('IDAT', ZLIB_HEADER),
-    ...bands.map((b) => b.idat),
-    pngChunk('IDAT', trailer),
-    pngChunk('IEND', new Uint8Array(0)),
-  ]);
+  return Buffer.concat([pngChunk('IDAT', trailer), pngChunk('IEND', new Uint8Array(0))]);
+}
+
+/**
+ * The PNG of 8-bit straight RGBA from its bands, in order (deflateBand; the last one made with `last`):
+ * pngHead, the bands' IDAT chunks, pngTail.
+ * @param {number} width @param {number} height
+ * @param {{ idat: Uint8Array, adler: number, length: number }[]} bands
+ */
+export function joinBands(width, height, bands) {
+  return Buffer.concat([pngHead(width, height), ...bands.map((b) => b.idat), pngTail(bands)]);
 }

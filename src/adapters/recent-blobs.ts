@@ -38,6 +38,12 @@ export class RecentBlobs implements BlobStore {
     this.remember(key, data);
   }
 
+  async putParts(key: string, parts: Promise<Uint8Array>[], whole: Promise<Buffer>): Promise<void> {
+    this.forget(key);
+    await this.inner.putParts(key, parts, whole);
+    this.remember(key, await whole);
+  }
+
   async copy(from: string, to: string): Promise<void> {
     this.forget(to);
     await this.inner.copy(from, to);

@@ -144,8 +144,8 @@ export class PhotoWorker {
           onStage: async (stage) => {
             await queue.markStage(item, this.id, stage);
           },
-          // The cut-out is stored while the output is drawn and checked.
-          onCutout: (cutout) => (cutoutWrite = blobs.put(own.cutout, cutout)),
+          // The cut-out is stored band by band as it is made, while the photo is checked and the output drawn.
+          onCutout: (parts, whole) => (cutoutWrite = blobs.putParts(own.cutout, parts, whole)),
         },
         item.tier as Tier,
       );

@@ -107,11 +107,12 @@ export interface PhotoHooks {
   /** A stage begins (recorded on the photo's row). */
   onStage(stage: Stage): Promise<void>;
   /**
-   * The cut-out PNG, as soon as it exists: the caller may store it while the output is drawn and
-   * checked. Awaited before runPhoto answers; its failure fails the photo. If the
-   * photo fails after it was called, whatever it wrote is the caller's to remove.
+   * The cut-out PNG as it is made: its parts in order, each resolving as soon as it exists (the first
+   * bands before the last: cutout-writer.adapter.ts Cutout), and the whole. The caller may store it
+   * while it is being written, checked and drawn. Awaited before runPhoto answers; its failure fails the
+   * photo. If the photo fails after it was called, whatever it wrote is the caller's to remove.
    */
-  onCutout?(cutout: Buffer): Promise<void>;
+  onCutout?(parts: Promise<Uint8Array>[], whole: Promise<Buffer>): Promise<void>;
 }
 
 export async function runPhoto(
@@ -155,6 +156,9 @@ export async function runPhoto(
   // while the cut-out is refined and written (in worker threads).
   const cutting = cutoutAtSize(decoded, prediction, prepared, lowRgb);
   cutting.catch(() => undefined);
+  // Stored band by band as the bands finish, beside the check (onCutout).
+  const storing = hooks.onCutout ? cutting.then((cut) => hooks.onCutout!(cut.parts, cut.png)) : undefined;
+  storing?.catch(() => undefined);
   await onStage('diagnose');
   t = performance.now();
   const checkGrid = await deps.codec.checkGrid(prediction.mask, modelInput, MODEL_INPUT_SIZE, CHECK_GRID);
@@ -169,8 +173,6 @@ export async function runPhoto(
   cut.preview.catch(() => undefined);
   const cutout = await cut.png;
   timings.compose = performance.now() - t;
-  const storing = hooks.onCutout?.(cutout);
-  storing?.catch(() => undefined);
 
   const stageTimes = { compose: 0, encode: 0 };
   const { reused, ...drawn } = await drawCutout(deps, cutout, decoded, diagnosis.bbox, settings, backgroundImage, stageTimes, () => onStage('encode'));

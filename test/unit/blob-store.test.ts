@@ -46,6 +46,38 @@ describe('FsBlobStore', () => {
     expect(leftovers(dir)).toEqual([]);
   });
 
+  it('putParts writes each part as soon as it and those before it are there, shows the blob only when whole, and stores nothing when a part fails', async () => {
+    const { dir, blobs } = store();
+    const deferred = () => {
+      let resolve!: (v: Uint8Array) => void;
+      let reject!: (e: Error) => void;
+      const promise = new Promise<Uint8Array>((res, rej) => ((resolve = res), (reject = rej)));
+      return { promise, resolve, reject };
+    };
+    const [a, b, c] = [deferred(), deferred(), deferred()];
+    const tempFile = () => leftovers(dir).map((f) => path.join(dir, String(f)))[0];
+    const writing = blobs.putParts('r/cutout.png', [a.promise, b.promise, c.promise], Promise.resolve(Buffer.alloc(0)));
+    // The third part before the second: nothing past the first is written until the second is there.
+    c.resolve(Buffer.from('-tail'));
+    a.resolve(Buffer.from('head'));
+    await new Promise((r) => setTimeout(r, 50));
+    expect(fs.readFileSync(tempFile()).toString()).toBe('head');
+    expect(await blobs.find('r/cutout.png')).toBeUndefined();
+    b.resolve(Buffer.from('-middle'));
+    await writing;
+    expect((await blobs.get('r/cutout.png')).toString()).toBe('head-middle-tail');
+    expect(leftovers(dir)).toEqual([]);
+
+    // A part that fails (a band of the cut-out): the rejection is the caller's, and nothing is left.
+    const [d, e] = [deferred(), deferred()];
+    const failing = blobs.putParts('r/other.png', [d.promise, e.promise], Promise.resolve(Buffer.alloc(0)));
+    d.resolve(Buffer.from('first'));
+    e.reject(new Error('band failed'));
+    await expect(failing).rejects.toThrow('band failed');
+    expect(await blobs.find('r/other.png')).toBeUndefined();
+    expect(leftovers(dir)).toEqual([]);
+  });
+
   it('copy links the bytes: one file on disk, two names, each deleted on its own', async () => {
     const { dir, blobs } = store();
     await blobs.put('job/img/cutout.png', Buffer.from('pixels'));

@@ -189,6 +189,10 @@ describe('cut-out writer', () => {
   async function expectCutout(photo: { rgb: Buffer; alpha: Buffer | null; width: number; height: number }, low: { rgb: Buffer; alpha: Buffer }, pool = writer) {
     const cut = pool.write(photo, low, 64);
     const [png, preview] = await Promise.all([cut.png, cut.preview]);
+    // The parts a caller may write as they come (head, a part per band, tail) join into the same PNG.
+    const parts = await Promise.all(cut.parts);
+    expect(parts.length).toBeGreaterThanOrEqual(3);
+    expect(Buffer.compare(Buffer.concat(parts), png)).toBe(0);
     const { data, info } = await sharp(png).raw().toBuffer({ resolveWithObject: true });
     expect([info.width, info.height, info.channels]).toEqual([photo.width, photo.height, 4]);
     const ref = refineEdges({ rgb: photo.rgb, alpha: null, width: photo.width, height: photo.height }, { low });
