@@ -3,6 +3,7 @@
 #include <math.h>
 #include <string.h>
 #include "mask-reduce.h"
+#include "numbers.h"
 
 typedef struct {
   int32_t *first, *offset, *weight;
@@ -44,14 +45,39 @@ int matte_reduce_area(const uint8_t *src, int sw, int sh, uint8_t *dst, int dw, 
   Axis xs, ys;
   size_t used = area_axis(sw, dw, ints, &xs);
   area_axis(sh, dh, ints + used, &ys);
-  for (int y = 0; y < sh; y++) {
-    const uint8_t *row = src + (size_t)y * sw;
-    uint32_t *out = across + (size_t)y * dw;
+  int taps = 0;
+  for (int x = 0; x < dw; x++) taps = imax(taps, xs.offset[x + 1] - xs.offset[x]);
+  int32_t *four = taps <= 4 && sw >= 4 ? matte_scratch(scratch, SCRATCH_REDUCE_TAPS, sizeof(int32_t) * 5 * (size_t)dw) : NULL;
+  if (four) {
+    // Across with four taps a cell (a reduction by less than three covers at most four pixels): each
+    // cell's weights padded with zeros, its window moved left where it would pass the row's end, so
+    // that the loop has no inner loop of varying length. The same sums.
+    int32_t *start = four + 4 * (size_t)dw;
     for (int x = 0; x < dw; x++) {
-      uint32_t acc = 0;
-      const uint8_t *p = row + xs.first[x];
-      for (int j = xs.offset[x]; j < xs.offset[x + 1]; j++) acc += (uint32_t)*p++ * (uint32_t)xs.weight[j];
-      out[x] = acc;
+      int s = imin(xs.first[x], sw - 4);
+      start[x] = s;
+      for (int k = 0; k < 4; k++) four[4 * x + k] = 0;
+      for (int j = xs.offset[x], k = xs.first[x] - s; j < xs.offset[x + 1]; j++, k++) four[4 * x + k] = xs.weight[j];
+    }
+    for (int y = 0; y < sh; y++) {
+      const uint8_t *row = src + (size_t)y * sw;
+      uint32_t *out = across + (size_t)y * dw;
+      for (int x = 0; x < dw; x++) {
+        const uint8_t *p = row + start[x];
+        const int32_t *w = four + 4 * x;
+        out[x] = (uint32_t)p[0] * (uint32_t)w[0] + (uint32_t)p[1] * (uint32_t)w[1] + (uint32_t)p[2] * (uint32_t)w[2] + (uint32_t)p[3] * (uint32_t)w[3];
+      }
+    }
+  } else {
+    for (int y = 0; y < sh; y++) {
+      const uint8_t *row = src + (size_t)y * sw;
+      uint32_t *out = across + (size_t)y * dw;
+      for (int x = 0; x < dw; x++) {
+        uint32_t acc = 0;
+        const uint8_t *p = row + xs.first[x];
+        for (int j = xs.offset[x]; j < xs.offset[x + 1]; j++) acc += (uint32_t)*p++ * (uint32_t)xs.weight[j];
+        out[x] = acc;
+      }
     }
   }
   // Down, a row of cells at a time (the rows above are read in order); the division in doubles, as the
@@ -65,7 +91,8 @@ int matte_reduce_area(const uint8_t *src, int sw, int sh, uint8_t *dst, int dw, 
       for (int x = 0; x < dw; x++) sum[x] += row[x] * w;
     }
     uint8_t *out = dst + (size_t)y * dw;
-    for (int x = 0; x < dw; x++) out[x] = (uint8_t)floor((sum[x] + half) / whole);
+    // Non-negative quotients: truncation is the floor, without a call to floor() for every cell.
+    for (int x = 0; x < dw; x++) out[x] = (uint8_t)(int)((sum[x] + half) / whole);
   }
   return 0;
 }
