@@ -6,7 +6,7 @@
 // that much sooner. A photo is handed over before its mask exists (prepare, while the model runs): the
 // copy of it that the threads share is made then, off the answer's path.
 import { Worker } from 'node:worker_threads';
-import { joinBands, pngHead, pngTail } from './png-strips.mjs';
+import { pngHead, pngTail } from './png-strips.mjs';
 import { refineGrid } from './edge-refine.mjs';
 import { SharedMemoryPool } from './shared-memory-pool.ts';
 
@@ -210,9 +210,10 @@ export class WorkerCutoutWriter implements CutoutWriter {
           alphaLease?.release();
         };
         done.then(returned, returned);
-        const png = done.then((b) => joinBands(width, height, b));
         const parts: Promise<Uint8Array>[] = [Promise.resolve(pngHead(width, height)), ...bands.map((b) => b.then((band) => band.idat)), done.then(pngTail)];
         for (const part of parts) part.catch(() => undefined);
+        // The PNG is its parts joined (joinBands' layout), head and tail made once.
+        const png = done.then(() => Promise.all(parts)).then((p) => Buffer.concat(p));
         const preview = allSettled(previews).then((p) => {
           const data = Buffer.concat(p.map((b) => b.data));
           return { data, width: p[0].width, height: data.length / 4 / p[0].width };
