@@ -178,6 +178,26 @@ describe.skipIf(!HAVE_COMPILER)('native cut-out kernels', () => {
     }
   });
 
+  it('lay out noisy rows as the JavaScript does at every width around the 16-pixel step, transparent pixels and full blocks alike', () => {
+    let seed = 11;
+    const next = () => (seed = (seed * 1103515245 + 12345) >>> 0) >>> 24;
+    for (const width of [1, 15, 16, 17, 31, 48, 67]) {
+      const rows = 13;
+      const rgb = Uint8Array.from({ length: width * rows * 3 }, next);
+      // A third transparent, a third opaque, the rest anything: the colour under alpha 0 must vanish.
+      const alpha = Uint8Array.from({ length: width * rows }, () => {
+        const v = next();
+        return v < 85 ? 0 : v < 170 ? 255 : next();
+      });
+      for (const factor of [1, 2, 3, 4, 5, 8, 40]) {
+        const js = bandRows(rgb, new Uint8Array(alpha), null, width, rows, factor, { native: null });
+        const c = bandRows(rgb, new Uint8Array(alpha), null, width, rows, factor, { native: kernels });
+        expect(Buffer.compare(c.lines, js.lines), `lines, width ${width}, factor ${factor}`).toBe(0);
+        expect(Buffer.compare(Buffer.from(c.preview.data), Buffer.from(js.preview.data)), `preview, width ${width}, factor ${factor}`).toBe(0);
+      }
+    }
+  });
+
   it('reuse their memory band after band (a workspace and the native scratch), with the same bytes as in fresh memory', async () => {
     const workspace = new BandWorkspace();
     const big = drawn(1600, 900, 9);
