@@ -86,7 +86,7 @@ static inline void preview_pixel(const double *s, double area, uint8_t *p) {
 static inline void add_block(const uint32_t *prod, int count, double *s) {
   __m128i acc = _mm_setzero_si128();
   for (int x = 0; x < count; x++) acc = _mm_add_epi32(acc, _mm_loadu_si128((const __m128i *)(prod + (size_t)x * 4)));
-  // Whole numbers below 2^31 (the caller keeps a block under 33,000 pixels): exact as doubles, and adding
+  // Whole numbers below 2^31 (the caller keeps a block to 32768 pixels): exact as doubles, and adding
   // zero leaves a sum as it is, so every block is added, as the scalar loop adds only those with alpha.
   _mm_storeu_pd(s, _mm_add_pd(_mm_loadu_pd(s), _mm_cvtepi32_pd(acc)));
   _mm_storeu_pd(s + 2, _mm_add_pd(_mm_loadu_pd(s + 2), _mm_cvtepi32_pd(_mm_shuffle_epi32(acc, 0xEE))));
@@ -100,11 +100,14 @@ int matte_band_lines(const uint8_t *rgb, uint8_t *alpha, const uint8_t *sourceAl
   uint8_t *above = calloc((size_t)width * 4, 2);
   double *sums = calloc((size_t)pw * 4, sizeof(double));
 #ifdef MATTE_ROWS_SSSE3
+  // A block's row sums stay below 2^31 in 32-bit lanes: at most 32768 pixels of 255 * 255.
   int vector = width >= 16 && factor <= 32768 && __builtin_cpu_supports("ssse3");
   uint32_t *prod = vector ? malloc(sizeof(uint32_t) * 4 * (size_t)width) : NULL;
-  if (vector && !prod) sums = (free(sums), NULL);
-#endif
+  if (!above || !sums || (vector && !prod)) {
+    free(prod);
+#else
   if (!above || !sums) {
+#endif
     free(above);
     free(sums);
     return -1;
