@@ -10,6 +10,7 @@
 // runs alternate in rounds, each round gives its own ratio, and the median ratio is the figure, so a
 // burst of load from another tenant spoils one round and not the result. (Seen here: the same
 // single-threaded loop took anywhere from 175 to 350 ms from one second to the next.)
+import fs from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import sharp from 'sharp';
 import ort from 'onnxruntime-node';
@@ -121,19 +122,40 @@ try {
   const bigTensor = await tensorFor(big);
   const bareLatencies: number[] = [];
   const imageLatencies: number[] = [];
+  // CPU per photo outside the model: the server's CPU over a request (every thread, from each task's
+  // schedstat, in ns) minus the bare model's CPU for the same tensor with the same session options.
+  const serverPid = server.proc.pid!;
+  const serverCpuMs = () => {
+    let ns = 0;
+    for (const task of fs.readdirSync(`/proc/${serverPid}/task`)) {
+      try {
+        ns += Number(fs.readFileSync(`/proc/${serverPid}/task/${task}/schedstat`, 'utf8').split(' ')[0]);
+      } catch {
+        /* the thread ended between the listing and the read */
+      }
+    }
+    return ns / 1e6;
+  };
+  const bareCpu: number[] = [];
+  const imageCpu: number[] = [];
   const parts: Record<string, number[]> = { 'before the claim': [], decode: [], model: [], check: [], 'cut-out': [], 'after': [] };
   const bareOnce = async () => {
+    const c0 = process.cpuUsage();
     const t0 = performance.now();
     await session.run({ input: bigTensor }, ['output']);
     bareLatencies.push(performance.now() - t0);
+    const c = process.cpuUsage(c0);
+    bareCpu.push((c.user + c.system) / 1000);
   };
   const imageOnce = async () => {
     const f = new FormData();
     f.append('file', new Blob([new Uint8Array(big)]), 'big.jpg');
     const wall0 = Date.now();
+    const cpu0 = serverCpuMs();
     const t0 = performance.now();
     const res = await api('/v1/images', { method: 'POST', body: f });
     await res.arrayBuffer();
+    imageCpu.push(serverCpuMs() - cpu0);
     if (res.status !== 200) throw new Error(`POST /v1/images answered ${res.status}`);
     imageLatencies.push(performance.now() - t0);
     const wall1 = Date.now();
@@ -191,6 +213,7 @@ try {
     `Matte batch over HTTP (add+start+wait) ${fmt(photos.length / medianRound.matte, 3)} photos/s  (median round)`,
     `throughput ratio Matte/bare         ${fmt(median(ratios), 3)}   (median of the rounds, spread ${fmt(Math.min(...ratios), 2)}-${fmt(Math.max(...ratios), 2)}; target >= 0.9)`,
     `2000x2000 JPEG: POST /v1/images p50 ${fmt(median(imageLatencies), 0)} ms; bare inference p50 ${fmt(median(bareLatencies), 0)} ms; ratio ${fmt(median(imageLatencies) / median(bareLatencies), 3)} (${LATENCY_RUNS} alternating pairs, their own ratios ${fmt(Math.min(...pairRatios), 2)}-${fmt(Math.max(...pairRatios), 2)}; target <= 1.10)`,
+    `  CPU per photo: server ${fmt(median(imageCpu), 0)} ms, bare model ${fmt(median(bareCpu), 0)} ms, outside the model ${fmt(median(imageCpu) - median(bareCpu), 0)} ms (medians of ${LATENCY_RUNS})`,
     `  where a POST /v1/images went, p50 (ms): ${Object.entries(parts).map(([k, v]) => `${k} ${fmt(median(v), 0)}`).join(', ')}`,
     `mean stage times in the last batch (ms): ${Object.entries(stageMeans).map(([k, v]) => `${k} ${fmt(v, 0)}`).join(', ')}`,
     `GET /v1/jobs/{id} while photos run: p50 ${fmt(median(readLatencies), 1)} ms, p99 ${fmt(pct(readLatencies, 99), 1)} ms, max ${fmt(Math.max(...readLatencies), 1)} ms (${readLatencies.length} reads)`,
