@@ -1,6 +1,25 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
+/**
+ * A folder of src/ and the folders it must not import from (and packages, for the services): the
+ * architecture's direction, enforced rather than remembered.
+ */
+function layer(folder, forbidden, message, packages = []) {
+  return {
+    files: [`${folder}/**/*.ts`, `${folder}/**/*.mjs`],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: packages.map((name) => ({ name, message })),
+          patterns: [{ group: forbidden.map((f) => `**/${f}/**`), message }],
+        },
+      ],
+    },
+  };
+}
+
 export default tseslint.config(
   { ignores: ['node_modules/**', 'data/**'] },
   js.configs.recommended,
@@ -14,21 +33,26 @@ export default tseslint.config(
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_' }],
     },
   },
-  {
-    // Services hold the rules; they talk to the outside only through the interfaces they are given.
-    files: ['src/services/**/*.ts'],
-    rules: {
-      'no-restricted-imports': [
-        'error',
-        { paths: ['fastify', 'kysely', 'sharp', 'onnxruntime-node', 'node:fs', 'fs', 'node:fs/promises'], patterns: [{ group: ['**/http/**'], message: 'Domain types live in src/domain.' }] },
-      ],
-    },
-  },
-  {
-    // Below http: the domain, the pipeline, adapters and the worker import no HTTP module.
-    files: ['src/domain/**/*.ts', 'src/pipeline/**/*.ts', 'src/adapters/**/*.ts', 'src/jobs/**/*.ts', 'src/db/**/*.ts'],
-    rules: { 'no-restricted-imports': ['error', { patterns: [{ group: ['**/http/**'], message: 'Domain types live in src/domain.' }] }] },
-  },
+  // The direction of imports: main → http → services → (pipeline, repositories, adapters) → domain.
+  // Each folder names what it must not import; see layer() above and the README's architecture map.
+  layer('src/domain', ['http', 'services', 'pipeline', 'jobs', 'db', 'adapters', 'imaging', 'runtime', 'presets'], 'The domain is the bottom layer: schemas and pure rules only.'),
+  layer('src/presets', ['http', 'services', 'pipeline', 'jobs', 'db', 'adapters', 'imaging', 'runtime'], 'Presets are data and the rules that read it.'),
+  layer('src/imaging', ['http', 'services', 'pipeline', 'jobs', 'db', 'adapters'], 'Pixel algorithms depend on no outside system.'),
+  layer('src/runtime', ['http', 'services', 'pipeline', 'jobs', 'db', 'imaging'], 'Process tuning knows no product rules.'),
+  layer('src/adapters', ['http', 'services', 'pipeline', 'jobs', 'db'], 'An adapter wraps one outside system; the interfaces it implements live beside it or in src/domain.'),
+  layer('src/db', ['http', 'services', 'pipeline', 'jobs', 'adapters', 'imaging', 'runtime'], 'Repositories run queries and know no product rules.'),
+  layer('src/pipeline', ['http', 'services', 'jobs', 'db'], 'The pipeline turns pixels into results; services decide what they mean.'),
+  layer('src/services', ['http', 'jobs'], 'Services hold the rules; HTTP shapes are src/http, and domain types live in src/domain.', [
+    'fastify',
+    'kysely',
+    'sharp',
+    'onnxruntime-node',
+    'node:fs',
+    'fs',
+    'node:fs/promises',
+  ]),
+  layer('src/jobs', ['http'], 'Background jobs run services and the pipeline; they answer no HTTP.'),
+  layer('src/http', ['adapters', 'db', 'pipeline', 'imaging', 'runtime', 'jobs'], 'Routes parse, call one service, and shape the reply: outside systems are reached through services.'),
   {
     // Tests read loosely typed JSON answers; `any` there is deliberate.
     files: ['test/**/*.ts'],

@@ -14,7 +14,7 @@
 // Real errors: on the light tier's own cut-outs, each error region of at least 0.5% of the photo
 // (kept background, or subject cut away, against the truth) is reported with the reason it is; those
 // claims are true by construction and show how the check fares on the model's real mistakes.
-import { ImageCodec } from '../src/adapters/image-codec.adapter.ts';
+import { CheckRasters } from '../src/adapters/images/rasters.ts';
 import { CLAIM_GRID_EDGE, judgeClaimAt, type ClaimReason } from '../src/pipeline/check/claim-check.ts';
 import { boundary, components, dilate } from '../src/pipeline/check/raster.ts';
 import type { BBox } from '../src/domain/batch.schemas.ts';
@@ -49,7 +49,7 @@ function random(seed: number): () => number {
   };
 }
 
-const codec = new ImageCodec(100_000_000);
+const rasters = new CheckRasters(100_000_000);
 
 async function judge(rgb: Buffer, alpha: Uint8Array, w: number, h: number, reason: ClaimReason, region: BBox): Promise<boolean> {
   const rgba = Buffer.alloc(w * h * 4);
@@ -59,7 +59,7 @@ async function judge(rgb: Buffer, alpha: Uint8Array, w: number, h: number, reaso
     rgba[i * 4 + 2] = rgb[i * 3 + 2];
     rgba[i * 4 + 3] = alpha[i];
   }
-  const img = await codec.rgbaWithin(rgba, CLAIM_GRID_EDGE, { width: w, height: h });
+  const img = await rasters.rgbaWithin(rgba, CLAIM_GRID_EDGE, { width: w, height: h });
   return judgeClaimAt(img, { width: w, height: h }, reason, region).accepted;
 }
 

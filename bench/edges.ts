@@ -1,14 +1,15 @@
 // Edge figures on ../shared/eval-data at each photo's full source resolution: the model's mask
-// upsampled (what the service made before), against the refined alpha (src/adapters/edge-refine.mjs):
+// upsampled (what the service made before), against the refined alpha (src/imaging/edge-refine.mjs):
 // mean absolute alpha error over the whole photo, and within 3 pixels of the true edge (where the
 // ground truth crosses 128). Part of npm run bench; also runs alone (npm run bench:edges).
 // MATTE_QUALITY_CACHE=<dir> reuses the light masks kept by npm run bench:quality.
 import fs from 'node:fs';
 import path from 'node:path';
 import sharp from 'sharp';
-import { ImageCodec } from '../src/adapters/image-codec.adapter.ts';
+import { ImageDecoder } from '../src/adapters/images/decoder.ts';
+import { CheckRasters } from '../src/adapters/images/rasters.ts';
 import { OnnxMaskModel, MODEL_INPUT_SIZE } from '../src/adapters/mask-model.adapter.ts';
-import { refineEdges } from '../src/adapters/edge-refine.mjs';
+import { refineEdges } from '../src/imaging/edge-refine.mjs';
 import { evalEntries, evalFile, HAVE_EVAL_DATA } from '../test/helpers/eval-data.ts';
 import { dilate, boundary } from '../src/pipeline/check/raster.ts';
 import { refineInputs } from '../src/pipeline/segment.ts';
@@ -22,14 +23,15 @@ export interface EdgeFigures {
 
 export async function edgeFigures(opts: { radius?: number; eps?: number; log?: (line: string) => void } = {}): Promise<EdgeFigures> {
   if (!HAVE_EVAL_DATA) throw new Error('the edge figures read ../shared/eval-data; set MATTE_SHARED_DIR');
-  const codec = new ImageCodec(100_000_000);
+  const decoder = new ImageDecoder(100_000_000);
+  const rasters = new CheckRasters(100_000_000);
   const cache = process.env.MATTE_QUALITY_CACHE;
   let model: OnnxMaskModel | undefined;
   const sums = { up: 0, upEdge: 0, ref: 0, refEdge: 0, ms: 0 };
   const entries = evalEntries();
   for (const entry of entries) {
-    const decoded = await codec.decode(evalFile(entry.image));
-    const input = await codec.toModelInput(decoded, MODEL_INPUT_SIZE);
+    const decoded = await decoder.decode(evalFile(entry.image));
+    const input = await decoder.toModelInput(decoded, MODEL_INPUT_SIZE);
     const file = cache && path.join(cache, `${entry.id}.photo.mask`);
     let mask: Buffer;
     if (file && fs.existsSync(file)) mask = fs.readFileSync(file);
@@ -38,10 +40,10 @@ export async function edgeFigures(opts: { radius?: number; eps?: number; log?: (
       await model.ready();
       mask = (await model.predict(input)).mask;
     }
-    const upsampled = await codec.maskToSize(mask, MODEL_INPUT_SIZE, decoded);
+    const upsampled = await rasters.maskToSize(mask, MODEL_INPUT_SIZE, decoded);
     // As the service runs it (src/pipeline/segment.ts): the grid's inputs, the photo reduced by libvips and the mask by area averages.
     const t0 = performance.now();
-    const low = await refineInputs(codec, decoded, mask);
+    const low = await refineInputs(decoder, decoded, mask);
     const refined = refineEdges({ rgb: decoded.rgb, alpha: null, width: decoded.width, height: decoded.height }, { radius: opts.radius, eps: opts.eps, low }).alpha;
     sums.ms += performance.now() - t0;
     const truth = await sharp(evalFile(entry.mask)).extractChannel(0).resize(decoded.width, decoded.height, { fit: 'fill' }).raw().toBuffer();

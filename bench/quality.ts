@@ -12,10 +12,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import sharp from 'sharp';
-import { ImageCodec } from '../src/adapters/image-codec.adapter.ts';
+import { ImageDecoder } from '../src/adapters/images/decoder.ts';
+import { CheckRasters } from '../src/adapters/images/rasters.ts';
 import { OnnxMaskModel, MODEL_INPUT_SIZE, type MaskPrediction } from '../src/adapters/mask-model.adapter.ts';
 import { flipRgb, unionWithMirror } from '../src/pipeline/segment.ts';
-import { maskStatistics } from '../src/adapters/model-session.mjs';
+import { maskStatistics } from '../src/imaging/model-io.mjs';
 import { CHECK_GRID, measure } from '../src/pipeline/check/features.ts';
 import { brokenProbability, CALIBRATION_FILE, featureVector, loadCalibration } from '../src/pipeline/check/calibration.ts';
 import { compareAlpha, evalEntries, evalFile, HAVE_EVAL_DATA, type EvalEntry } from '../test/helpers/eval-data.ts';
@@ -27,7 +28,8 @@ const WRITE = process.argv.includes('--write-calibration');
 const only = process.env.BENCH_QUALITY_LIMIT ? Number(process.env.BENCH_QUALITY_LIMIT) : undefined;
 const CACHE = process.env.MATTE_QUALITY_CACHE;
 const entries = evalEntries().slice(0, only);
-const codec = new ImageCodec(100_000_000);
+const decoder = new ImageDecoder(100_000_000);
+const rasters = new CheckRasters(100_000_000);
 let model: OnnxMaskModel | undefined;
 
 async function predict(entry: EvalEntry, pass: 'photo' | 'mirror', input: Buffer): Promise<MaskPrediction> {
@@ -52,8 +54,8 @@ const scores: Record<(typeof TIERS)[number], Score[]> = { light: [], heavy: [] }
 const samples: Sample[] = [];
 const cutouts: { entry: EvalEntry; tier: string; alpha: Buffer; rgb: Buffer; truth: Buffer }[] = [];
 for (const entry of entries) {
-  const decoded = await codec.decode(evalFile(entry.image));
-  const input = await codec.toModelInput(decoded, MODEL_INPUT_SIZE);
+  const decoded = await decoder.decode(evalFile(entry.image));
+  const input = await decoder.toModelInput(decoded, MODEL_INPUT_SIZE);
   const truth = await sharp(evalFile(entry.mask)).extractChannel(0).raw().toBuffer();
   const rgb = await sharp(decoded.rgb, { raw: { width: decoded.width, height: decoded.height, channels: 3 } }).resize(entry.width, entry.height, { fit: 'fill' }).raw().toBuffer();
   const light = await predict(entry, 'photo', input);
@@ -62,12 +64,12 @@ for (const entry of entries) {
   for (const tier of TIERS) {
     const t0 = performance.now();
     const prediction = tier === 'light' ? light : unionWithMirror(light, mirror);
-    const alpha = await codec.maskToSize(prediction.mask, MODEL_INPUT_SIZE, decoded);
+    const alpha = await rasters.maskToSize(prediction.mask, MODEL_INPUT_SIZE, decoded);
     const ms = performance.now() - t0 + prediction.runMs;
     const atTruth = await sharp(alpha, { raw: { width: decoded.width, height: decoded.height, channels: 1 } }).resize(entry.width, entry.height, { fit: 'fill' }).extractChannel(0).raw().toBuffer();
     const score = { ...compareAlpha(atTruth, truth), ms };
     scores[tier].push(score);
-    const evidence = measure(await codec.checkGrid(prediction.mask, input, MODEL_INPUT_SIZE, CHECK_GRID));
+    const evidence = measure(await rasters.checkGrid(prediction.mask, input, MODEL_INPUT_SIZE, CHECK_GRID));
     samples.push({ photo: entry.id, folder: entry.source, tier, iou: score.iou, x: featureVector(evidence.features) });
     cutouts.push({ entry, tier, alpha: atTruth, rgb, truth });
     line.push(`${tier} IoU ${score.iou.toFixed(3)} MAE ${score.mae.toFixed(4)}`);

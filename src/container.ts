@@ -5,11 +5,14 @@ import type { Config } from './config.ts';
 import { createDatabase } from './db/database.ts';
 import { Store } from './db/store.ts';
 import { FsBlobStore, type BlobStore } from './adapters/blob-store.ts';
-import { RecentBlobs } from './adapters/recent-blobs.ts';
-import { ImageCodec, setImageThreads } from './adapters/image-codec.adapter.ts';
+import { RecentBlobs } from './runtime/recent-blobs.ts';
+import { setImageThreads } from './adapters/images/sharp.ts';
+import { ImageDecoder } from './adapters/images/decoder.ts';
+import { ImageRenderer } from './adapters/images/renderer.ts';
+import { CheckRasters } from './adapters/images/rasters.ts';
 import { OnnxMaskModel, type MaskModel } from './adapters/mask-model.adapter.ts';
-import { HelperThreadPriority } from './adapters/thread-priority.ts';
-import { LocalEventBus, type EventBus } from './services/event-bus.ts';
+import { HelperThreadPriority } from './runtime/thread-priority.ts';
+import { LocalEventBus, type EventBus } from './adapters/event-bus.ts';
 import { PgNotifyBus } from './adapters/pg-notify-bus.adapter.ts';
 import { EventStreamService } from './services/event-stream.service.ts';
 import { WebhookService } from './services/webhook.service.ts';
@@ -19,17 +22,18 @@ import { AccountService } from './services/account.service.ts';
 import { BatchService } from './services/batch.service.ts';
 import { BatchQueries } from './services/batch-queries.service.ts';
 import { BatchProgress } from './services/batch-progress.ts';
-import { IntakeService } from './services/intake.service.ts';
+import { IntakeService, type PhotoInspector } from './services/intake.service.ts';
 import { PhotoQueue } from './services/photo-queue.service.ts';
 import { ReviewService } from './services/review.service.ts';
 import { RerunService } from './services/rerun.service.ts';
 import { ReportService } from './services/report.service.ts';
-import { WorkerCutoutWriter } from './adapters/cutout-writer.adapter.ts';
+import { WorkerCutoutWriter } from './imaging/cutout-writer.ts';
 import { PreparedInputs } from './pipeline/prepared-inputs.ts';
 import { InputThumbnails } from './services/input-thumbnails.ts';
 import { OutputThumbnails } from './services/output-thumbnails.ts';
 import { RenderService } from './services/render.service.ts';
 import { DownloadService } from './services/download.service.ts';
+import { FileService } from './services/files.service.ts';
 import { MAX_ACTIVE_BATCHES, MAX_PHOTOS_PER_BATCH } from './domain/batch-rules.ts';
 import { IdempotencyService } from './services/idempotency.service.ts';
 import { ImageService } from './services/image.service.ts';
@@ -48,7 +52,9 @@ export interface Container {
   clock: () => number;
   store: Store;
   blobs: BlobStore;
-  codec: ImageCodec;
+  decoder: ImageDecoder;
+  renderer: ImageRenderer;
+  rasters: CheckRasters;
   bus: EventBus;
   credits: CreditsService;
   accounts: AccountService;
@@ -61,6 +67,7 @@ export interface Container {
   reports: ReportService;
   render: RenderService;
   downloads: DownloadService;
+  files: FileService;
   inputThumbs: InputThumbnails;
   outputThumbs: OutputThumbnails;
   idempotency: IdempotencyService;
@@ -102,7 +109,11 @@ export async function createContainer(config: Readonly<Config>, opts: ContainerO
   // by the request waiting for it, an upload by the worker that claims it.
   const blobs = new RecentBlobs(new FsBlobStore(path.join(config.dataDir, 'blobs')), { maxBytes: 32 * 1024 * 1024, ttlMs: 10_000 }, clock);
   setImageThreads(config.imageThreads);
-  const codec = new ImageCodec(config.maxInputPixels);
+  const decoder = new ImageDecoder(config.maxInputPixels);
+  const renderer = new ImageRenderer(config.maxInputPixels);
+  const rasters = new CheckRasters(config.maxInputPixels);
+  // Intake's check of an upload: its header, and a thumbnail (a full decode, which catches truncated files).
+  const inspector: PhotoInspector = { probe: (data) => decoder.probe(data), thumbnail: (data) => renderer.thumbnail(data) };
   // Between processes on PostgreSQL, within this one on SQLite (one process owns an embedded database's worker).
   const bus: EventBus = store.dialect === 'postgres' ? await PgNotifyBus.connect(config.databaseUrl, log.child({ component: 'bus' })) : new LocalEventBus();
   const credits = new CreditsService();
@@ -141,22 +152,23 @@ export async function createContainer(config: Readonly<Config>, opts: ContainerO
     blobs,
     credits,
     bus,
-    inspector: codec,
+    inspector,
     clock,
     queries,
     progress,
     modelState: () => modelState,
     allowPrivateNetworks: config.allowPrivateNetworks,
   });
-  const intake = new IntakeService({ store, blobs, inspector: codec, bus, clock, queries });
+  const intake = new IntakeService({ store, blobs, inspector, bus, clock, queries });
   const queue = new PhotoQueue({ store, blobs, credits, bus, clock, progress, resultTtlMs: config.resultTtlMs });
   const review = new ReviewService({ queries });
   const reruns = new RerunService({ store, credits, bus, clock, queries, progress });
-  const reports = new ReportService({ store, blobs, codec, credits, queries, bus, clock });
-  const render = new RenderService({ store, blobs, codec, queries, bus, clock });
-  const downloads = new DownloadService({ store, blobs, codec, queries });
-  const inputThumbs = new InputThumbnails({ blobs, inspector: codec, queries });
-  const outputThumbs = new OutputThumbnails({ blobs, codec, queries });
+  const reports = new ReportService({ store, blobs, rasters, credits, queries, bus, clock });
+  const render = new RenderService({ store, blobs, decoder, renderer, rasters, queries, bus, clock });
+  const downloads = new DownloadService({ store, blobs, renderer, queries });
+  const inputThumbs = new InputThumbnails({ blobs, inspector, queries });
+  const outputThumbs = new OutputThumbnails({ blobs, renderer, queries });
+  const files = new FileService({ blobs, renderer, queries, inputThumbs, outputThumbs });
   const idempotency = new IdempotencyService({ store, clock });
   const limits = new RateLimitService({ store, clock, rules: rateLimitRules(config.requestsPerMinute, config.photosPerHour) });
   const sessions = new SessionService({ store, clock, limits });
@@ -164,14 +176,14 @@ export async function createContainer(config: Readonly<Config>, opts: ContainerO
   const purchases = new PurchaseService({ store, credits, clock, provider: new OperatorApprovalProvider() });
   const deletion = new AccountDeletionService({ store, credits, blobs, bus, clock });
   const maintenance = new AccountMaintenance({ store, licenses, limits, clock, log: log.child({ component: 'maintenance' }) });
-  const prepared = runWorker && model ? new PreparedInputs(codec) : undefined;
-  const images = new ImageService({ batches, intake, queries, queue, render, inspector: codec, clock, prepared });
+  const prepared = runWorker && model ? new PreparedInputs(decoder) : undefined;
+  const images = new ImageService({ batches, intake, queries, queue, render, inspector, clock, prepared });
   const cutouts = new WorkerCutoutWriter(config.cutoutThreads);
   let closed = false;
   const worker =
     runWorker && model
       ? new PhotoWorker(
-          { queue, blobs, pipeline: { codec, model, cutouts, prepared }, bus, stats, priority, log: log.child({ component: 'worker' }) },
+          { queue, blobs, pipeline: { decoder, renderer, rasters, model, cutouts, prepared }, bus, stats, priority, log: log.child({ component: 'worker' }) },
           { concurrency: config.workerConcurrency, leaseMs: config.leaseMs, maxAttempts: config.maxAttempts },
         )
       : null;
@@ -189,7 +201,9 @@ export async function createContainer(config: Readonly<Config>, opts: ContainerO
     clock,
     store,
     blobs,
-    codec,
+    decoder,
+    renderer,
+    rasters,
     bus,
     credits,
     accounts,
@@ -202,6 +216,7 @@ export async function createContainer(config: Readonly<Config>, opts: ContainerO
     reports,
     render,
     downloads,
+    files,
     inputThumbs,
     outputThumbs,
     idempotency,

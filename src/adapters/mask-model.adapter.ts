@@ -6,7 +6,7 @@ import path from 'node:path';
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import type { BBox } from '../domain/batch.schemas.ts';
-import { SharedMemoryPool } from './shared-memory-pool.ts';
+import { SharedMemoryPool } from '../runtime/shared-memory-pool.ts';
 
 export const MODEL_INPUT_SIZE = 1024;
 

@@ -3,8 +3,9 @@
 // Plain JavaScript on purpose: a worker thread starts without the TypeScript loader of its parent.
 import { parentPort, workerData } from 'node:worker_threads';
 import ort from 'onnxruntime-node';
-import { fillModelInput, maskFromOutput, readModel, sessionOptions } from './model-session.mjs';
-import { currentThreadId, threadIds, threadName } from './threads.mjs';
+import { readModel, sessionOptions } from './model-session.mjs';
+import { fillModelInput, maskFromOutput } from '../imaging/model-io.mjs';
+import { currentThreadId, threadIds, threadName } from '../runtime/threads.mjs';
 
 /** ISNet (imgly /models/medium) I/O contract, shared by any pluggable model: see mask-model.adapter.ts. */
 const INPUT_NAME = 'input';

@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import type { Logger } from 'pino';
-import { LocalEventBus, type EventBus } from '../services/event-bus.ts';
+import { LocalEventBus, type EventBus } from './event-bus.ts';
 
 const CHANNEL = 'matte_signals';
 

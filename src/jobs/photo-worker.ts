@@ -7,11 +7,11 @@ import { PhotoError } from '../errors.ts';
 import type { BlobStore } from '../adapters/blob-store.ts';
 import type { PhotoQueue } from '../services/photo-queue.service.ts';
 import { blobKeys, type ResultFiles } from '../services/blob-keys.ts';
-import type { EventBus } from '../services/event-bus.ts';
+import type { EventBus } from '../adapters/event-bus.ts';
 import type { Settings, Tier } from '../domain/batch.schemas.ts';
 import { runPhoto, type PipelineDeps } from '../pipeline/photo-pipeline.ts';
 import type { ItemRow } from '../db/schema.ts';
-import type { HelperThreadPriority } from '../adapters/thread-priority.ts';
+import type { HelperThreadPriority } from '../runtime/thread-priority.ts';
 
 export interface WorkerOptions {
   concurrency: number;

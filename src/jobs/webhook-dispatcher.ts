@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Store } from '../db/store.ts';
 import type { DeliveryRow } from '../db/schema.ts';
-import type { EventBus } from '../services/event-bus.ts';
+import type { EventBus } from '../adapters/event-bus.ts';
 import { signWebhook } from '../services/webhook-signature.ts';
 import { OutboundError, postPublic } from '../adapters/outbound-http.adapter.ts';
 

@@ -3,7 +3,6 @@ import { loadConfig } from '../config.ts';
 import { createContainer } from '../container.ts';
 import { buildApp } from '../app.ts';
 import type { Socket } from 'node:net';
-import { native as nativeKernels, nativeReason } from '../adapters/cutout-kernels.mjs';
 
 const config = loadConfig();
 const container = await createContainer(config);
@@ -22,7 +21,7 @@ container.worker?.start();
 container.maintenance.start();
 container.dispatcher.start();
 container.log.info(
-  { port: config.port, dataDir: config.dataDir, database: container.store.dialect, cutoutKernels: nativeKernels ? 'native' : `javascript: ${nativeReason}` },
+  { port: config.port, dataDir: config.dataDir, database: container.store.dialect },
   'matte is serving',
 );
 

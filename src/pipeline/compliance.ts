@@ -3,7 +3,8 @@
 // canvas the product spans, and the file size against the upload limit. A file over the limit is
 // re-encoded until it fits (the one thing fixed here); what else the rendering did to meet the preset
 // (white background, reframing) is listed as fixed too, so a seller sees why the photo passes.
-import type { ImageCodec } from '../adapters/image-codec.adapter.ts';
+import type { ImageRenderer } from '../adapters/images/renderer.ts';
+import type { CheckRasters } from '../adapters/images/rasters.ts';
 import type { Compliance, ImageFormat, Settings } from '../domain/batch.schemas.ts';
 import { findPreset, isMarketplacePreset } from '../presets/presets.ts';
 import type { Layout } from './compose.ts';
@@ -16,7 +17,7 @@ const FILL_TOLERANCE = 1;
 const mb = (bytes: number) => `${(bytes / 1e6).toFixed(1)} MB`;
 
 export async function checkCompliance(
-  codec: Pick<ImageCodec, 'exportOutput' | 'borderWhiteShare'>,
+  images: { renderer: Pick<ImageRenderer, 'exportOutput'>; rasters: Pick<CheckRasters, 'borderWhiteShare'> },
   output: Buffer,
   format: ImageFormat,
   size: { width: number; height: number },
@@ -33,7 +34,7 @@ export async function checkCompliance(
     checks.push({ check: 'size', ok: `${size.width}x${size.height}` === expected, expected, actual: `${size.width}x${size.height}` });
   }
   if (preset.background === 'white') {
-    const share = await codec.borderWhiteShare(output);
+    const share = await images.rasters.borderWhiteShare(output);
     const ok = share >= WHITE_BORDER_SHARE;
     checks.push({ check: 'background', ok, expected: 'pure white (RGB 255) around the product', actual: `${(share * 100).toFixed(1)}% of the border is RGB 255` });
     if (ok && settings.background.mode === 'white') fixed.push('background replaced with pure white (RGB 255)');
@@ -47,7 +48,7 @@ export async function checkCompliance(
   if (preset.maxBytes !== undefined) {
     if (output.length > preset.maxBytes) {
       const before = output.length;
-      output = await codec.exportOutput(output, format, format, 'marketplace', preset.maxBytes);
+      output = await images.renderer.exportOutput(output, format, format, 'marketplace', preset.maxBytes);
       fixed.push(`re-encoded from ${mb(before)} to ${mb(output.length)} to stay under the ${mb(preset.maxBytes)} upload limit`);
     }
     checks.push({ check: 'bytes', ok: output.length <= preset.maxBytes, expected: `at most ${preset.maxBytes} bytes`, actual: `${output.length} bytes` });

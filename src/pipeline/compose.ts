@@ -1,7 +1,7 @@
 // compose: where the cutout lands on the canvas. A pure function of sizes and Settings, so every
-// layout rule is unit-tested without pixels; the codec adapter draws what it returns.
+// layout rule is unit-tested without pixels; the renderer (adapters/images/renderer.ts) draws what it returns.
 import type { BBox, Settings } from '../domain/batch.schemas.ts';
-import type { RenderPlan } from '../adapters/image-codec.adapter.ts';
+import type { RenderPlan } from '../adapters/images/renderer.ts';
 import { findPreset } from '../presets/presets.ts';
 import type { ImageFormat } from '../domain/batch.schemas.ts';
 

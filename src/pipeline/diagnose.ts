@@ -48,7 +48,7 @@ function shippedCalibration(): Calibration {
 
 /**
  * @param prediction the model worker's figures: mask values 0..255 and the box of mask pixels >= 128 (maskSize x maskSize)
- * @param grid the mask and the model's input reduced for the check (ImageCodec.checkGrid, CHECK_GRID square)
+ * @param grid the mask and the model's input reduced for the check (CheckRasters.checkGrid, CHECK_GRID square)
  */
 export function diagnose(
   prediction: { histogram: Uint32Array; bbox: BBox | null },

@@ -2,9 +2,12 @@
 // (onStage) so the batch answer shows where a photo is. Everything heavy runs off the event loop:
 // sharp on libuv's pool, the model in its worker thread.
 import { performance } from 'node:perf_hooks';
-import { THUMB_EDGE, type ImageCodec } from '../adapters/image-codec.adapter.ts';
+import { THUMB_EDGE } from '../adapters/images/sharp.ts';
+import type { ImageDecoder } from '../adapters/images/decoder.ts';
+import type { ImageRenderer } from '../adapters/images/renderer.ts';
+import type { CheckRasters } from '../adapters/images/rasters.ts';
 import { MODEL_INPUT_SIZE, type MaskModel } from '../adapters/mask-model.adapter.ts';
-import type { CutoutWriter } from '../adapters/cutout-writer.adapter.ts';
+import type { CutoutWriter } from '../imaging/cutout-writer.ts';
 import { PhotoError } from '../errors.ts';
 import type { BBox, Compliance, ImageFormat, ItemMeta, Quality, Settings, Stage, Tier } from '../domain/batch.schemas.ts';
 import { checkCompliance } from './compliance.ts';
@@ -15,7 +18,9 @@ import { CHECK_GRID } from './check/features.ts';
 import { outputFormatFor, planLayout } from './compose.ts';
 
 export interface PipelineDeps {
-  codec: ImageCodec;
+  decoder: ImageDecoder;
+  renderer: ImageRenderer;
+  rasters: CheckRasters;
   model: MaskModel;
   /** Decodes started before the photo was claimed (POST /v1/images in this process). */
   prepared?: PreparedInputs;
@@ -47,7 +52,7 @@ export interface PhotoResult extends Drawn {
  * `reused` says the output is the cutout itself (default settings), so the cutout's thumbnail is the output's.
  */
 export async function drawCutout(
-  deps: Pick<PipelineDeps, 'codec'>,
+  deps: Pick<PipelineDeps, 'renderer'>,
   cutout: Buffer,
   size: { width: number; height: number },
   bbox: BBox | null,
@@ -67,12 +72,12 @@ export async function drawCutout(
     return { output: cutout, format, width: size.width, height: size.height, reused: true };
   }
   const background = layout.background.kind === 'image' ? (backgroundImage ? { kind: 'image' as const, data: backgroundImage } : { kind: 'transparent' as const }) : layout.background;
-  const raw = await deps.codec.render(cutout, { ...layout, background });
+  const raw = await deps.renderer.render(cutout, { ...layout, background });
   if (timings) timings.compose = performance.now() - t;
   await onEncode?.();
   t = performance.now();
   const opaque = background.kind !== 'transparent';
-  const output = await deps.codec.encodeRaw(raw, format, 'off', opaque);
+  const output = await deps.renderer.encodeRaw(raw, format, 'off', opaque);
   if (timings) timings.encode = performance.now() - t;
   return { output, format, width: raw.width, height: raw.height, reused: false };
 }
@@ -82,13 +87,13 @@ export async function drawCutout(
  * preset's upload limit. Photos without a marketplace preset pass through unchanged.
  */
 export async function checkRendered<T extends Drawn>(
-  deps: Pick<PipelineDeps, 'codec'>,
+  deps: Pick<PipelineDeps, 'renderer' | 'rasters'>,
   rendered: T,
   cutout: { width: number; height: number },
   bbox: BBox | null,
   settings: Settings,
 ): Promise<{ rendered: T; compliance?: Compliance }> {
-  const { output, compliance } = await checkCompliance(deps.codec, rendered.output, rendered.format, rendered, settings, planLayout(cutout, bbox, settings));
+  const { output, compliance } = await checkCompliance(deps, rendered.output, rendered.format, rendered, settings, planLayout(cutout, bbox, settings));
   return { rendered: { ...rendered, output }, compliance };
 }
 
@@ -108,7 +113,7 @@ export interface PhotoHooks {
   onStage(stage: Stage): Promise<void>;
   /**
    * The cut-out PNG as it is made: its parts in order, each resolving as soon as it exists (the first
-   * bands before the last: cutout-writer.adapter.ts Cutout), and the whole. The caller may store it
+   * bands before the last: imaging/cutout-writer.ts Cutout), and the whole. The caller may store it
    * while it is being written, checked and drawn. Awaited before runPhoto answers; its failure fails the
    * photo. If the photo fails after it was called, whatever it wrote is the caller's to remove.
    */
@@ -128,7 +133,7 @@ export async function runPhoto(
   const timings = { decode: 0, inference: 0, diagnose: 0, compose: 0, encode: 0, total: 0 };
 
   let t = performance.now();
-  const first = deps.prepared?.take(input) ?? prepareInput(deps.codec, input);
+  const first = deps.prepared?.take(input) ?? prepareInput(deps.decoder, input);
   const modelInput = await first.modelInput;
   timings.decode = performance.now() - t;
 
@@ -140,7 +145,7 @@ export async function runPhoto(
   // What needs no mask is done while the model runs: the photo is handed to the cut-out writer (its
   // threads' shared copy) and reduced to the edge refinement's grid.
   const prepared = deps.cutouts.prepare(decoded, THUMB_EDGE);
-  const lowRgb = gridRgb(deps.codec, decoded);
+  const lowRgb = gridRgb(deps.decoder, decoded);
   lowRgb.catch(() => undefined);
   let prediction;
   try {
@@ -161,7 +166,7 @@ export async function runPhoto(
   storing?.catch(() => undefined);
   await onStage('diagnose');
   t = performance.now();
-  const checkGrid = await deps.codec.checkGrid(prediction.mask, modelInput, MODEL_INPUT_SIZE, CHECK_GRID);
+  const checkGrid = await deps.rasters.checkGrid(prediction.mask, modelInput, MODEL_INPUT_SIZE, CHECK_GRID);
   const diagnosis = diagnose(prediction, checkGrid, MODEL_INPUT_SIZE, decoded);
   timings.diagnose = performance.now() - t;
 
@@ -178,7 +183,7 @@ export async function runPhoto(
   const { reused, ...drawn } = await drawCutout(deps, cutout, decoded, diagnosis.bbox, settings, backgroundImage, stageTimes, () => onStage('encode'));
   t = performance.now();
   const { rendered, compliance } = await checkRendered(deps, drawn, decoded, diagnosis.bbox, settings);
-  const thumbnail = () => (reused ? cut.preview.then((p) => deps.codec.thumbnailRaw(p)) : deps.codec.thumbnail(rendered.output));
+  const thumbnail = () => (reused ? cut.preview.then((p) => deps.renderer.thumbnailRaw(p)) : deps.renderer.thumbnail(rendered.output));
   timings.compose += stageTimes.compose;
   timings.encode = stageTimes.encode + (performance.now() - t);
   await storing;

@@ -6,7 +6,7 @@
 // claims the photo in another process, or after the entry expired, decodes as it always does and gets
 // the same result.
 import { createHash } from 'node:crypto';
-import type { DecodedImage, ImageCodec } from '../adapters/image-codec.adapter.ts';
+import type { DecodedImage, ImageDecoder } from '../adapters/images/decoder.ts';
 import { MODEL_INPUT_SIZE } from '../adapters/mask-model.adapter.ts';
 
 /** A photo's first step, under way: the model may start as soon as its input is there, before the decode is. */
@@ -17,9 +17,9 @@ export interface PreparedInput {
 }
 
 /** Decode, and the model's input made from it, as every photo starts (nothing decoded twice). */
-export function prepareInput(codec: ImageCodec, input: Buffer): PreparedInput {
-  const decoded = codec.decode(input);
-  return observed({ decoded, modelInput: decoded.then((d) => codec.toModelInput(d, MODEL_INPUT_SIZE)) });
+export function prepareInput(decoder: ImageDecoder, input: Buffer): PreparedInput {
+  const decoded = decoder.decode(input);
+  return observed({ decoded, modelInput: decoded.then((d) => decoder.toModelInput(d, MODEL_INPUT_SIZE)) });
 }
 
 /** Failures are the taker's to hear; nobody may be listening to one of the two. */
@@ -43,16 +43,16 @@ export class PreparedInputs {
    * @param ttlMs how long an entry waits to be taken
    */
   constructor(
-    private readonly codec: ImageCodec,
+    private readonly decoder: ImageDecoder,
     private readonly opts: { maxEntries: number; ttlMs: number } = { maxEntries: 2, ttlMs: 30_000 },
   ) {}
 
   /**
    * Starts decoding `input`, unless it is already being prepared or the room is full. Answers whether
-   * the photo decodes (it rejects with the decode's PhotoError, as ImageCodec.decode would);
+   * the photo decodes (it rejects with the decode's PhotoError, as ImageDecoder.decode would);
    * undefined when it was not prepared.
    * Both cores are free before the model starts, so the model's input is made straight from the file
-   * (ImageCodec.modelInputFrom) beside the full decode, where that gives the same bytes. It decodes the
+   * (ImageDecoder.modelInputFrom) beside the full decode, where that gives the same bytes. It decodes the
    * whole file too, so its success already answers that the file decodes: the photo can be queued, and
    * its model started, while the full decode (12 MB for a 2000x2000 photo) is still being written.
    */
@@ -61,9 +61,9 @@ export class PreparedInputs {
     const known = this.entries.get(key);
     if (known) return known.readable;
     if (this.entries.size >= this.opts.maxEntries) return undefined;
-    const direct = this.codec.modelInputFrom(input, MODEL_INPUT_SIZE);
-    const decoded = this.codec.decode(input);
-    const result = observed({ decoded, modelInput: direct.then((m) => m ?? decoded.then((d) => this.codec.toModelInput(d, MODEL_INPUT_SIZE))) });
+    const direct = this.decoder.modelInputFrom(input, MODEL_INPUT_SIZE);
+    const decoded = this.decoder.decode(input);
+    const result = observed({ decoded, modelInput: direct.then((m) => m ?? decoded.then((d) => this.decoder.toModelInput(d, MODEL_INPUT_SIZE))) });
     const readable = direct.then((m) => (m ? undefined : decoded.then(() => undefined)));
     readable.catch(() => undefined);
     const timer = setTimeout(() => this.entries.delete(key), this.opts.ttlMs);

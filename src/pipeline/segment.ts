@@ -12,13 +12,13 @@
 // on its own (alphamatting 0.820 → 0.857, grabcut 0.935 → 0.936). A second pass on the subject's crop
 // at full model resolution lost on average (mirror + crop 0.876) and ruined one photo (0.97 → 0.70),
 // so it is not used. `npm run bench:quality` measures the two tiers as the service runs them.
-import { type ImageCodec, type DecodedImage } from '../adapters/image-codec.adapter.ts';
+import type { ImageDecoder, DecodedImage } from '../adapters/images/decoder.ts';
 import { MODEL_INPUT_SIZE, type MaskModel, type MaskPrediction } from '../adapters/mask-model.adapter.ts';
 import type { Tier } from '../domain/batch.schemas.ts';
-import type { Cutout, PreparedCutout } from '../adapters/cutout-writer.adapter.ts';
-import { refineGrid } from '../adapters/edge-refine.mjs';
-import { reduceMask } from '../adapters/cutout-kernels.mjs';
-import { maskStatistics } from '../adapters/model-session.mjs';
+import type { Cutout, PreparedCutout } from '../imaging/cutout-writer.ts';
+import { refineGrid } from '../imaging/edge-refine.mjs';
+import { reduceArea } from '../imaging/mask-reduce.mjs';
+import { maskStatistics } from '../imaging/model-io.mjs';
 
 /** The model's mask for the tier: one pass (light), or the photo and its mirror image merged (heavy). */
 export async function predictMask(model: MaskModel, modelInput: Buffer, tier: Tier): Promise<MaskPrediction> {
@@ -28,32 +28,33 @@ export async function predictMask(model: MaskModel, modelInput: Buffer, tier: Ti
 /**
  * The cut-out at the photo's working size: the model's mask refined against the photo (edge-refine.mjs),
  * capped by any source transparency, with the photo's colours decontaminated at the edges, as PNG
- * (cutout-writer.adapter.ts). `prepared`: the photo handed to the cut-out writer, and `lowRgb` the
+ * (imaging/cutout-writer.ts). `prepared`: the photo handed to the cut-out writer, and `lowRgb` the
  * photo at its refinement grid (gridRgb), both started by the caller while the model runs.
  * The refinement needs the mask only on its grid: away from the edge it is 0 or 255 anyway, so the
  * whole mask is never upsampled.
  */
 export async function cutoutAtSize(decoded: DecodedImage, prediction: MaskPrediction, prepared: PreparedCutout, lowRgb: Promise<Buffer>): Promise<Cutout> {
-  // The mask first (about a millisecond, native): the photo's reduction was started long before.
+  // The photo's reduction was started long before: only the mask's is left.
   const alpha = gridMask(decoded, prediction.mask);
   return prepared.write({ rgb: await lowRgb, alpha });
 }
 
 /** The photo and the model's square mask reduced to the edge refinement's grid (RGB, and one channel), as cutoutAtSize makes them. */
-export async function refineInputs(codec: ImageCodec, decoded: DecodedImage, mask: Buffer): Promise<{ rgb: Buffer; alpha: Buffer }> {
-  return { rgb: await gridRgb(codec, decoded), alpha: gridMask(decoded, mask) };
+export async function refineInputs(decoder: ImageDecoder, decoded: DecodedImage, mask: Buffer): Promise<{ rgb: Buffer; alpha: Buffer }> {
+  return { rgb: await gridRgb(decoder, decoded), alpha: gridMask(decoded, mask) };
 }
 
-/** The photo reduced to its refinement grid (ImageCodec.reduceRgb, off the event loop): needs no mask, so it can start while the model runs. */
-export function gridRgb(codec: ImageCodec, decoded: DecodedImage): Promise<Buffer> {
+/** The photo reduced to its refinement grid (ImageDecoder.reduceRgb, off the event loop): needs no mask, so it can start while the model runs. */
+export function gridRgb(decoder: ImageDecoder, decoded: DecodedImage): Promise<Buffer> {
   const grid = refineGrid(decoded.width, decoded.height);
-  return codec.reduceRgb(decoded, grid.w, grid.h);
+  return decoder.reduceRgb(decoded, grid.w, grid.h);
 }
 
-/** The model's square mask reduced to the photo's refinement grid by area averages (mask-reduce.mjs; native when built). */
+/** The model's square mask reduced to the photo's refinement grid by area averages (mask-reduce.mjs). */
 function gridMask(decoded: DecodedImage, mask: Buffer): Buffer {
   const grid = refineGrid(decoded.width, decoded.height);
-  return reduceMask(mask, MODEL_INPUT_SIZE, MODEL_INPUT_SIZE, grid.w, grid.h);
+  const out = reduceArea(mask, MODEL_INPUT_SIZE, MODEL_INPUT_SIZE, grid.w, grid.h);
+  return Buffer.from(out.buffer, out.byteOffset, out.byteLength);
 }
 
 /** The model on the input and on its mirror image; per pixel the larger mask value of the two views. */

@@ -5,7 +5,7 @@ import { AppError } from '../errors.ts';
 import type { Store } from '../db/store.ts';
 import type { BlobStore } from '../adapters/blob-store.ts';
 import type { CreditsService } from './credits.service.ts';
-import type { EventBus } from './event-bus.ts';
+import type { EventBus } from '../adapters/event-bus.ts';
 import { verifyPassword } from './password.ts';
 import { blobKeys } from './blob-keys.ts';
 

@@ -2,6 +2,7 @@
 // display prefix are stored. A request is judged on its bearer alone (see http/plugins/auth.plugin.ts).
 import { AppError } from '../errors.ts';
 import { newId } from '../ids.ts';
+import { formatMicros, parseMicros } from '../domain/instant.ts';
 import type { Repos, Store } from '../db/store.ts';
 import type { AccountRow, ApiKeyRow, LicenseRow } from '../db/schema.ts';
 import type { CreditsService } from './credits.service.ts';
@@ -67,6 +68,39 @@ export function checkPasswordStrength(password: string): void {
 
 export class AccountService {
   constructor(private readonly deps: { store: Store; credits: CreditsService; clock: () => number; limits: AccountLimits }) {}
+
+  /**
+   * A page of the account's ledger, newest first: `limit` rows before the instant `before` (ISO 8601,
+   * as a page's `nextBefore` gives it), and whether more are older.
+   */
+  async ledgerPage(accountId: string, page: { limit: number; before?: string }) {
+    let beforeUs: number | undefined;
+    if (page.before !== undefined) {
+      beforeUs = parseMicros(page.before);
+      if (beforeUs === undefined) {
+        throw new AppError('VALIDATION', 'before must be an ISO 8601 date-time with a timezone, such as nextBefore.', { errors: [{ path: 'querystring/before', message: 'must be ISO 8601 with timezone' }] });
+      }
+    }
+    const rows = await this.deps.store.repos.ledger.list(accountId, { limit: page.limit + 1, beforeUs });
+    const entries = rows.slice(0, page.limit);
+    const hasMore = rows.length > page.limit;
+    return {
+      entries: entries.map((r) => ({
+        id: Number(r.id),
+        jobId: r.job_id,
+        itemId: r.item_id,
+        kind: r.kind,
+        pool: r.pool as 'plan' | 'pack',
+        amount: r.amount,
+        units: r.units,
+        balanceAfter: r.balance_after,
+        reason: r.reason,
+        createdAt: formatMicros(r.at_us),
+      })),
+      hasMore,
+      nextBefore: hasMore ? formatMicros(entries[entries.length - 1].at_us) : null,
+    };
+  }
 
   async createAccount(input: { email: string; plan: number; pack: number; password?: string }): Promise<{ accountId: string; apiKey: string }> {
     const { store, credits, clock } = this.deps;

@@ -5,7 +5,7 @@ import type { Store, Repos } from '../db/store.ts';
 import type { ClaimRow, ItemRow, JobRow } from '../db/schema.ts';
 import type { Counts, Item, Job, JobSummary } from '../domain/batch.schemas.ts';
 import { ACTIVE_JOB_STATUSES } from '../domain/batch-rules.ts';
-import type { EventBus } from './event-bus.ts';
+import type { EventBus } from '../adapters/event-bus.ts';
 import { countItems, itemView, jobSummaryView, jobView } from './job-view.ts';
 
 export class BatchQueries {

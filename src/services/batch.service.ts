@@ -13,7 +13,7 @@ import type { BlobStore } from '../adapters/blob-store.ts';
 import type { EventName, Job, JobDefaults, Settings } from '../domain/batch.schemas.ts';
 import { ACTIVE_JOB_STATUSES, MAX_ACTIVE_BATCHES } from '../domain/batch-rules.ts';
 import type { CreditsService } from './credits.service.ts';
-import type { EventBus } from './event-bus.ts';
+import type { EventBus } from '../adapters/event-bus.ts';
 import type { BatchQueries } from './batch-queries.service.ts';
 import type { BatchProgress } from './batch-progress.ts';
 import type { PhotoInspector } from './intake.service.ts';

@@ -12,8 +12,9 @@ import { AppError, notFound } from '../errors.ts';
 import type { Store } from '../db/store.ts';
 import type { ItemRow, JobRow } from '../db/schema.ts';
 import type { BlobStore } from '../adapters/blob-store.ts';
-import type { ImageCodec } from '../adapters/image-codec.adapter.ts';
-import type { ZipSource } from '../adapters/zip-writer.adapter.ts';
+import type { ImageRenderer } from '../adapters/images/renderer.ts';
+import type { Readable } from 'node:stream';
+import { writeZip, type ZipSource } from '../adapters/zip-writer.adapter.ts';
 import type { ImageFormat, ItemMeta, Optimize, Settings } from '../domain/batch.schemas.ts';
 import { findPreset, isKnownPresetId } from '../presets/presets.ts';
 import { planLayout, outputFormatFor } from '../pipeline/compose.ts';
@@ -53,7 +54,17 @@ function list(value: string | undefined): string[] {
 }
 
 export class DownloadService {
-  constructor(private readonly deps: { store: Store; blobs: BlobStore; codec: ImageCodec; queries: BatchQueries }) {}
+  constructor(private readonly deps: { store: Store; blobs: BlobStore; renderer: ImageRenderer; queries: BatchQueries }) {}
+
+  /**
+   * The batch's ZIP, streamed: every option is checked (and every refusal thrown) before the first byte.
+   * `size` is known when no entry needs converting.
+   */
+  async archive(accountId: string, jobId: string, q: DownloadQuery): Promise<{ fileName: string; stream: Readable; size: number | undefined }> {
+    const plan = await this.plan(accountId, jobId, q);
+    const zip = writeZip(plan.sources);
+    return { fileName: plan.fileName, stream: zip.stream, size: await zip.size };
+  }
 
   async plan(accountId: string, jobId: string, q: DownloadQuery): Promise<DownloadPlan> {
     const job = await this.deps.queries.requireJob(accountId, jobId);
@@ -178,13 +189,13 @@ export class DownloadService {
     const entry = await this.stored(name, key, mtime);
     const asIs = format === stored && (optimize === 'off' || (optimize === 'marketplace' && (maxBytes === undefined || entry.size! <= maxBytes)));
     if (asIs) return entry;
-    return { name, mtime, open: async () => this.deps.codec.exportOutput(await this.deps.blobs.get(key), stored, format, optimize, maxBytes) };
+    return { name, mtime, open: async () => this.deps.renderer.exportOutput(await this.deps.blobs.get(key), stored, format, optimize, maxBytes) };
   }
 
   private async renderFor(job: JobRow, cutoutKey: string, size: { width: number; height: number }, meta: ItemMeta, settings: Settings, format: ImageFormat, optimize: Optimize): Promise<Buffer> {
     const background = settings.background.mode === 'image' && job.background_blob ? await this.deps.blobs.get(job.background_blob) : null;
-    const rendered = await drawCutout({ codec: this.deps.codec }, await this.deps.blobs.get(cutoutKey), size, meta.bbox ?? null, settings, background);
-    return this.deps.codec.exportOutput(rendered.output, rendered.format, format, optimize, findPreset(settings.presetId)?.maxBytes);
+    const rendered = await drawCutout(this.deps, await this.deps.blobs.get(cutoutKey), size, meta.bbox ?? null, settings, background);
+    return this.deps.renderer.exportOutput(rendered.output, rendered.format, format, optimize, findPreset(settings.presetId)?.maxBytes);
   }
 }
 

@@ -10,7 +10,7 @@
 import type { Store } from '../db/store.ts';
 import type { JobSummary } from '../domain/batch.schemas.ts';
 import type { JobEvent } from '../domain/event.schemas.ts';
-import type { EventBus } from './event-bus.ts';
+import type { EventBus } from '../adapters/event-bus.ts';
 import type { BatchQueries } from './batch-queries.service.ts';
 
 export type StreamMessage = { kind: 'snapshot'; id: number | null; data: JobSummary } | { kind: 'event'; event: JobEvent } | { kind: 'keepalive' };

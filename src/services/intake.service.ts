@@ -9,7 +9,7 @@ import type { NewItem } from '../db/schema.ts';
 import type { BlobStore } from '../adapters/blob-store.ts';
 import type { Job, Rejected, Settings } from '../domain/batch.schemas.ts';
 import { MAX_PHOTOS_PER_BATCH } from '../domain/batch-rules.ts';
-import type { EventBus } from './event-bus.ts';
+import type { EventBus } from '../adapters/event-bus.ts';
 import type { BatchQueries } from './batch-queries.service.ts';
 import { blobKeys } from './blob-keys.ts';
 import { lockAccount } from './locks.ts';

@@ -8,18 +8,18 @@ import type { BatchQueries } from './batch-queries.service.ts';
 import { resultFiles } from './blob-keys.ts';
 
 export class OutputThumbnails {
-  constructor(private readonly deps: { blobs: BlobStore; codec: { thumbnail(data: Buffer): Promise<Buffer> }; queries: Pick<BatchQueries, 'getItem'> }) {}
+  constructor(private readonly deps: { blobs: BlobStore; renderer: { thumbnail(data: Buffer): Promise<Buffer> }; queries: Pick<BatchQueries, 'getItem'> }) {}
 
   /** The thumbnail of a finished photo read with its account's scope (`item`). */
   async get(accountId: string, item: ItemRow): Promise<Buffer> {
-    const { blobs, codec, queries } = this.deps;
+    const { blobs, renderer, queries } = this.deps;
     const files = resultFiles(item);
     const stored = await blobs.find(files.thumb);
     if (stored) return stored;
     const output = await blobs.find(files.output);
     // Re-rendered or deleted since the row was read.
     if (!output) throw notFound('photo');
-    const thumb = await codec.thumbnail(output);
+    const thumb = await renderer.thumbnail(output);
     await blobs.put(files.thumb, thumb);
     // Re-rendered (new files) or deleted meanwhile: this one must not stay behind its row.
     const now = await queries.getItem(accountId, item.job_id, item.id).catch((err: unknown) => {

@@ -6,6 +6,7 @@ import { newId } from '../ids.ts';
 import type { Store } from '../db/store.ts';
 import type { PurchaseRow } from '../db/schema.ts';
 import type { CreditsService } from './credits.service.ts';
+import type { PaymentProvider } from '../adapters/payments/payment-provider.ts';
 
 export const CREDIT_PACKS = [
   { id: 'pack-100', credits: 100 },
@@ -13,13 +14,6 @@ export const CREDIT_PACKS = [
   { id: 'pack-2000', credits: 2000 },
   { id: 'pack-10000', credits: 10000 },
 ] as const;
-
-/** What a payment provider does: take a pending purchase and say whether it is paid already. */
-export interface PaymentProvider {
-  readonly name: string;
-  /** Starts the payment. `paid` purchases complete at once; `pending` ones wait for complete(). */
-  begin(purchase: { id: string; accountId: string; packId: string; credits: number }): Promise<{ state: 'pending' | 'paid'; reference: string | null; instructions: string }>;
-}
 
 export interface PurchaseView {
   id: string;

@@ -10,25 +10,28 @@ import { AppError, notFound } from '../errors.ts';
 import type { Store } from '../db/store.ts';
 import type { ItemRow, JobRow } from '../db/schema.ts';
 import type { BlobStore } from '../adapters/blob-store.ts';
-import { exportKeepsStored, type ImageCodec } from '../adapters/image-codec.adapter.ts';
+import { exportKeepsStored } from '../domain/export-rules.ts';
+import type { ImageDecoder } from '../adapters/images/decoder.ts';
+import type { ImageRenderer } from '../adapters/images/renderer.ts';
+import type { CheckRasters } from '../adapters/images/rasters.ts';
 import type { Compliance, ImageFormat, ItemMeta, Job, Optimize, Settings } from '../domain/batch.schemas.ts';
 import { findPreset } from '../presets/presets.ts';
 import type { ApplyRequest, PreviewRequest } from '../domain/render.schemas.ts';
 import { checkRendered, drawCutout, type Drawn } from '../pipeline/photo-pipeline.ts';
 import type { BatchQueries } from './batch-queries.service.ts';
-import type { EventBus } from './event-bus.ts';
+import type { EventBus } from '../adapters/event-bus.ts';
 import { blobKeys, resultFiles } from './blob-keys.ts';
 import { patchSettings } from './settings.ts';
 
 export class RenderService {
   constructor(
-    private readonly deps: { store: Store; blobs: BlobStore; codec: ImageCodec; queries: BatchQueries; bus: EventBus; clock: () => number },
+    private readonly deps: { store: Store; blobs: BlobStore; decoder: ImageDecoder; renderer: ImageRenderer; rasters: CheckRasters; queries: BatchQueries; bus: EventBus; clock: () => number },
   ) {}
 
   async apply(accountId: string, jobId: string, request: ApplyRequest, image: Buffer | null): Promise<Job & { applied: number; skipped: number }> {
     const job = await this.deps.queries.requireJob(accountId, jobId);
     const items = await this.select(jobId, request.itemIds);
-    if (image) await this.deps.codec.probe(image).catch((err: unknown) => badBackground(err));
+    if (image) await this.deps.decoder.probe(image).catch((err: unknown) => badBackground(err));
     const hasBackgroundImage = image !== null || job.background_blob !== null;
     // Every photo's new settings are checked before anything is rendered: a bad patch changes nothing.
     const planned = items.map((item) => ({ item, settings: patchSettings(JSON.parse(item.settings) as Settings, request.settings, { hasBackgroundImage, path: 'body/settings' }) }));
@@ -55,7 +58,7 @@ export class RenderService {
     const settings = patchSettings(JSON.parse(item.settings) as Settings, request.settings ?? {}, { hasBackgroundImage: job.background_blob !== null, path: 'body/settings' });
     const rendered = await this.render(item, settings, await this.backgroundFor(job, settings));
     if (!request.format || request.format === rendered.format) return rendered;
-    const output = await this.deps.codec.convert(rendered.output, request.format, 'off');
+    const output = await this.deps.renderer.convert(rendered.output, request.format, 'off');
     return { ...rendered, output, format: request.format };
   }
 
@@ -73,7 +76,7 @@ export class RenderService {
     const bytes = meta.output?.bytes;
     if (bytes !== undefined && exportKeepsStored(stored, bytes, format, optimize, maxBytes)) return item;
     const before = await this.deps.blobs.get(files.output);
-    const output = await this.deps.codec.exportOutput(before, stored, format, optimize, maxBytes);
+    const output = await this.deps.renderer.exportOutput(before, stored, format, optimize, maxBytes);
     if (output === before) return item;
     const key = blobKeys.result(item.job_id, item.id, randomUUID().slice(0, 13), 'output');
     await this.deps.blobs.put(key, output);
@@ -114,15 +117,15 @@ export class RenderService {
   private async render(item: ItemRow, settings: Settings, background: Buffer | null): Promise<Drawn & { compliance?: Compliance }> {
     const meta = JSON.parse(item.meta ?? '{}') as ItemMeta;
     const cutout = await this.deps.blobs.get(resultFiles(item).cutout);
-    const size = meta.cutout ?? (await this.deps.codec.size(cutout));
-    const drawn = await drawCutout({ codec: this.deps.codec }, cutout, size, meta.bbox ?? null, settings, background);
-    const { rendered, compliance } = await checkRendered({ codec: this.deps.codec }, drawn, size, meta.bbox ?? null, settings);
+    const size = meta.cutout ?? (await this.deps.decoder.size(cutout));
+    const drawn = await drawCutout(this.deps, cutout, size, meta.bbox ?? null, settings, background);
+    const { rendered, compliance } = await checkRendered(this.deps, drawn, size, meta.bbox ?? null, settings);
     return { output: rendered.output, format: rendered.format, width: rendered.width, height: rendered.height, compliance };
   }
 
   private async applyOne(item: ItemRow, settings: Settings, background: Buffer | null): Promise<boolean> {
     const rendered = await this.render(item, settings, background);
-    const thumb = await this.deps.codec.thumbnail(rendered.output);
+    const thumb = await this.deps.renderer.thumbnail(rendered.output);
     const token = randomUUID().slice(0, 13);
     const files = { output: blobKeys.result(item.job_id, item.id, token, 'output'), thumb: blobKeys.result(item.job_id, item.id, token, 'thumb.webp') };
     await Promise.all([this.deps.blobs.put(files.output, rendered.output), this.deps.blobs.put(files.thumb, thumb)]);

@@ -12,13 +12,13 @@ import { AppError, notFound } from '../errors.ts';
 import type { Store, Repos } from '../db/store.ts';
 import type { ItemRow } from '../db/schema.ts';
 import type { BlobStore } from '../adapters/blob-store.ts';
-import type { ImageCodec } from '../adapters/image-codec.adapter.ts';
+import type { CheckRasters } from '../adapters/images/rasters.ts';
 import type { BBox, Job } from '../domain/batch.schemas.ts';
 import type { ReportRequest } from '../domain/report.schemas.ts';
 import { CLAIM_GRID_EDGE, judgeClaimAt, type ClaimVerdict } from '../pipeline/check/claim-check.ts';
 import type { CreditsService } from './credits.service.ts';
 import type { BatchQueries } from './batch-queries.service.ts';
-import type { EventBus } from './event-bus.ts';
+import type { EventBus } from '../adapters/event-bus.ts';
 import { resultFiles } from './blob-keys.ts';
 import { reportsLeft } from './job-view.ts';
 import { lockAccount } from './locks.ts';
@@ -34,7 +34,7 @@ export interface ReportVerdict {
 
 export class ReportService {
   constructor(
-    private readonly deps: { store: Store; blobs: BlobStore; codec: Pick<ImageCodec, 'photoUnderCutout'>; credits: CreditsService; queries: BatchQueries; bus: EventBus; clock: () => number },
+    private readonly deps: { store: Store; blobs: BlobStore; rasters: Pick<CheckRasters, 'photoUnderCutout'>; credits: CreditsService; queries: BatchQueries; bus: EventBus; clock: () => number },
   ) {}
 
   async report(accountId: string, jobId: string, itemId: string, request: ReportRequest): Promise<{ job: Job; verdict: ReportVerdict }> {
@@ -109,7 +109,7 @@ export class ReportService {
 
   private async judge(item: ItemRow, reason: ReportRequest['reason'], region: BBox, size: { width: number; height: number }): Promise<ClaimVerdict> {
     const [photo, cutout] = await Promise.all([this.deps.blobs.get(item.input_blob), this.deps.blobs.get(resultFiles(item).cutout)]);
-    const img = await this.deps.codec.photoUnderCutout(photo, cutout, CLAIM_GRID_EDGE);
+    const img = await this.deps.rasters.photoUnderCutout(photo, cutout, CLAIM_GRID_EDGE);
     return judgeClaimAt(img, size, reason, region);
   }
 }

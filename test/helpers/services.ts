@@ -7,9 +7,10 @@ import { BatchQueries } from '../../src/services/batch-queries.service.ts';
 import { BatchProgress } from '../../src/services/batch-progress.ts';
 import { IntakeService } from '../../src/services/intake.service.ts';
 import { PhotoQueue } from '../../src/services/photo-queue.service.ts';
-import { LocalEventBus } from '../../src/services/event-bus.ts';
+import { LocalEventBus } from '../../src/adapters/event-bus.ts';
 import { FsBlobStore } from '../../src/adapters/blob-store.ts';
-import { ImageCodec } from '../../src/adapters/image-codec.adapter.ts';
+import { ImageDecoder } from '../../src/adapters/images/decoder.ts';
+import { ImageRenderer } from '../../src/adapters/images/renderer.ts';
 import type { Store } from '../../src/db/store.ts';
 
 export function dbTierServices(store: Store, dataDir: string, clock: () => number) {
@@ -17,7 +18,9 @@ export function dbTierServices(store: Store, dataDir: string, clock: () => numbe
   const accounts = new AccountService({ store, credits, clock, limits: { photosPerBatch: 200, activeBatches: 2, requestsPerMinute: 60, photosPerHour: 2000, resultsKeptForHours: 2 } });
   const blobs = new FsBlobStore(`${dataDir}/blobs`);
   const bus = new LocalEventBus();
-  const inspector = new ImageCodec(100_000_000);
+  const decoder = new ImageDecoder(100_000_000);
+  const renderer = new ImageRenderer(100_000_000);
+  const inspector = { probe: (data: Buffer) => decoder.probe(data), thumbnail: (data: Buffer) => renderer.thumbnail(data) };
   const queries = new BatchQueries({ store, bus, clock, perImageMs: () => 1000 });
   const progress = new BatchProgress(7_200_000);
   const batches = new BatchService({ store, blobs, credits, bus, inspector, clock, queries, progress, modelState: () => 'ready', allowPrivateNetworks: false });

@@ -7,8 +7,8 @@ import pino from 'pino';
 import { createTestApp, type TestApp } from '../helpers/test-app.ts';
 import { productPhoto } from '../helpers/images.ts';
 import { PhotoWorker } from '../../src/jobs/photo-worker.ts';
-import { WorkerCutoutWriter } from '../../src/adapters/cutout-writer.adapter.ts';
-import type { ImageCodec } from '../../src/adapters/image-codec.adapter.ts';
+import { WorkerCutoutWriter } from '../../src/imaging/cutout-writer.ts';
+import type { ImageRenderer } from '../../src/adapters/images/renderer.ts';
 import type { BlobStore } from '../../src/adapters/blob-store.ts';
 import sharp from 'sharp';
 
@@ -35,7 +35,7 @@ describe('helper thread priority in the worker', () => {
     const calls: string[] = [];
     const priority = { apply: () => (calls.push('apply'), 0), restore: () => (calls.push('restore'), 0) };
     const worker = new PhotoWorker(
-      { queue: t.c.queue, blobs: t.c.blobs, pipeline: { codec: t.c.codec, model: t.model, cutouts }, bus: t.c.bus, stats: t.c.stats, priority, log: pino({ level: 'silent' }) },
+      { queue: t.c.queue, blobs: t.c.blobs, pipeline: { decoder: t.c.decoder, renderer: t.c.renderer, rasters: t.c.rasters, model: t.model, cutouts }, bus: t.c.bus, stats: t.c.stats, priority, log: pino({ level: 'silent' }) },
       { concurrency: 2, leaseMs: 5000, maxAttempts: 3, idlePollMs: 20 },
     );
     const { accountId } = await t.account(10);
@@ -76,9 +76,9 @@ const resultFilesOnDisk = (jobId: string) =>
   (fs.readdirSync(t.dataDir, { recursive: true }) as string[]).filter((f) => String(f).includes(jobId) && /\/[0-9a-f]{8}-[0-9a-f]{4}-(cutout\.png|output|thumb\.webp)/.test(String(f)));
 
 /** Runs one photo of a new batch through a worker with these parts, to its end. */
-async function runOne(parts: { codec?: ImageCodec; blobs?: BlobStore }) {
+async function runOne(parts: { renderer?: ImageRenderer; blobs?: BlobStore }) {
   const worker = new PhotoWorker(
-    { queue: t.c.queue, blobs: parts.blobs ?? t.c.blobs, pipeline: { codec: parts.codec ?? t.c.codec, model: t.model, cutouts }, bus: t.c.bus, stats: t.c.stats, log: pino({ level: 'silent' }) },
+    { queue: t.c.queue, blobs: parts.blobs ?? t.c.blobs, pipeline: { decoder: t.c.decoder, renderer: parts.renderer ?? t.c.renderer, rasters: t.c.rasters, model: t.model, cutouts }, bus: t.c.bus, stats: t.c.stats, log: pino({ level: 'silent' }) },
     { concurrency: 1, leaseMs: 5000, maxAttempts: 1, idlePollMs: 20 },
   );
   const { accountId, auth } = await t.account(5);
@@ -112,12 +112,12 @@ describe('result files', () => {
 
   it('the thumbnail is made after the photo is done; if that fails, the thumbnail is made when first asked for, and kept', async () => {
     let thumbnails = 0;
-    const codec = Object.create(t.c.codec) as ImageCodec;
-    codec.thumbnailRaw = async () => {
+    const renderer = Object.create(t.c.renderer) as ImageRenderer;
+    renderer.thumbnailRaw = async () => {
       thumbnails++;
       throw new Error('thumbnail failed');
     };
-    const { jobId, item, auth } = await runOne({ codec });
+    const { jobId, item, auth } = await runOne({ renderer });
     expect(item.status).toBe('done');
     expect(thumbnails).toBe(1);
     const thumbFiles = () => resultFilesOnDisk(jobId).filter((f) => f.endsWith('-thumb.webp'));

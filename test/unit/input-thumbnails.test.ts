@@ -6,7 +6,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import sharp from 'sharp';
 import { FsBlobStore } from '../../src/adapters/blob-store.ts';
-import { ImageCodec } from '../../src/adapters/image-codec.adapter.ts';
+import { ImageRenderer } from '../../src/adapters/images/renderer.ts';
 import { AppError, notFound } from '../../src/errors.ts';
 import type { ItemRow } from '../../src/db/schema.ts';
 import { blobKeys } from '../../src/services/blob-keys.ts';
@@ -29,9 +29,9 @@ async function setup(exists: () => boolean) {
       return item;
     },
   };
-  const codec = new ImageCodec(100_000_000);
+  const renderer = new ImageRenderer(100_000_000);
   let made = 0;
-  const inspector = { thumbnail: (data: Buffer) => (made++, codec.thumbnail(data)) };
+  const inspector = { thumbnail: (data: Buffer) => (made++, renderer.thumbnail(data)) };
   return { dir, blobs, item, thumbs: new InputThumbnails({ blobs, inspector, queries }), made: () => made };
 }
 

@@ -1,7 +1,7 @@
 // The model's mask reduced to the refinement grid by area averages (mask-reduce.mjs): what each cell
 // holds, cells that cut pixels, rounding, and sizes it refuses.
 import { describe, expect, it } from 'vitest';
-import { areaAxis, reduceArea } from '../../src/adapters/mask-reduce.mjs';
+import { areaAxis, reduceArea } from '../../src/imaging/mask-reduce.mjs';
 
 describe('area-average reduction', () => {
   it('gives each cell the mean of the whole pixels it covers', () => {

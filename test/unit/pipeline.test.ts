@@ -4,11 +4,16 @@ import http from 'node:http';
 import { planLayout, outputFormatFor } from '../../src/pipeline/compose.ts';
 import { diagnose } from '../../src/pipeline/diagnose.ts';
 import { refineInputs } from '../../src/pipeline/segment.ts';
-import { maskStatistics } from '../../src/adapters/model-session.mjs';
+import { maskStatistics } from '../../src/imaging/model-io.mjs';
 import { CHECK_GRID } from '../../src/pipeline/check/features.ts';
 import { brokenProbability, chooseThreshold, fitLogistic, loadCalibration, MODEL_FEATURES, scoreFor } from '../../src/pipeline/check/calibration.ts';
-import { exportKeepsStored, ImageCodec, THUMB_EDGE, type DecodedImage } from '../../src/adapters/image-codec.adapter.ts';
-import { WorkerCutoutWriter } from '../../src/adapters/cutout-writer.adapter.ts';
+import { ImageDecoder } from '../../src/adapters/images/decoder.ts';
+import { ImageRenderer } from '../../src/adapters/images/renderer.ts';
+import { CheckRasters } from '../../src/adapters/images/rasters.ts';
+import { THUMB_EDGE } from '../../src/adapters/images/sharp.ts';
+import type { DecodedImage } from '../../src/adapters/images/decoder.ts';
+import { exportKeepsStored } from '../../src/domain/export-rules.ts';
+import { WorkerCutoutWriter } from '../../src/imaging/cutout-writer.ts';
 import { checkEntryName } from '../../src/adapters/zip-archive.adapter.ts';
 import { fetchPublic, isPrivateAddress } from '../../src/adapters/outbound-http.adapter.ts';
 import { resolveSettings } from '../../src/services/settings.ts';
@@ -58,8 +63,8 @@ describe('diagnose: the calibrated check', () => {
     for (const [x0, y0, x1, y1, v] of masked) for (let y = y0; y < y1; y++) mask.fill(v, y * N + x0, y * N + x1);
     return { rgb, prediction: { mask, ...maskStatistics(mask, N) } };
   };
-  const codec = new ImageCodec(100_000_000);
-  const run = async (s: ReturnType<typeof scene>, cutout = { width: 2048, height: 1024 }) => diagnose(s.prediction, await codec.checkGrid(s.prediction.mask, s.rgb, N, CHECK_GRID), N, cutout);
+  const rasters = new CheckRasters(100_000_000);
+  const run = async (s: ReturnType<typeof scene>, cutout = { width: 2048, height: 1024 }) => diagnose(s.prediction, await rasters.checkGrid(s.prediction.mask, s.rgb, N, CHECK_GRID), N, cutout);
 
   it('scores a clean cut-out high, not red, and maps the bbox to cutout pixels', async () => {
     const d = await run(scene([[256, 256, 768, 768]], [[256, 256, 768, 768, 255]]));
@@ -115,13 +120,15 @@ describe('diagnose: the calibrated check', () => {
 });
 
 describe('image codec', () => {
-  const codec = new ImageCodec(100_000_000);
+  const decoder = new ImageDecoder(100_000_000);
+  const renderer = new ImageRenderer(100_000_000);
+  const rasters = new CheckRasters(100_000_000);
   const cutouts = new WorkerCutoutWriter(2);
   afterAll(() => cutouts.close());
   /** The service's cut-out of a decoded photo for a model mask (1024 x 1024). */
   async function cutoutOf(decoded: DecodedImage, mask: Buffer) {
-    const cut = cutouts.write(decoded, await refineInputs(codec, decoded, mask), THUMB_EDGE);
-    return { png: await cut.png, thumb: await codec.thumbnailRaw(await cut.preview) };
+    const cut = cutouts.write(decoded, await refineInputs(decoder, decoded, mask), THUMB_EDGE);
+    return { png: await cut.png, thumb: await renderer.thumbnailRaw(await cut.preview) };
   }
   it('converts a photo with a wide-gamut profile to sRGB, and writes outputs with no profile or metadata', async () => {
     const srgb = Buffer.alloc(32 * 32 * 3);
@@ -130,32 +137,32 @@ describe('image codec', () => {
     const p3 = await sharp(srgb, { raw: { width: 32, height: 32, channels: 3 } }).withIccProfile('p3').withExif({ IFD0: { Copyright: 'x' } }).jpeg({ quality: 100 }).toBuffer();
     const stored = await sharp(p3).keepIccProfile().raw().toBuffer();
     expect(Math.abs(stored[0] - 200)).toBeGreaterThan(5);
-    const decoded = await codec.decode(p3);
+    const decoded = await decoder.decode(p3);
     for (const [k, v] of [200, 100, 50].entries()) expect(Math.abs(decoded.rgb[k] - v)).toBeLessThanOrEqual(3);
     const { png } = await cutoutOf(decoded, Buffer.alloc(1024 * 1024, 255));
-    for (const out of [png, await codec.convert(png, 'jpeg', 'off'), await codec.convert(png, 'webp', 'off')]) {
+    for (const out of [png, await renderer.convert(png, 'jpeg', 'off'), await renderer.convert(png, 'webp', 'off')]) {
       const meta = await sharp(out).metadata();
       expect([meta.icc, meta.exif, meta.space]).toEqual([undefined, undefined, 'srgb']);
     }
   });
   it('decodes EXIF-rotated, CMYK, 16-bit and transparent inputs to 8-bit RGB, keeping the alpha apart', async () => {
-    const rotated = await codec.decode(await exifRotated());
+    const rotated = await decoder.decode(await exifRotated());
     expect([rotated.width, rotated.height]).toEqual([300, 400]);
     for (const input of [await cmykJpeg(), await png16()]) {
-      const d = await codec.decode(input);
+      const d = await decoder.decode(input);
       expect(d.rgb.length).toBe(d.width * d.height * 3);
       // CMYK has no alpha; the 16-bit fixture has an opaque one, kept as all 255.
       expect(d.alpha === null || d.alpha.every((v) => v === 255)).toBe(true);
     }
-    expect((await codec.decode(await cmykJpeg())).alpha).toBeNull();
-    const t = await codec.decode(await transparentPng());
+    expect((await decoder.decode(await cmykJpeg())).alpha).toBeNull();
+    const t = await decoder.decode(await transparentPng());
     expect(t.alpha!.length).toBe(t.width * t.height);
     expect(t.rgb[0]).toBe(255); // transparent corner flattened onto white
   });
   it('masks come out with one channel, and the source alpha is kept', async () => {
-    const t = await codec.decode(await transparentPng());
+    const t = await decoder.decode(await transparentPng());
     const full = Buffer.alloc(1024 * 1024, 255);
-    const alpha = await codec.maskToSize(full, 1024, t);
+    const alpha = await rasters.maskToSize(full, 1024, t);
     expect(alpha.length).toBe(t.width * t.height); // one channel, not three
     expect(alpha[0]).toBe(0); // transparent in the source stays transparent
     expect(alpha[100 * t.width + 100]).toBe(255);
@@ -176,15 +183,15 @@ describe('image codec', () => {
     expect(exportKeepsStored('png', 5000, 'png', 'web')).toBe(false);
     // exportOutput follows the same rule: the very buffer back, or a new encoding.
     const stored = await sharp({ create: { width: 8, height: 8, channels: 4, background: { r: 1, g: 2, b: 3, alpha: 1 } } }).png().toBuffer();
-    expect(await codec.exportOutput(stored, 'png', 'png', 'off')).toBe(stored);
-    expect(await codec.exportOutput(stored, 'png', 'png', 'marketplace', stored.length - 1)).not.toBe(stored);
+    expect(await renderer.exportOutput(stored, 'png', 'png', 'off')).toBe(stored);
+    expect(await renderer.exportOutput(stored, 'png', 'png', 'marketplace', stored.length - 1)).not.toBe(stored);
   });
 
   it('refuses truncated files, huge declared sizes and non-images', async () => {
-    await expect(codec.decode(await truncatedJpeg())).rejects.toMatchObject({ code: 'INVALID_IMAGE' });
-    await expect(codec.probe(hugePngHeader())).rejects.toMatchObject({ code: 'TOO_LARGE' });
-    await expect(codec.probe(Buffer.from('GIF89a'))).rejects.toMatchObject({ code: 'INVALID_IMAGE' });
-    expect(await codec.probe(await productPhoto(64, 48, 'webp'))).toEqual({ format: 'webp', width: 64, height: 48 });
+    await expect(decoder.decode(await truncatedJpeg())).rejects.toMatchObject({ code: 'INVALID_IMAGE' });
+    await expect(decoder.probe(hugePngHeader())).rejects.toMatchObject({ code: 'TOO_LARGE' });
+    await expect(decoder.probe(Buffer.from('GIF89a'))).rejects.toMatchObject({ code: 'INVALID_IMAGE' });
+    expect(await decoder.probe(await productPhoto(64, 48, 'webp'))).toEqual({ format: 'webp', width: 64, height: 48 });
   });
 });
 

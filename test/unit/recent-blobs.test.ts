@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FsBlobStore } from '../../src/adapters/blob-store.ts';
-import { RecentBlobs } from '../../src/adapters/recent-blobs.ts';
+import { RecentBlobs } from '../../src/runtime/recent-blobs.ts';
 
 const dirs: string[] = [];
 afterEach(() => {

@@ -1,7 +1,7 @@
 // The shared memory the cut-out writer copies each photo into: handed out again after release, never
 // while held, the smallest that fits first, and let go after an idle spell.
 import { describe, expect, it } from 'vitest';
-import { SharedMemoryPool } from '../../src/adapters/shared-memory-pool.ts';
+import { SharedMemoryPool } from '../../src/runtime/shared-memory-pool.ts';
 
 describe('shared memory pool', () => {
   it('hands a released buffer out again, and never one still held', () => {

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { Worker } from 'node:worker_threads';
 import os from 'node:os';
-import { HelperThreadPriority, type ThreadPriorityOps } from '../../src/adapters/thread-priority.ts';
-import { currentThreadId, threadIds } from '../../src/adapters/threads.mjs';
+import { HelperThreadPriority, type ThreadPriorityOps } from '../../src/runtime/thread-priority.ts';
+import { currentThreadId, threadIds } from '../../src/runtime/threads.mjs';
 import { loadConfig } from '../../src/config.ts';
 
 function fakeOps(tids: number[]): ThreadPriorityOps & { nice: Map<number, number>; sets: number } {

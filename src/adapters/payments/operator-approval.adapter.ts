@@ -1,6 +1,6 @@
 // The payment provider a self-hosted Matte ships with: nothing is charged online; the operator takes
 // payment however they like and approves the pending purchase with `bin/matte purchases approve ID`.
-import type { PaymentProvider } from '../../services/purchase.service.ts';
+import type { PaymentProvider } from './payment-provider.ts';
 
 export class OperatorApprovalProvider implements PaymentProvider {
   readonly name = 'operator';

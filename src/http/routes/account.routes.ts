@@ -1,10 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import type { Container } from '../../container.ts';
-import { AppError } from '../../errors.ts';
 import { Account, LedgerPage, LedgerQuery, PresetList, type LedgerQuery as LedgerQueryT } from '../schemas/requests.schemas.ts';
 import { problems } from './route-kit.ts';
 import { ALL_PRESETS } from '../../presets/presets.ts';
-import { formatMicros, parseMicros } from '../../domain/instant.ts';
 
 export function registerAccountRoutes(app: FastifyInstance, c: Container): void {
   app.get(
@@ -49,33 +47,7 @@ export function registerAccountRoutes(app: FastifyInstance, c: Container): void 
     },
     async (request) => {
       const q = request.query as LedgerQueryT;
-      const limit = q.limit ?? 50;
-      let beforeUs: number | undefined;
-      if (q.before !== undefined) {
-        beforeUs = parseMicros(q.before);
-        if (beforeUs === undefined) {
-          throw new AppError('VALIDATION', 'before must be an ISO 8601 date-time with a timezone, such as nextBefore.', { errors: [{ path: 'querystring/before', message: 'must be ISO 8601 with timezone' }] });
-        }
-      }
-      const rows = await c.store.repos.ledger.list(request.auth.accountId, { limit: limit + 1, beforeUs });
-      const page = rows.slice(0, limit);
-      const hasMore = rows.length > limit;
-      return {
-        entries: page.map((r) => ({
-          id: Number(r.id),
-          jobId: r.job_id,
-          itemId: r.item_id,
-          kind: r.kind,
-          pool: r.pool as 'plan' | 'pack',
-          amount: r.amount,
-          units: r.units,
-          balanceAfter: r.balance_after,
-          reason: r.reason,
-          createdAt: formatMicros(r.at_us),
-        })),
-        hasMore,
-        nextBefore: hasMore ? formatMicros(page[page.length - 1].at_us) : null,
-      };
+      return c.accounts.ledgerPage(request.auth.accountId, { limit: q.limit ?? 50, before: q.before });
     },
   );
 }

@@ -1,7 +1,6 @@
 // GET /v1/jobs/{id}/download: the batch's ZIP, streamed.
 import type { FastifyInstance } from 'fastify';
 import type { Container } from '../../container.ts';
-import { writeZip } from '../../adapters/zip-writer.adapter.ts';
 import { IdParams } from '../schemas/common.schemas.ts';
 import { DownloadQuery, type DownloadQuery as DownloadQueryT } from '../schemas/requests.schemas.ts';
 import { binary, problems } from './route-kit.ts';
@@ -28,11 +27,9 @@ export function registerDownloadRoutes(app: FastifyInstance, c: Container): void
     },
     async (request, reply) => {
       const { id } = request.params as { id: string };
-      const plan = await c.downloads.plan(request.auth.accountId, id, request.query as DownloadQueryT);
-      const zip = writeZip(plan.sources);
-      const size = await zip.size;
-      reply.type('application/zip').header('content-disposition', attachment(plan.fileName)).header('cache-control', 'private, no-store');
-      if (size !== undefined) reply.header('content-length', size);
+      const zip = await c.downloads.archive(request.auth.accountId, id, request.query as DownloadQueryT);
+      reply.type('application/zip').header('content-disposition', attachment(zip.fileName)).header('cache-control', 'private, no-store');
+      if (zip.size !== undefined) reply.header('content-length', zip.size);
       return reply.send(zip.stream);
     },
   );

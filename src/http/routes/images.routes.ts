@@ -8,8 +8,7 @@ import { check } from '../validate.ts';
 import { binary, IMAGE_MIME, jsonBody, multipartBodies, problems } from './route-kit.ts';
 import { fingerprint, IDEMPOTENCY_RULES, type StoredResponse } from '../../services/idempotency.service.ts';
 import { itemView, fileUrl } from '../../services/job-view.ts';
-import { resultFiles } from '../../services/blob-keys.ts';
-import { fetchPublic, OutboundError } from '../../adapters/outbound-http.adapter.ts';
+import { fetchOnePhoto } from '../../services/photo-sources.ts';
 import { intakeLimits } from '../photo-budget.ts';
 
 interface ImageInput {
@@ -31,7 +30,7 @@ function decodeBase64(value: string): Buffer {
 }
 
 export function registerImageRoutes(app: FastifyInstance, c: Container): void {
-  const { config, images, idempotency, blobs } = c;
+  const { config, images, idempotency } = c;
 
   async function readInput(request: FastifyRequest): Promise<ImageInput> {
     if (isMultipart(request)) {
@@ -64,15 +63,7 @@ export function registerImageRoutes(app: FastifyInstance, c: Container): void {
       data = decodeBase64(body.imageBase64);
       if (data.length > config.maxImageBytes) throw new AppError('PROCESSING_FAILED', `The photo is larger than the ${config.maxImageBytes}-byte limit.`, { reason: 'TOO_LARGE' }, 422);
     } else {
-      try {
-        data = (await fetchPublic(body.imageUrl!, { allowPrivate: config.allowPrivateNetworks, maxBytes: config.maxImageBytes, timeoutMs: 30_000 })).data;
-      } catch (err) {
-        if (err instanceof OutboundError) {
-          const reason = err.kind === 'too-large' ? 'TOO_LARGE' : err.kind === 'refused' ? 'URL_REFUSED' : 'URL_UNREACHABLE';
-          throw new AppError('PROCESSING_FAILED', err.message, { reason }, 422);
-        }
-        throw err;
-      }
+      data = await fetchOnePhoto(body.imageUrl!, config);
       name ??= cleanFilename(decodeURIComponent(new URL(body.imageUrl!).pathname), 'image');
     }
     return { name: name ?? 'image', data, settings: body.settings, response: body.response ?? 'image', format: body.format, optimize: body.optimize ?? 'marketplace', timeout: body.timeout ?? 60 };
@@ -135,7 +126,7 @@ export function registerImageRoutes(app: FastifyInstance, c: Container): void {
         if (outcome.state === 'processing') return { status: 202, headers: jsonHeaders, body: Buffer.from(JSON.stringify(json)) };
         if (input.response === 'json') return { status: 200, headers: jsonHeaders, body: Buffer.from(JSON.stringify(json)) };
         // Stored as asked (format, optimize): the answer is the stored file, the same as behind fileUrl.
-        const data = await blobs.get(resultFiles(outcome.item).output);
+        const data = await c.files.storedOutput(outcome.item);
         const format = outcome.item.output_format as ImageFormat;
         return {
           status: 200,

@@ -5,7 +5,7 @@ import { AppError } from '../../errors.ts';
 import { IdParams, ItemParams, Job, JobWithAdded, JobWithRemoved } from '../schemas/common.schemas.ts';
 import { DeleteItemsRequest, ItemsMultipart, UrlItemsRequest, type DeleteItemsRequest as DeleteItemsRequestT, type UrlItemsRequest as UrlItemsRequestT } from '../schemas/requests.schemas.ts';
 import { isMultipart, receiveForm } from '../multipart.ts';
-import { sourcesFromFiles, sourcesFromUrls } from '../photo-sources.ts';
+import { sourcesFromFiles, sourcesFromUrls } from '../../services/photo-sources.ts';
 import { jsonBody, multipartBodies, problems } from './route-kit.ts';
 import { MAX_PHOTOS_PER_BATCH } from '../../domain/batch-rules.ts';
 import { intakeLimits } from '../photo-budget.ts';

@@ -76,7 +76,7 @@ export type GetJobQuery = Static<typeof GetJobQuery>;
 
 export const FileQuery = Type.Object(
   {
-    variant: Type.Optional(Type.Union(['output', 'cutout', 'input', 'thumb', 'input-thumb'].map((v) => Type.Literal(v)), { default: 'output' })),
+    variant: Type.Optional(Type.Union([Type.Literal('output'), Type.Literal('cutout'), Type.Literal('input'), Type.Literal('thumb'), Type.Literal('input-thumb')], { default: 'output' })),
     format: Type.Optional(ImageFormat),
     optimize: Type.Optional(Optimize),
     download: Type.Optional(Type.String({ maxLength: 16, description: 'Any value: Content-Disposition attachment.' })),

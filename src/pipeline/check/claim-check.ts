@@ -10,7 +10,7 @@
 // The background's colours are estimated from the photo's outer ring where the cut-out is transparent.
 import type { BBox } from '../../domain/batch.schemas.ts';
 import { boundary, components, dilate } from './raster.ts';
-import { boxMean } from '../../adapters/edge-refine.mjs';
+import { boxMean } from '../../imaging/edge-refine.mjs';
 import { colourBins, colourModels, histogram, looksLikeBackground, looksLikeSubject, type ColourModels } from './colour-model.ts';
 
 export const CLAIM_REASONS = ['background-kept', 'missing-part', 'hole', 'extra-object', 'rough-edges'] as const;

@@ -54,7 +54,7 @@ class BoxOf {
 }
 
 /**
- * @param grid the model's mask and input reduced to CHECK_GRID x CHECK_GRID (ImageCodec.checkGrid)
+ * @param grid the model's mask and input reduced to CHECK_GRID x CHECK_GRID (CheckRasters.checkGrid)
  */
 export function measure(grid: { mask: Uint8Array; rgb: Uint8Array }): CheckEvidence {
   const m = grid.mask;

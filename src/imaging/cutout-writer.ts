@@ -1,14 +1,14 @@
 // CutoutWriter: a photo's cut-out, refined at full resolution and written as PNG, in bands of rows
 // that worker threads make side by side (cutout-writer.worker.mjs): each band's edges are refined
-// (edge-refine.mjs), laid out as PNG rows and deflated, and this side joins the bands into one PNG
-// (png-strips.mjs; all three in C when built: cutout-kernels.mjs). With two threads on two cores a
+// (edge-refine.mjs), laid out as PNG rows and deflated by node:zlib, and this side joins the bands into
+// one PNG (png-bands.mjs). With two threads on two cores a
 // photo's refinement and encode take about half as long as in one, and a single photo's answer comes
 // that much sooner. A photo is handed over before its mask exists (prepare, while the model runs): the
 // copy of it that the threads share is made then, off the answer's path.
 import { Worker } from 'node:worker_threads';
-import { pngHead, pngTail } from './png-strips.mjs';
+import { pngHead, pngTail } from './png-bands.mjs';
 import { refineGrid } from './edge-refine.mjs';
-import { SharedMemoryPool } from './shared-memory-pool.ts';
+import { SharedMemoryPool } from '../runtime/shared-memory-pool.ts';
 
 export interface CutoutPhoto {
   /** RGB at working size, 3 bytes a pixel. */
@@ -80,16 +80,13 @@ interface Slot {
   task: (Task & { id: number }) | null;
 }
 
-type WorkerMessage =
-  | ({ id: number } & ({ type: 'preview'; preview: BandPreview } | ({ type: 'band' } & BandResult) | { type: 'failed'; message: string }))
-  | { type: 'held'; bytes: number };
+type WorkerMessage = { id: number } & ({ type: 'preview'; preview: BandPreview } | ({ type: 'band' } & BandResult) | { type: 'failed'; message: string });
 
 /**
  * A band's work, per cell of edge-refine's grid, in relative units: every cell is laid out and deflated;
  * a visible one costs more (its bytes are literals to deflate, its colours summed for the thumbnail),
  * an edge one most (refined at full resolution). Fitted on 80 bands of 10 eval photos at 2000x2000
- * (198, 271 and 637 ns a cell more; mean error 10%). Fitted again on the native kernels (24, 41 and
- * 100 ns): cuts made with those costs would leave the longer band only 0.5% shorter, so these stay.
+ * (198, 271 and 637 ns a cell more; mean error 10%).
  */
 const CELL_COST = { base: 2, visible: 3, edge: 6 };
 
@@ -153,16 +150,12 @@ export class WorkerCutoutWriter implements CutoutWriter {
   private readonly queue: Task[] = [];
   private nextId = 1;
 
-  /** Per thread, who waits for its answer to heldBytes, in the order asked (a thread answers in order). */
-  private readonly heldAnswers = new Map<Worker, ((bytes: number) => void)[]>();
-
-  /** The photos' copies the threads read (the band threads keep their own memory: cutout-kernels.mjs BandWorkspace). */
+  /** The photos' copies the threads read. */
   private readonly memory: SharedMemoryPool;
 
   /**
    * @param threads worker threads, and bands a photo is cut into
-   * @param idleReleaseMs a thread keeps the memory of its last band (cutout-kernels.mjs BandWorkspace), and
-   *   the writer its photos' shared copies, until idle this long
+   * @param idleReleaseMs the writer keeps its photos' shared copies for the next photos until idle this long
    */
   constructor(
     private readonly threads = 2,
@@ -257,21 +250,6 @@ export class WorkerCutoutWriter implements CutoutWriter {
     }
   }
 
-  /** The memory each started thread holds between bands now, in bytes (threads at work answer after their band). */
-  async heldBytes(): Promise<number[]> {
-    return Promise.all(
-      this.slots.map(
-        (slot) =>
-          new Promise<number>((resolve) => {
-            const waiting = this.heldAnswers.get(slot.worker) ?? [];
-            waiting.push(resolve);
-            this.heldAnswers.set(slot.worker, waiting);
-            slot.worker.postMessage({ type: 'held' });
-          }),
-      ),
-    );
-  }
-
   private run(message: Record<string, unknown>, onPreview: (p: BandPreview) => void): Promise<BandResult> {
     return new Promise((resolve, reject) => {
       this.queue.push({ message, onPreview, resolve, reject });
@@ -292,14 +270,10 @@ export class WorkerCutoutWriter implements CutoutWriter {
   }
 
   private spawn(): Slot {
-    const worker = new Worker(new URL('./cutout-writer.worker.mjs', import.meta.url), { execArgv: [], workerData: { idleReleaseMs: this.idleReleaseMs } });
+    const worker = new Worker(new URL('./cutout-writer.worker.mjs', import.meta.url), { execArgv: [] });
     worker.unref();
     const slot: Slot = { worker, task: null };
     worker.on('message', (msg: WorkerMessage) => {
-      if (msg.type === 'held') {
-        this.heldAnswers.get(worker)?.shift()?.(msg.bytes);
-        return;
-      }
       const task = slot.task;
       if (!task || task.id !== msg.id) return;
       if (msg.type === 'preview') {
@@ -312,8 +286,6 @@ export class WorkerCutoutWriter implements CutoutWriter {
       this.dispatch();
     });
     const fail = (err: Error) => {
-      for (const answer of this.heldAnswers.get(worker) ?? []) answer(0);
-      this.heldAnswers.delete(worker);
       const i = this.slots.indexOf(slot);
       if (i >= 0) this.slots.splice(i, 1);
       slot.task?.reject(err);

@@ -10,7 +10,7 @@
 // not copied: what put() was given, and what get() answers, must not be changed afterwards (nothing in
 // the service changes a blob's bytes once written).
 import type { Readable } from 'node:stream';
-import type { BlobStore } from './blob-store.ts';
+import type { BlobStore } from '../adapters/blob-store.ts';
 
 interface Entry {
   data: Buffer;

@@ -1,28 +1,25 @@
-// Turns what a request carried (uploaded files, links) into PhotoSources for BatchService.addPhotos,
+// Turns what a request carried (uploaded files, links) into PhotoSources for IntakeService.addPhotos,
 // applying the size limits and ZIP defences on the way.
-import fsp from 'node:fs/promises';
 import path from 'node:path';
-import { randomUUID } from 'node:crypto';
 import type { Config } from '../config.ts';
 import { looksLikeZip, readZip, ZipError } from '../adapters/zip-archive.adapter.ts';
 import { fetchPublic, OutboundError } from '../adapters/outbound-http.adapter.ts';
-import type { PhotoSource } from '../services/intake.service.ts';
-import type { ReceivedFile } from './multipart.ts';
+import { readHead, readWhole, withTempFile } from '../adapters/temp-files.adapter.ts';
+import { AppError } from '../errors.ts';
+import type { PhotoSource } from './intake.service.ts';
+
+/** A file of a multipart upload, received into a temporary file. */
+export interface UploadedFile {
+  field: string;
+  filename: string;
+  path: string;
+  size: number;
+  truncated: boolean;
+}
 
 type Limits = Pick<Config, 'maxImageBytes' | 'maxUploadBytes' | 'maxZipEntries' | 'maxZipUncompressedBytes' | 'allowPrivateNetworks' | 'dataDir'>;
 
 const mib = (n: number) => `${Math.round((n / 1024 / 1024) * 10) / 10} MiB`;
-
-async function readHead(file: string): Promise<Buffer> {
-  const handle = await fsp.open(file, 'r');
-  try {
-    const head = Buffer.alloc(4);
-    await handle.read(head, 0, 4, 0);
-    return head;
-  } finally {
-    await handle.close();
-  }
-}
 
 function zipSource(name: string, file: string, limits: Limits): PhotoSource {
   return {
@@ -38,7 +35,7 @@ function zipSource(name: string, file: string, limits: Limits): PhotoSource {
   };
 }
 
-export async function* sourcesFromFiles(files: ReceivedFile[], limits: Limits): AsyncGenerator<PhotoSource> {
+export async function* sourcesFromFiles(files: UploadedFile[], limits: Limits): AsyncGenerator<PhotoSource> {
   for (const file of files) {
     if (file.field !== 'files') {
       yield { name: file.filename, reason: `Unexpected file field "${file.field}"; send photos as "files".` };
@@ -52,7 +49,7 @@ export async function* sourcesFromFiles(files: ReceivedFile[], limits: Limits): 
       yield { name: file.filename, reason: 'File is empty.' };
       continue;
     }
-    if (looksLikeZip(await readHead(file.path))) {
+    if (looksLikeZip(await readHead(file.path, 4))) {
       yield zipSource(file.filename, file.path, limits);
       continue;
     }
@@ -60,7 +57,7 @@ export async function* sourcesFromFiles(files: ReceivedFile[], limits: Limits): 
       yield { name: file.filename, reason: `Image is larger than the ${mib(limits.maxImageBytes)} per-image limit.` };
       continue;
     }
-    yield { name: file.filename, data: await fsp.readFile(file.path) };
+    yield { name: file.filename, data: await readWhole(file.path) };
   }
 }
 
@@ -96,13 +93,24 @@ export async function* sourcesFromUrls(urls: string[], zipUrl: string | undefine
       yield { name: zipUrl, reason: 'The linked file is not a ZIP archive.' };
       return;
     }
-    const tmp = path.join(limits.dataDir, 'tmp', `${randomUUID()}.zip`);
-    await fsp.mkdir(path.dirname(tmp), { recursive: true });
-    await fsp.writeFile(tmp, data);
-    try {
-      yield zipSource(nameFromUrl(zipUrl, 'archive.zip'), tmp, limits);
-    } finally {
-      await fsp.rm(tmp, { force: true });
+    yield* withTempFile(path.join(limits.dataDir, 'tmp'), '.zip', data, async function* (file) {
+      yield zipSource(nameFromUrl(zipUrl, 'archive.zip'), file, limits);
+    });
+  }
+}
+
+/**
+ * The one photo of POST /v1/images `imageUrl`: fetched under the per-image limit, or refused as the
+ * spec's 422 PROCESSING_FAILED with the reason (TOO_LARGE, URL_REFUSED, URL_UNREACHABLE).
+ */
+export async function fetchOnePhoto(url: string, limits: Pick<Limits, 'maxImageBytes' | 'allowPrivateNetworks'>): Promise<Buffer> {
+  try {
+    return (await fetchPublic(url, { allowPrivate: limits.allowPrivateNetworks, maxBytes: limits.maxImageBytes, timeoutMs: 30_000 })).data;
+  } catch (err) {
+    if (err instanceof OutboundError) {
+      const reason = err.kind === 'too-large' ? 'TOO_LARGE' : err.kind === 'refused' ? 'URL_REFUSED' : 'URL_UNREACHABLE';
+      throw new AppError('PROCESSING_FAILED', err.message, { reason }, 422);
     }
+    throw err;
   }
 }

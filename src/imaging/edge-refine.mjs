@@ -28,7 +28,6 @@ export function refineEdges(img, opts = {}) {
  * lanczos3; 0.956x and 0.988x with the area averages that reduce it now (mask-reduce.mjs: 1 ms and
  * not 5; steeper ramps did not win the 0.002 back). Wider windows and larger eps blurred edges (worse
  * on both); a 1024 px grid scored the same at twice the time, a 512 px one lost at the edge.
- * The native kernel (cutout-kernels.mjs) is given these.
  */
 export const REFINE_DEFAULTS = Object.freeze({ grid: 768, radius: 1, eps: 1e-4, steepen: 1.3 });
 

@@ -1,9 +1,7 @@
 // The model's mask reduced to the edge refinement's grid (edge-refine.mjs refineGrid): an area
 // average, each grid cell the mean of the mask area it covers, pixels cut by a cell's border weighted
-// by the share inside it. Integer arithmetic throughout, so that the native kernel
-// (native/mask-reduce.c, through cutout-kernels.mjs) gives the same bytes. It replaced libvips' lanczos3
-// resize here, which took 5 ms of the 1 ms this takes natively, on the answer's path right after the model.
-// Plain JavaScript: the reference and the fallback of the native kernel.
+// by the share inside it, in integer arithmetic. The edge refinement's defaults were chosen on masks
+// reduced this way (edge-refine.mjs REFINE_DEFAULTS).
 
 /**
  * For each of the `d` cells of an axis of `n` source pixels (d <= n): the first source pixel it covers,

@@ -3,7 +3,7 @@
 // waiting). The database stays the authority; a signal only says "look again", so a lost or doubled
 // signal costs a query, never a wrong answer.
 //
-// LocalEventBus serves one process (SQLite, tests). With PostgreSQL, PgNotifyBus (adapters) carries the
+// LocalEventBus serves one process (SQLite, tests). With PostgreSQL, PgNotifyBus (pg-notify-bus.adapter.ts) carries the
 // same signals between processes over LISTEN/NOTIFY, so a stream served by an API process hears what a
 // worker process did.
 import { EventEmitter } from 'node:events';

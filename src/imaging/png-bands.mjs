@@ -3,15 +3,13 @@
 // ends the stream. Joined after a zlib header, the bands are one valid zlib stream; its Adler-32
 // checksum is combined from the bands' own. Chunks are the PNG specification's (ISO/IEC 15948):
 // length, type, data, CRC-32 of type and data. Plain JavaScript: the cut-out writer's worker threads
-// import it (cutout-writer.worker.mjs), and so does the side that joins their bands.
+// import it (cutout-writer.worker.mjs), and so does the side that joins their bands (cutout-writer.ts).
 import zlib from 'node:zlib';
 
 const SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
 /** zlib header: deflate, 32 KiB window, "fastest" level hint; (0x78 << 8 | 0x01) % 31 === 0. */
 const ZLIB_HEADER = Buffer.from([0x78, 0x01]);
 const ADLER_BASE = 65521;
-/** The most bytes Adler-32's sums take before they must be reduced (zlib's NMAX). */
-const ADLER_NMAX = 5552;
 /** Byte order of this host: bandLines packs a pixel's four bytes into one 32-bit number. */
 const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
 
@@ -117,26 +115,6 @@ export function bandLines(rgb, alpha, sourceAlpha, width, rows, factor) {
 }
 
 /**
- * Adler-32 of `data` (RFC 1950), continuing from `adler`.
- * @param {Uint8Array} data @param {number} [adler]
- */
-export function adler32(data, adler = 1) {
-  let a = adler & 0xffff;
-  let b = adler >>> 16;
-  const n = data.length;
-  for (let i = 0; i < n; ) {
-    const end = Math.min(n, i + ADLER_NMAX);
-    for (; i < end; i++) {
-      a += data[i];
-      b += a;
-    }
-    a %= ADLER_BASE;
-    b %= ADLER_BASE;
-  }
-  return ((b << 16) | a) >>> 0;
-}
-
-/**
  * The Adler-32 of two byte runs one after the other, from each run's own and the second's length (zlib's adler32_combine).
  * @param {number} first @param {number} second @param {number} secondLength
  */
@@ -156,37 +134,33 @@ const EMPTY_FINAL_BLOCK = [0x03, 0x00];
 
 /**
  * One band of scanlines deflated: an IDAT chunk's data, and the band's Adler-32 and length.
- * zlib level 1 with run-length matches only (Z_RLE): on filtered rows as fast as level 1, and smaller.
- * zlib computes the checksum while it deflates: the rows go in as a zlib stream that is sync-flushed
- * and then finished, which ends it with an empty final block and the Adler-32. The header and the
- * checksum are cut off, and for every band but the last the empty final block too, so that the next
- * band's deflate output may follow. `viaRaw` (or a zlib that ends otherwise) deflates raw and sums here.
- * @param {Buffer} lines @param {boolean} last @param {{ viaRaw?: boolean }} [opts]
+ * zlib level 1 with run-length matches only (Z_RLE): on the Up-filtered rows as small as level 1's
+ * output and no slower (docs/performance.md). zlib computes the checksum while it deflates: the rows go
+ * in as a zlib stream that is sync-flushed and then finished, which ends it with an empty final block
+ * and the Adler-32. The header and the checksum are cut off, and for every band but the last the empty
+ * final block too, so that the next band's deflate output may follow.
+ * @param {Buffer} lines @param {boolean} last
  * @returns {Promise<{ idat: Buffer, adler: number, length: number }>}
  */
-export async function deflateBand(lines, last, opts = {}) {
+export async function deflateBand(lines, last) {
   // memLevel 9: larger blocks, fewer Huffman tables to build (faster than the default 8 here).
   const options = { level: 1, strategy: zlib.constants.Z_RLE, memLevel: 9, chunkSize: 1 << 22 };
-  if (!opts.viaRaw) {
-    /** @type {Buffer} */
-    const stream = await new Promise((resolve, reject) => {
-      const deflate = zlib.createDeflate(options);
-      /** @type {Buffer[]} */
-      const parts = [];
-      deflate.on('data', (/** @type {Buffer} */ chunk) => parts.push(chunk));
-      deflate.on('error', reject);
-      deflate.on('end', () => resolve(Buffer.concat(parts)));
-      deflate.write(lines);
-      deflate.flush(zlib.constants.Z_SYNC_FLUSH, () => deflate.end());
-    });
-    const n = stream.length;
-    if (stream[n - 6] === EMPTY_FINAL_BLOCK[0] && stream[n - 5] === EMPTY_FINAL_BLOCK[1]) {
-      const data = stream.subarray(2, last ? n - 4 : n - 6);
-      return { idat: pngChunk('IDAT', data), adler: stream.readUInt32BE(n - 4), length: lines.length };
-    }
-  }
-  const data = zlib.deflateRawSync(lines, { ...options, finishFlush: last ? zlib.constants.Z_FINISH : zlib.constants.Z_SYNC_FLUSH });
-  return { idat: pngChunk('IDAT', data), adler: adler32(lines), length: lines.length };
+  /** @type {Buffer} */
+  const stream = await new Promise((resolve, reject) => {
+    const deflate = zlib.createDeflate(options);
+    /** @type {Buffer[]} */
+    const parts = [];
+    deflate.on('data', (/** @type {Buffer} */ chunk) => parts.push(chunk));
+    deflate.on('error', reject);
+    deflate.on('end', () => resolve(Buffer.concat(parts)));
+    deflate.write(lines);
+    deflate.flush(zlib.constants.Z_SYNC_FLUSH, () => deflate.end());
+  });
+  const n = stream.length;
+  // zlib ends a stream finished right after a sync flush this way; anything else is a zlib we do not know.
+  if (stream[n - 6] !== EMPTY_FINAL_BLOCK[0] || stream[n - 5] !== EMPTY_FINAL_BLOCK[1]) throw new Error('zlib did not end the band with an empty final block');
+  const data = stream.subarray(2, last ? n - 4 : n - 6);
+  return { idat: pngChunk('IDAT', data), adler: stream.readUInt32BE(n - 4), length: lines.length };
 }
 
 /**

@@ -1,0 +1,110 @@
+// Photos in: the header check, the full decode to working-size RGB, and the model's square input.
+import sharp, { type Metadata, type Sharp } from 'sharp';
+import { PhotoError } from '../../errors.ts';
+import { ACCEPTED_FORMATS, asPhotoError, MAX_WORKING_EDGE, open, WHITE } from './sharp.ts';
+
+/** How a photo is squeezed to the model's square input (aspect ratio not kept, as the model was trained): toModelInput and modelInputFrom alike. */
+const MODEL_RESIZE = { fit: 'fill', kernel: 'lanczos3' } as const;
+
+export interface ProbeResult {
+  format: string;
+  width: number;
+  height: number;
+}
+
+export interface DecodedImage {
+  /** Raw RGB, 3 channels, 8 bit, EXIF orientation applied, flattened onto white. */
+  rgb: Buffer;
+  /** Source alpha (1 channel) when the input had transparency, else null. */
+  alpha: Buffer | null;
+  width: number;
+  height: number;
+  source: { width: number; height: number; format: string };
+}
+
+export class ImageDecoder {
+  constructor(private readonly maxPixels: number) {}
+
+  /** Reads the header only: format and declared size, refusing oversized or unsupported images. */
+  async probe(input: Buffer): Promise<ProbeResult> {
+    let meta: Metadata;
+    try {
+      meta = await sharp(input, { limitInputPixels: this.maxPixels }).metadata();
+    } catch (err) {
+      throw asPhotoError(err, this.maxPixels);
+    }
+    if (!meta.format || !ACCEPTED_FORMATS.has(meta.format)) throw new PhotoError('INVALID_IMAGE', `Unsupported image format${meta.format ? ` (${meta.format})` : ''}; send JPEG, PNG or WebP.`, true);
+    const width = meta.width ?? 0;
+    const height = meta.height ?? 0;
+    if (width * height > this.maxPixels) throw new PhotoError('TOO_LARGE', `Image is ${width}x${height}, more than ${this.maxPixels} pixels.`, true);
+    const swap = (meta.orientation ?? 1) >= 5;
+    return { format: meta.format, width: swap ? height : width, height: swap ? width : height };
+  }
+
+  /** Full decode: orientation, colour space (CMYK, 16 bit, grey → 8-bit sRGB), first frame, alpha split off. */
+  async decode(input: Buffer): Promise<DecodedImage> {
+    try {
+      const meta = await sharp(input, { limitInputPixels: this.maxPixels }).metadata();
+      const base = open(input, this.maxPixels).rotate().toColourspace('srgb');
+      const oriented = await base.clone().raw({ depth: 'uchar' }).toBuffer({ resolveWithObject: true });
+      const { width: srcW, height: srcH, channels } = oriented.info;
+      const scale = Math.min(1, MAX_WORKING_EDGE / Math.max(srcW, srcH));
+      const width = Math.max(1, Math.round(srcW * scale));
+      const height = Math.max(1, Math.round(srcH * scale));
+      const raw = { width: srcW, height: srcH, channels };
+      const resized = (img: Sharp) => (scale < 1 ? img.resize(width, height, { fit: 'fill' }) : img);
+      const hasAlpha = channels === 4 || channels === 2;
+      // Transparent inputs: RGB flattened onto white (what a product shot on white looks like to the model),
+      // and the source alpha kept so that what was transparent stays transparent in the cutout.
+      // Plain 3-channel input at working size is already what we need: no second pass.
+      const rgb =
+        channels === 3 && scale === 1
+          ? oriented.data
+          : await resized(sharp(oriented.data, { raw }).flatten({ background: WHITE }).removeAlpha())
+              .toColourspace('srgb')
+              .raw()
+              .toBuffer();
+      const alpha = hasAlpha ? await resized(sharp(oriented.data, { raw }).extractChannel((channels - 1) as 1 | 3)).raw().toBuffer() : null;
+      return { rgb, alpha, width, height, source: { width: srcW, height: srcH, format: meta.format ?? 'unknown' } };
+    } catch (err) {
+      if (err instanceof PhotoError) throw err;
+      throw asPhotoError(err, this.maxPixels);
+    }
+  }
+
+  /**
+   * The model's square input made straight from the file, in one libvips pipeline without the photo's
+   * full decode in between: the same bytes as toModelInput(decode(input)) for a file where that holds,
+   * opaque 8-bit RGB (or a palette) without an EXIF rotation, within the working size (tested; a rotated
+   * or 16-bit file comes out a little different). Null for any other file: make it from the decode.
+   * The file is decoded whole on the way (failOn 'error'), so a truncated one fails as decode fails.
+   */
+  async modelInputFrom(input: Buffer, size: number): Promise<Buffer | null> {
+    try {
+      const meta = await sharp(input, { limitInputPixels: this.maxPixels }).metadata();
+      const plain =
+        meta.channels === 3 && !meta.hasAlpha && meta.depth === 'uchar' && (meta.orientation ?? 1) === 1 && Math.max(meta.width ?? Infinity, meta.height ?? Infinity) <= MAX_WORKING_EDGE;
+      if (!plain) return null;
+      // No shrink-on-load: the file's pixels are resized as the decode's are, or the bytes would differ.
+      return await open(input, this.maxPixels).toColourspace('srgb').resize(size, size, { ...MODEL_RESIZE, fastShrinkOnLoad: false }).raw().toBuffer();
+    } catch (err) {
+      throw asPhotoError(err, this.maxPixels);
+    }
+  }
+
+  /** Resizes raw RGB to the model's square input (aspect ratio not kept, as the model was trained). */
+  async toModelInput(img: DecodedImage, size: number): Promise<Buffer> {
+    return sharp(img.rgb, { raw: { width: img.width, height: img.height, channels: 3 } }).resize(size, size, MODEL_RESIZE).raw().toBuffer();
+  }
+
+  /** The photo reduced to w x h (RGB): the edge refinement's grid, made while the model runs. */
+  async reduceRgb(img: DecodedImage, w: number, h: number): Promise<Buffer> {
+    return sharp(img.rgb, { raw: { width: img.width, height: img.height, channels: 3 } }).resize(w, h, { fit: 'fill' }).raw().toBuffer();
+  }
+
+  /** An encoded image's size and format, from its header. */
+  async size(input: Buffer): Promise<{ width: number; height: number; format: string }> {
+    const meta = await sharp(input, { limitInputPixels: this.maxPixels }).metadata();
+    return { width: meta.width ?? 0, height: meta.height ?? 0, format: meta.format ?? 'unknown' };
+  }
+}
