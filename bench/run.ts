@@ -1,26 +1,28 @@
-// npm run bench: the figures issue #2 asks for, from one run on the same photos.
-//  1. bare model throughput: session.run alone (same session options as the service), photos/s
-//  2. Matte end-to-end batch throughput through the HTTP API (add, start, wait), photos/s, and the ratio
-//  3. p50 latency of POST /v1/images against bare inference, one 2000x2000 JPEG
-//  4. event-loop responsiveness: GET /v1/jobs/{id} latency while photos are at the model
-//  5. event latency: photo finished → SSE message and → webhook received, p50 and p99 (bench/events.ts)
-//  6. edges: mean alpha error, overall and within 3 px of the true edge, of the upsampled mask and of
-//     the refined alpha, at each eval photo's full resolution (bench/edges.ts; BENCH_EDGES=0 skips it)
+// npm run bench: the service's figures from one run on the same photos, printed and written to
+// bench/results/latest.json and bench/results/latest.md (docs/performance.md explains each one).
+//  1. batch throughput: Matte end to end over HTTP (add, start, wait) against the bare model
+//     (session.run alone, same session options), photos/s, in alternating rounds
+//  2. POST /v1/images latency against bare inference, and CPU per photo outside the model (bench/cpu.ts)
+//  3. event-loop responsiveness: GET /v1/jobs/{id} latency while photos are at the model
+//  4. event latency: photo finished → SSE message and → webhook received (bench/events.ts)
+//  5. edges: mean alpha error of the upsampled mask and of the refined alpha (bench/edges.ts; BENCH_EDGES=0 skips it)
 // This machine is shared and noisy: compare the ratios, not the absolute numbers. Bare and service
-// runs alternate in rounds, each round gives its own ratio, and the median ratio is the figure, so a
-// burst of load from another tenant spoils one round and not the result. (Seen here: the same
-// single-threaded loop took anywhere from 175 to 350 ms from one second to the next.)
+// runs alternate, each round gives its own ratio, and the median ratio is the figure, so a burst of
+// load from another tenant spoils one round and not the result.
 import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import sharp from 'sharp';
 import ort from 'onnxruntime-node';
-import { fillModelInput, readModel, sessionOptions } from '../src/adapters/model-session.mjs';
+import { readModel, sessionOptions } from '../src/adapters/model-session.mjs';
+import { fillModelInput } from '../src/imaging/model-io.mjs';
 import { imglyResourceDir, MODEL_INPUT_SIZE } from '../src/adapters/mask-model.adapter.ts';
-import { ImageCodec } from '../src/adapters/image-codec.adapter.ts';
+import { ImageDecoder } from '../src/adapters/images/decoder.ts';
 import { evalEntries, evalFile, HAVE_EVAL_DATA } from '../test/helpers/eval-data.ts';
 import { startServer } from '../test/helpers/server.ts';
-import { edgeFigures, printEdgeFigures } from './edges.ts';
-import { eventLatency, eventLatencyLines } from './events.ts';
+import { edgeFigures, printEdgeFigures, type EdgeFigures } from './edges.ts';
+import { cpuLines, measureCpuAndLatency, type CpuFigures } from './cpu.ts';
+import { eventLatency, eventLatencyLines, type EventLatency } from './events.ts';
 
 const PHOTOS = Number(process.env.BENCH_PHOTOS ?? 16);
 // 15 pairs: the p50 of 7 moved from 1.064 to 1.118 between two runs of the same code on the same day.
@@ -38,12 +40,11 @@ const fmt = (n: number, d = 2) => n.toFixed(d);
 if (!HAVE_EVAL_DATA) throw new Error('npm run bench reads ../shared/eval-data; set MATTE_SHARED_DIR to the shared folder');
 const entries = evalEntries().filter((e) => e.kind === 'product').slice(0, PHOTOS);
 const photos = entries.map((e) => ({ name: `${e.id}.jpg`, data: evalFile(e.image) }));
-const big = await sharp(evalFile(entries[0].image)).resize(2000, 2000, { fit: 'fill' }).jpeg({ quality: 90 }).toBuffer();
 
 // ---- the bare model -----------------------------------------------------------------------------
-const codec = new ImageCodec(100_000_000);
+const decoder = new ImageDecoder(100_000_000);
 async function tensorFor(data: Buffer): Promise<ort.Tensor> {
-  const rgb = await codec.toModelInput(await codec.decode(data), MODEL_INPUT_SIZE);
+  const rgb = await decoder.toModelInput(await decoder.decode(data), MODEL_INPUT_SIZE);
   const f = new Float32Array(rgb.length);
   fillModelInput(rgb, f);
   return new ort.Tensor('float32', f, [1, 3, MODEL_INPUT_SIZE, MODEL_INPUT_SIZE]);
@@ -62,6 +63,26 @@ async function bareRun(): Promise<number> {
 // Following a batch with long-polls answers on every stage change (about six per photo): far more than
 // the default 60 requests a minute. The limit is raised, not switched off, so every request still pays
 // for its rate-limit transaction, as in production.
+interface Throughput {
+  photos: number;
+  rounds: number;
+  barePhotosPerSecond: number;
+  mattePhotosPerSecond: number;
+  ratio: number;
+  roundRatios: number[];
+  stageMeansMs: Record<string, number>;
+}
+interface Reads {
+  p50: number;
+  p99: number;
+  max: number;
+  count: number;
+}
+let throughput: Throughput | undefined;
+let latency: CpuFigures | undefined;
+let reads: Reads | undefined;
+let events: EventLatency | undefined;
+
 const server = await startServer({ LOG_LEVEL: 'error', MATTE_REQUESTS_PER_MINUTE: '1000000' });
 try {
   const { apiKey } = JSON.parse(await server.cli('accounts', 'create', '--email', 'bench@example.com', '--plan', '100000', '--pack', '0', '--json'));
@@ -115,71 +136,10 @@ try {
   const stageMeans: Record<string, number> = {};
   for (const item of finished.items) for (const [k, v] of Object.entries(item.meta.timings as Record<string, number>)) stageMeans[k] = (stageMeans[k] ?? 0) + v / finished.items.length;
 
-  // ---- 3. POST /v1/images latency --------------------------------------------------------------
-  // Bare inference and the service alternate, one of each per pair (order swapped every pair), so that
-  // the machine speeding up or slowing down weighs on both. Each answer's photo is read back for where
-  // its time went.
-  const bigTensor = await tensorFor(big);
-  const bareLatencies: number[] = [];
-  const imageLatencies: number[] = [];
-  // CPU per photo outside the model: the server's CPU over a request (every thread, from each task's
-  // schedstat, in ns) minus the bare model's CPU for the same tensor with the same session options.
-  const serverPid = server.proc.pid!;
-  const serverCpuMs = () => {
-    let ns = 0;
-    for (const task of fs.readdirSync(`/proc/${serverPid}/task`)) {
-      try {
-        ns += Number(fs.readFileSync(`/proc/${serverPid}/task/${task}/schedstat`, 'utf8').split(' ')[0]);
-      } catch {
-        /* the thread ended between the listing and the read */
-      }
-    }
-    return ns / 1e6;
-  };
-  const bareCpu: number[] = [];
-  const imageCpu: number[] = [];
-  const parts: Record<string, number[]> = { 'before the claim': [], decode: [], model: [], check: [], 'cut-out': [], 'after': [] };
-  const bareOnce = async () => {
-    const c0 = process.cpuUsage();
-    const t0 = performance.now();
-    await session.run({ input: bigTensor }, ['output']);
-    bareLatencies.push(performance.now() - t0);
-    const c = process.cpuUsage(c0);
-    bareCpu.push((c.user + c.system) / 1000);
-  };
-  const imageOnce = async () => {
-    const f = new FormData();
-    f.append('file', new Blob([new Uint8Array(big)]), 'big.jpg');
-    const wall0 = Date.now();
-    const cpu0 = serverCpuMs();
-    const t0 = performance.now();
-    const res = await api('/v1/images', { method: 'POST', body: f });
-    await res.arrayBuffer();
-    imageCpu.push(serverCpuMs() - cpu0);
-    if (res.status !== 200) throw new Error(`POST /v1/images answered ${res.status}`);
-    imageLatencies.push(performance.now() - t0);
-    const wall1 = Date.now();
-    const item = (await (await api(`/v1/jobs/${res.headers.get('x-matte-job-id')}`)).json()).items[0];
-    const tm = item.meta.timings;
-    parts['before the claim'].push(item.startedAt - wall0);
-    parts.decode.push(tm.decode);
-    parts.model.push(tm.inference);
-    parts.check.push(tm.diagnose);
-    parts['cut-out'].push(tm.compose + tm.encode);
-    parts.after.push(wall1 - item.finishedAt);
-  };
-  for (let i = 0; i < LATENCY_RUNS; i++) {
-    if (i % 2 === 0) {
-      await bareOnce();
-      await imageOnce();
-    } else {
-      await imageOnce();
-      await bareOnce();
-    }
-  }
-  const pairRatios = imageLatencies.map((t, i) => t / bareLatencies[i]);
+  // ---- 2. POST /v1/images latency, and CPU per photo outside the model ----------------------------
+  latency = await measureCpuAndLatency(server, apiKey, LATENCY_RUNS);
 
-  // ---- 4. reads while photos run ---------------------------------------------------------------
+  // ---- 3. reads while photos run ---------------------------------------------------------------
   const readLatencies: number[] = [];
   let job = '';
   const probed = new Promise<void>((resolve, reject) => {
@@ -198,9 +158,9 @@ try {
   }
   await session.release();
 
-  // ---- 5. event latency ------------------------------------------------------------------------
+  // ---- 4. event latency ------------------------------------------------------------------------
   const eventPhotos = Array.from({ length: Number(process.env.BENCH_EVENT_PHOTOS ?? 24) }, (_, i) => ({ ...photos[i % photos.length], name: `e${i}.jpg` }));
-  const events = await eventLatency(server.base, apiKey, eventPhotos);
+  events = await eventLatency(server.base, apiKey, eventPhotos);
 
   const perPhoto = (s: number) => fmt((s * 1000) / photos.length, 0);
   const lines = [
@@ -212,17 +172,58 @@ try {
     `bare model (session.run alone)      ${fmt(photos.length / medianRound.bare, 3)} photos/s  (median round)`,
     `Matte batch over HTTP (add+start+wait) ${fmt(photos.length / medianRound.matte, 3)} photos/s  (median round)`,
     `throughput ratio Matte/bare         ${fmt(median(ratios), 3)}   (median of the rounds, spread ${fmt(Math.min(...ratios), 2)}-${fmt(Math.max(...ratios), 2)}; target >= 0.9)`,
-    `2000x2000 JPEG: POST /v1/images p50 ${fmt(median(imageLatencies), 0)} ms; bare inference p50 ${fmt(median(bareLatencies), 0)} ms; ratio ${fmt(median(imageLatencies) / median(bareLatencies), 3)} (${LATENCY_RUNS} alternating pairs, their own ratios ${fmt(Math.min(...pairRatios), 2)}-${fmt(Math.max(...pairRatios), 2)}; target <= 1.10)`,
-    `  CPU per photo: server ${fmt(median(imageCpu), 0)} ms, bare model ${fmt(median(bareCpu), 0)} ms, outside the model ${fmt(median(imageCpu) - median(bareCpu), 0)} ms (medians of ${LATENCY_RUNS})`,
-    `  where a POST /v1/images went, p50 (ms): ${Object.entries(parts).map(([k, v]) => `${k} ${fmt(median(v), 0)}`).join(', ')}`,
+    ...cpuLines(latency),
     `mean stage times in the last batch (ms): ${Object.entries(stageMeans).map(([k, v]) => `${k} ${fmt(v, 0)}`).join(', ')}`,
     `GET /v1/jobs/{id} while photos run: p50 ${fmt(median(readLatencies), 1)} ms, p99 ${fmt(pct(readLatencies, 99), 1)} ms, max ${fmt(Math.max(...readLatencies), 1)} ms (${readLatencies.length} reads)`,
     ...eventLatencyLines(events),
   ];
   console.log(lines.join('\n'));
+  throughput = {
+    photos: photos.length,
+    rounds: rounds.length,
+    barePhotosPerSecond: photos.length / medianRound.bare,
+    mattePhotosPerSecond: photos.length / medianRound.matte,
+    ratio: median(ratios),
+    roundRatios: ratios,
+    stageMeansMs: stageMeans,
+  };
+  reads = { p50: median(readLatencies), p99: pct(readLatencies, 99), max: Math.max(...readLatencies), count: readLatencies.length };
 } finally {
   await server.stop();
 }
 
 // Edges: the upsampled mask against the refined alpha, at each eval photo's full resolution.
-if (process.env.BENCH_EDGES !== '0') printEdgeFigures(await edgeFigures());
+let edges: EdgeFigures | undefined;
+if (process.env.BENCH_EDGES !== '0') printEdgeFigures((edges = await edgeFigures()));
+
+writeResults({ throughput, latency, reads, events, edges });
+
+/** bench/results/latest.json (every figure) and latest.md (the table docs/performance.md summarises). */
+function writeResults(figures: { throughput?: Throughput; latency?: CpuFigures; reads?: Reads; events?: EventLatency; edges?: EdgeFigures }): void {
+  const dir = path.join(import.meta.dirname, 'results');
+  fs.mkdirSync(dir, { recursive: true });
+  const at = new Date().toISOString();
+  const json = { at, node: process.version, cpus: os.cpus()[0]?.model, ...figures };
+  fs.writeFileSync(path.join(dir, 'latest.json'), `${JSON.stringify(json, null, 2)}\n`);
+  const rows: [string, string][] = [];
+  const t = figures.throughput;
+  if (t) rows.push(['batch throughput, Matte / bare model', `${fmt(t.ratio, 3)} (rounds ${fmt(Math.min(...t.roundRatios), 2)}–${fmt(Math.max(...t.roundRatios), 2)}; ${fmt(t.mattePhotosPerSecond, 3)} vs ${fmt(t.barePhotosPerSecond, 3)} photos/s)`]);
+  const l = figures.latency;
+  if (l) {
+    rows.push(['POST /v1/images p50 / bare inference p50 (2000² JPEG)', `${fmt(l.ratio, 3)} (${fmt(l.imageMs, 0)} / ${fmt(l.bareMs, 0)} ms, ${l.pairs} pairs)`]);
+    rows.push(['CPU per photo outside the model (2000² JPEG)', `${fmt(l.outsideModelCpuMs, 0)} ms (model threads ${fmt(l.modelCpuMs, 0)} ms)`]);
+  }
+  const r = figures.reads;
+  if (r) rows.push(['GET /v1/jobs/{id} while photos run', `p50 ${fmt(r.p50, 1)} ms, p99 ${fmt(r.p99, 1)} ms`]);
+  const e = figures.events;
+  if (e) {
+    const p = (xs: number[], q: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.ceil((q / 100) * xs.length) - 1)];
+    rows.push(['photo finished → SSE message', `p50 ${fmt(p(e.sse, 50), 0)} ms, p99 ${fmt(p(e.sse, 99), 0)} ms`]);
+    rows.push(['photo finished → webhook received', `p50 ${fmt(p(e.webhook, 50), 0)} ms, p99 ${fmt(p(e.webhook, 99), 0)} ms`]);
+  }
+  const g = figures.edges;
+  if (g) rows.push(['edge refinement: mean alpha error, refined / upsampled (all / within 3 px of the edge)', `${fmt(g.refined.mae / g.upsampled.mae, 3)} / ${fmt(g.refined.edgeMae / g.upsampled.edgeMae, 3)}`]);
+  const md = [`# npm run bench, ${at}`, '', `Node ${process.version}, ${json.cpus ?? 'unknown CPU'}, ${os.cpus().length} cores.`, '', '| figure | value |', '| --- | --- |', ...rows.map(([k, v]) => `| ${k} | ${v} |`), ''];
+  fs.writeFileSync(path.join(dir, 'latest.md'), md.join('\n'));
+  console.log(`\nwritten: bench/results/latest.json, bench/results/latest.md`);
+}
