@@ -1,6 +1,7 @@
 // The database tier: the queue's claim, leases, the ledger and idempotency, on SQLite and PostgreSQL alike.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pino from 'pino';
+import { sql } from 'kysely';
 import { createDatabase } from '../../src/db/database.ts';
 import { Store } from '../../src/db/store.ts';
 import { AccountService } from '../../src/services/account.service.ts';
@@ -46,9 +47,21 @@ for (const { dialect, skip } of DIALECTS) {
       return { accountId, jobId: job.id };
     }
 
-    it('migrates idempotently (a second createDatabase finds nothing to do)', async () => {
+    it('migrates idempotently (a second createDatabase finds nothing to do, and the data stays)', async () => {
+      const { accountId } = await accounts.createAccount({ email: `migrate-${dialect}@example.com`, plan: 1, pack: 0 });
       const again = await createDatabase({ databaseUrl: tdb.databaseUrl, dataDir: tdb.dataDir });
-      await again.close();
+      try {
+        const applied = await sql<{ name: string }>`select name from matte_migrations order by name`.execute(again.kysely);
+        // Each dated migration once: a second run that applied one again would list it twice.
+        const names = applied.rows.map((r) => r.name);
+        expect(names.length).toBeGreaterThanOrEqual(5);
+        expect(new Set(names).size).toBe(names.length);
+        expect(names[0]).toBe('2026-11-21T00-initial');
+        const account = await again.kysely.selectFrom('accounts').select('id').where('id', '=', accountId).executeTakeFirst();
+        expect(account?.id).toBe(accountId);
+      } finally {
+        await again.close();
+      }
     });
 
     it('claims each pending photo exactly once, even with concurrent claimers', async () => {

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import sharp from 'sharp';
 import { createTestApp, multipart, waitForBatch, type TestApp } from '../helpers/test-app.ts';
 import { cmykJpeg, exifRotated, png16, productPhoto, transparentPng } from '../helpers/images.ts';
@@ -150,10 +150,15 @@ describe('a batch from upload to cut-out', () => {
     const summary = (await t.app.inject({ method: 'GET', url: `/v1/jobs/${job.id}?fields=summary`, headers: auth })).json();
     expect(summary.items).toBeUndefined();
     expect(summary.counts.total).toBe(2);
-    // A draft is not running: wait answers at once.
-    const began = Date.now();
-    await t.app.inject({ method: 'GET', url: `/v1/jobs/${job.id}?wait=30`, headers: auth });
-    expect(Date.now() - began).toBeLessThan(5000);
+    // A draft is not running: wait answers at once. With the timers frozen, a long-poll that waited for
+    // its 30 s (or for a change, which never comes) would never answer.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      const answered = await t.app.inject({ method: 'GET', url: `/v1/jobs/${job.id}?wait=30`, headers: auth });
+      expect(answered.json().status).toBe('draft');
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('lists batches newest first with paging, filters by status', async () => {
@@ -294,9 +299,13 @@ describe('long-poll', () => {
         state = (await t.app.inject({ method: 'GET', url: `/v1/jobs/${job.id}`, headers: auth })).json();
       }
       expect(state.items[0].stage).toBe('inference');
-      const began = Date.now();
-      const held = await t.app.inject({ method: 'GET', url: `/v1/jobs/${job.id}?since=${state.updatedAt}&wait=1`, headers: auth });
-      expect(Date.now() - began).toBeGreaterThanOrEqual(900);
+      // Nothing changes: the long-poll waits on the bus for a change until its `wait` runs out.
+      const listeners = t.c.bus.listenerCount();
+      const holding = t.app.inject({ method: 'GET', url: `/v1/jobs/${job.id}?since=${state.updatedAt}&wait=1`, headers: auth });
+      for (let i = 0; i < 100 && t.c.bus.listenerCount() === listeners; i++) await new Promise((r) => setTimeout(r, 5));
+      expect(t.c.bus.listenerCount(), 'the long-poll waits for a change').toBeGreaterThan(listeners);
+      const held = await holding;
+      expect(t.c.bus.listenerCount(), 'and stops listening when it answers').toBe(listeners);
       // `since` is inclusive for the delta (photos changed at or after it); nothing newer happened.
       expect(held.json().items.every((i: { status: string }) => i.status === 'processing')).toBe(true);
       const waiting = t.app.inject({ method: 'GET', url: `/v1/jobs/${job.id}?since=${state.updatedAt}&wait=30`, headers: auth });

@@ -8,7 +8,7 @@ import { createTestApp, multipart, waitForBatch, type TestApp } from '../helpers
 import { productPhoto } from '../helpers/images.ts';
 import { eventsOf, openStream, startReceiver, verifySignature, type Receiver } from '../helpers/events.ts';
 import { WebhookDispatcher } from '../../src/jobs/webhook-dispatcher.ts';
-import { LocalEventBus } from '../../src/services/event-bus.ts';
+import { LocalEventBus } from '../../src/adapters/event-bus.ts';
 
 let t: TestApp;
 let base: string;
@@ -215,10 +215,9 @@ describe('the stream ends after its time limit', () => {
       await short.app.listen({ port: 0, host: '127.0.0.1' });
       const { auth } = await short.account(10);
       const created = (await short.app.inject({ method: 'POST', url: '/v1/jobs', headers: auth, payload: {} })).json();
-      const t0 = Date.now();
+      // The batch never changes and the client never closes: the stream ends only because its time ran out.
       const s = await openStream(`http://127.0.0.1:${(short.app.server.address() as AddressInfo).port}/v1/jobs/${created.id}/events`, auth);
       await s.ended;
-      expect(Date.now() - t0).toBeGreaterThanOrEqual(250);
       expect(s.messages[0].event).toBe('snapshot');
       expect(s.messages.filter((m) => m.comment === 'keep-alive').length).toBeGreaterThanOrEqual(1);
     } finally {
@@ -313,15 +312,13 @@ describe('webhooks', () => {
 
   it('a receiver slower than the answer limit fails the attempt and never holds up the photos', async () => {
     receiver.requests.length = 0;
-    receiver.respond = () => ({ status: 200, delayMs: 3000 });
+    // The receiver never answers within the test: photos that waited on it would never finish.
+    receiver.respond = () => ({ status: 200, delayMs: 120_000 });
     const { auth } = await t.account(10);
     const job = await batch(auth, 3, { webhookUrl: receiver.url });
-    const t0 = Date.now();
     await start(auth, job.id);
     const done = await waitForBatch(t.app, auth, job.id);
     expect(done.status).toBe('done');
-    // Three photos with the fake model finish long before a single answer would have come.
-    expect(Date.now() - t0).toBeLessThan(3000);
     await receiver.waitFor((all) => all.some((r) => r.body.jobId === job.id));
     const d = await firstDelivery(auth, job.id, (x) => x.attempts > 0);
     expect(d).toMatchObject({ status: 'pending', attempts: 1, lastStatus: null });
