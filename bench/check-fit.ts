@@ -2,7 +2,13 @@
 // ground truth is below 0.85 and clean when it is at least 0.95 (between the two it is neither, and
 // counts in no figure). Every photo gives two results (light and heavy tier); they are left out
 // together, so a photo's heavy result never helps to judge its light one.
-import { brokenProbability, chooseThreshold, fitLogistic, MODEL_FEATURES, type Calibration } from '../src/pipeline/check/calibration.ts';
+import {
+  brokenProbability,
+  chooseThreshold,
+  fitLogistic,
+  MODEL_FEATURES,
+  type Calibration,
+} from '../src/pipeline/check/calibration.ts';
 
 export const BROKEN_BELOW = 0.85;
 export const CLEAN_FROM = 0.95;
@@ -16,9 +22,15 @@ export interface Sample {
 }
 
 export function fit(train: Sample[]): Calibration {
-  const model = fitLogistic(train.map((s) => s.x), train.map((s) => s.iou < BROKEN_BELOW));
+  const model = fitLogistic(
+    train.map((s) => s.x),
+    train.map((s) => s.iou < BROKEN_BELOW),
+  );
   const cal: Calibration = { features: MODEL_FEATURES, ...model, threshold: 1 };
-  cal.threshold = chooseThreshold(train.map((s) => brokenProbability(cal, s.x)), train.map((s) => s.iou >= CLEAN_FROM));
+  cal.threshold = chooseThreshold(
+    train.map((s) => brokenProbability(cal, s.x)),
+    train.map((s) => s.iou >= CLEAN_FROM),
+  );
   return cal;
 }
 
@@ -27,7 +39,9 @@ export function leaveOnePhotoOut(samples: Sample[]): boolean[] {
   const flagged = new Array<boolean>(samples.length).fill(false);
   for (const photo of new Set(samples.map((s) => s.photo))) {
     const cal = fit(samples.filter((s) => s.photo !== photo));
-    samples.forEach((s, i) => { if (s.photo === photo) flagged[i] = brokenProbability(cal, s.x) >= cal.threshold; });
+    samples.forEach((s, i) => {
+      if (s.photo === photo) flagged[i] = brokenProbability(cal, s.x) >= cal.threshold;
+    });
   }
   return flagged;
 }
@@ -39,7 +53,9 @@ export function heldBackFolders(samples: Sample[]): boolean[] {
     const train = samples.filter((s) => s.folder !== folder);
     if (!train.some((s) => s.iou < BROKEN_BELOW)) continue;
     const cal = fit(train);
-    samples.forEach((s, i) => { if (s.folder === folder) flagged[i] = brokenProbability(cal, s.x) >= cal.threshold; });
+    samples.forEach((s, i) => {
+      if (s.folder === folder) flagged[i] = brokenProbability(cal, s.x) >= cal.threshold;
+    });
   }
   return flagged;
 }

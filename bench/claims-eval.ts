@@ -51,7 +51,14 @@ function random(seed: number): () => number {
 
 const rasters = new CheckRasters(100_000_000);
 
-async function judge(rgb: Buffer, alpha: Uint8Array, w: number, h: number, reason: ClaimReason, region: BBox): Promise<boolean> {
+async function judge(
+  rgb: Buffer,
+  alpha: Uint8Array,
+  w: number,
+  h: number,
+  reason: ClaimReason,
+  region: BBox,
+): Promise<boolean> {
   const rgba = Buffer.alloc(w * h * 4);
   for (let i = 0; i < w * h; i++) {
     rgba[i * 4] = rgb[i * 3];
@@ -63,9 +70,19 @@ async function judge(rgb: Buffer, alpha: Uint8Array, w: number, h: number, reaso
   return judgeClaimAt(img, { width: w, height: h }, reason, region).accepted;
 }
 
-function disc(w: number, h: number, cx: number, cy: number, r: number, pick: (i: number) => boolean): { pixels: number[]; box: BBox } {
+function disc(
+  w: number,
+  h: number,
+  cx: number,
+  cy: number,
+  r: number,
+  pick: (i: number) => boolean,
+): { pixels: number[]; box: BBox } {
   const pixels: number[] = [];
-  let minX = w, minY = h, maxX = -1, maxY = -1;
+  let minX = w,
+    minY = h,
+    maxX = -1,
+    maxY = -1;
   for (let y = Math.max(0, cy - r); y <= Math.min(h - 1, cy + r); y++) {
     for (let x = Math.max(0, cx - r); x <= Math.min(w - 1, cx + r); x++) {
       const i = y * w + x;
@@ -81,8 +98,10 @@ function disc(w: number, h: number, cx: number, cy: number, r: number, pick: (i:
 }
 
 const around = (w: number, h: number, i: number, r: number): BBox => {
-  const x = i % w, y = Math.floor(i / w);
-  const x0 = Math.max(0, x - r), y0 = Math.max(0, y - r);
+  const x = i % w,
+    y = Math.floor(i / w);
+  const x0 = Math.max(0, x - r),
+    y0 = Math.max(0, y - r);
   return { x: x0, y: y0, width: Math.min(w, x + r + 1) - x0, height: Math.min(h, y + r + 1) - y0 };
 };
 
@@ -108,7 +127,11 @@ export async function evaluateClaims(cutouts: Cutout[], seed: number): Promise<O
     const nearBackground = dilate(background, w, h, r + 3);
     const outline = boundary(subject, w, h);
     const margin = 4;
-    const awayFromBorder = (i: number) => { const x = i % w, y = Math.floor(i / w); return x >= margin && y >= margin && x < w - margin && y < h - margin; };
+    const awayFromBorder = (i: number) => {
+      const x = i % w,
+        y = Math.floor(i / w);
+      return x >= margin && y >= margin && x < w - margin && y < h - margin;
+    };
     const outlinePoints: number[] = [];
     const deepPoints: number[] = [];
     const nearOutside: number[] = [];
@@ -186,9 +209,16 @@ async function realErrors(c: Cutout): Promise<Outcome[]> {
   const parts = components(opaque, w, h);
   let main = 0;
   for (let k = 1; k < parts.sizes.length; k++) if (!main || parts.sizes[k] > parts.sizes[main]) main = k;
-  const gaps = components(Uint8Array.from(opaque, (v) => 1 - v), w, h);
+  const gaps = components(
+    Uint8Array.from(opaque, (v) => 1 - v),
+    w,
+    h,
+  );
   const out: Outcome[] = [];
-  for (const [set, kind] of [[kept, 'kept'], [lost, 'lost']] as const) {
+  for (const [set, kind] of [
+    [kept, 'kept'],
+    [lost, 'lost'],
+  ] as const) {
     const errs = components(set, w, h);
     for (let k = 1; k < errs.sizes.length; k++) {
       if (errs.sizes[k] < 0.005 * n) continue;
@@ -197,7 +227,12 @@ async function realErrors(c: Cutout): Promise<Outcome[]> {
       let reason: ClaimReason;
       if (kind === 'kept') reason = parts.label[anyPixel] === main ? 'background-kept' : 'extra-object';
       else reason = gaps.touchesBorder[gaps.label[anyPixel]] ? 'missing-part' : 'hole';
-      out.push({ reason, kind: 'real', photo: c.entry.id, accepted: await judge(c.rgb, c.alpha, w, h, reason, errs.boxes[k]!) });
+      out.push({
+        reason,
+        kind: 'real',
+        photo: c.entry.id,
+        accepted: await judge(c.rgb, c.alpha, w, h, reason, errs.boxes[k]!),
+      });
     }
   }
   return out;
@@ -215,8 +250,14 @@ export function printClaims(outcomes: Outcome[], title: string): void {
     const ta = t.filter((o) => o.accepted).length;
     const fr = f.filter((o) => !o.accepted).length;
     const ra = real.filter((o) => o.accepted).length;
-    console.log(`${name.padEnd(17)} ${`${ta}/${t.length}`.padStart(7)} ${pct(ta, t.length).padStart(5)}      ${`${fr}/${f.length}`.padStart(7)} ${pct(fr, f.length).padStart(5)}     ${`${ra}/${real.length}`.padStart(7)} ${pct(ra, real.length).padStart(5)}`);
+    console.log(
+      `${name.padEnd(17)} ${`${ta}/${t.length}`.padStart(7)} ${pct(ta, t.length).padStart(5)}      ${`${fr}/${f.length}`.padStart(7)} ${pct(fr, f.length).padStart(5)}     ${`${ra}/${real.length}`.padStart(7)} ${pct(ra, real.length).padStart(5)}`,
+    );
   };
-  for (const reason of reasons) line(reason, outcomes.filter((o) => o.reason === reason));
+  for (const reason of reasons)
+    line(
+      reason,
+      outcomes.filter((o) => o.reason === reason),
+    );
   line('all', outcomes);
 }

@@ -62,8 +62,15 @@ export interface CpuFigures {
 export async function measureCpuAndLatency(server: RunningServer, apiKey: string, pairs: number): Promise<CpuFigures> {
   const entry = evalEntries().filter((e) => e.kind === 'product')[0];
   const big = await sharp(evalFile(entry.image)).resize(2000, 2000, { fit: 'fill' }).jpeg({ quality: 90 }).toBuffer();
-  const session = await ort.InferenceSession.create(readModel({ imglyDir: imglyResourceDir(), imglyModel: '/models/medium' }), sessionOptions(2));
-  const rgb = await sharp(big).resize(MODEL_INPUT_SIZE, MODEL_INPUT_SIZE, { fit: 'fill', kernel: 'lanczos3' }).removeAlpha().raw().toBuffer();
+  const session = await ort.InferenceSession.create(
+    readModel({ imglyDir: imglyResourceDir(), imglyModel: '/models/medium' }),
+    sessionOptions(2),
+  );
+  const rgb = await sharp(big)
+    .resize(MODEL_INPUT_SIZE, MODEL_INPUT_SIZE, { fit: 'fill', kernel: 'lanczos3' })
+    .removeAlpha()
+    .raw()
+    .toBuffer();
   const floats = new Float32Array(3 * MODEL_INPUT_SIZE * MODEL_INPUT_SIZE);
   fillModelInput(rgb, floats);
   const tensor = new ort.Tensor('float32', floats, [1, 3, MODEL_INPUT_SIZE, MODEL_INPUT_SIZE]);
@@ -83,7 +90,9 @@ export async function measureCpuAndLatency(server: RunningServer, apiKey: string
     const cpu = delta(cpu0, threadCpu(pid));
     if (res.status !== 200) throw new Error(`POST /v1/images answered ${res.status}`);
     const wall1 = Date.now();
-    const item = (await (await fetch(`${server.base}/v1/jobs/${res.headers.get('x-matte-job-id')}`, { headers: auth })).json()).items[0];
+    const item = (
+      await (await fetch(`${server.base}/v1/jobs/${res.headers.get('x-matte-job-id')}`, { headers: auth })).json()
+    ).items[0];
     return { ms, cpu, item, wall0, wall1 };
   };
 
@@ -91,7 +100,8 @@ export async function measureCpuAndLatency(server: RunningServer, apiKey: string
   await post();
   const warm = await post();
   const modelThreads = new Set([...warm.cpu].filter(([, ms]) => ms >= warm.ms / 2).map(([tid]) => tid));
-  if (modelThreads.size === 0) throw new Error('no thread of the server ran for half a request: the model threads were not found');
+  if (modelThreads.size === 0)
+    throw new Error('no thread of the server ran for half a request: the model threads were not found');
 
   const bare: number[] = [];
   const image: number[] = [];
@@ -148,7 +158,9 @@ export function cpuLines(f: CpuFigures): string[] {
   return [
     `2000x2000 JPEG: POST /v1/images p50 ${f.imageMs.toFixed(0)} ms; bare inference p50 ${f.bareMs.toFixed(0)} ms; ratio ${f.ratio.toFixed(3)} (${f.pairs} alternating pairs, their own ratios ${Math.min(...f.pairRatios).toFixed(2)}-${Math.max(...f.pairRatios).toFixed(2)})`,
     `  CPU per photo outside the model: ${f.outsideModelCpuMs.toFixed(0)} ms (median; the model's ${f.modelThreads} threads: ${f.modelCpuMs.toFixed(0)} ms)`,
-    `  where a POST /v1/images went, p50 (ms): ${Object.entries(f.parts).map(([k, v]) => `${k} ${v.toFixed(0)}`).join(', ')}`,
+    `  where a POST /v1/images went, p50 (ms): ${Object.entries(f.parts)
+      .map(([k, v]) => `${k} ${v.toFixed(0)}`)
+      .join(', ')}`,
   ];
 }
 
@@ -156,7 +168,19 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const { startServer } = await import('../test/helpers/server.ts');
   const server = await startServer({ LOG_LEVEL: 'error', MATTE_REQUESTS_PER_MINUTE: '1000000' });
   try {
-    const { apiKey } = JSON.parse(await server.cli('accounts', 'create', '--email', 'bench-cpu@example.com', '--plan', '1000', '--pack', '0', '--json'));
+    const { apiKey } = JSON.parse(
+      await server.cli(
+        'accounts',
+        'create',
+        '--email',
+        'bench-cpu@example.com',
+        '--plan',
+        '1000',
+        '--pack',
+        '0',
+        '--json',
+      ),
+    );
     const figures = await measureCpuAndLatency(server, apiKey, Number(process.env.BENCH_LATENCY_RUNS ?? 15));
     console.log(cpuLines(figures).join('\n'));
     if (process.env.BENCH_JSON) fs.writeFileSync(process.env.BENCH_JSON, JSON.stringify(figures, null, 2));

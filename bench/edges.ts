@@ -21,7 +21,9 @@ export interface EdgeFigures {
   refineMs: number;
 }
 
-export async function edgeFigures(opts: { radius?: number; eps?: number; log?: (line: string) => void } = {}): Promise<EdgeFigures> {
+export async function edgeFigures(
+  opts: { radius?: number; eps?: number; log?: (line: string) => void } = {},
+): Promise<EdgeFigures> {
   if (!HAVE_EVAL_DATA) throw new Error('the edge figures read ../shared/eval-data; set MATTE_SHARED_DIR');
   const decoder = new ImageDecoder(100_000_000);
   const rasters = new CheckRasters(100_000_000);
@@ -44,9 +46,16 @@ export async function edgeFigures(opts: { radius?: number; eps?: number; log?: (
     // As the service runs it (src/pipeline/segment.ts): the grid's inputs, the photo reduced by libvips and the mask by area averages.
     const t0 = performance.now();
     const low = await refineInputs(decoder, decoded, mask);
-    const refined = refineEdges({ rgb: decoded.rgb, alpha: null, width: decoded.width, height: decoded.height }, { radius: opts.radius, eps: opts.eps, low }).alpha;
+    const refined = refineEdges(
+      { rgb: decoded.rgb, alpha: null, width: decoded.width, height: decoded.height },
+      { radius: opts.radius, eps: opts.eps, low },
+    ).alpha;
     sums.ms += performance.now() - t0;
-    const truth = await sharp(evalFile(entry.mask)).extractChannel(0).resize(decoded.width, decoded.height, { fit: 'fill' }).raw().toBuffer();
+    const truth = await sharp(evalFile(entry.mask))
+      .extractChannel(0)
+      .resize(decoded.width, decoded.height, { fit: 'fill' })
+      .raw()
+      .toBuffer();
     const n = truth.length;
     const solid = new Uint8Array(n);
     for (let i = 0; i < n; i++) solid[i] = truth[i] >= 128 ? 1 : 0;
@@ -71,11 +80,18 @@ export async function edgeFigures(opts: { radius?: number; eps?: number; log?: (
     sums.upEdge += u.edgeMae;
     sums.ref += r.mae;
     sums.refEdge += r.edgeMae;
-    opts.log?.(`${entry.id.padEnd(26)} upsampled MAE ${u.mae.toFixed(4)} edge ${u.edgeMae.toFixed(4)}   refined MAE ${r.mae.toFixed(4)} edge ${r.edgeMae.toFixed(4)}`);
+    opts.log?.(
+      `${entry.id.padEnd(26)} upsampled MAE ${u.mae.toFixed(4)} edge ${u.edgeMae.toFixed(4)}   refined MAE ${r.mae.toFixed(4)} edge ${r.edgeMae.toFixed(4)}`,
+    );
   }
   await model?.close();
   const k = entries.length;
-  return { photos: k, upsampled: { mae: sums.up / k, edgeMae: sums.upEdge / k }, refined: { mae: sums.ref / k, edgeMae: sums.refEdge / k }, refineMs: sums.ms / k };
+  return {
+    photos: k,
+    upsampled: { mae: sums.up / k, edgeMae: sums.upEdge / k },
+    refined: { mae: sums.ref / k, edgeMae: sums.refEdge / k },
+    refineMs: sums.ms / k,
+  };
 }
 
 export function printEdgeFigures(f: EdgeFigures): void {
@@ -83,7 +99,9 @@ export function printEdgeFigures(f: EdgeFigures): void {
   console.log('alpha                mean |error|   within 3 px of the true edge');
   console.log(`upsampled mask       ${f.upsampled.mae.toFixed(4)}         ${f.upsampled.edgeMae.toFixed(4)}`);
   console.log(`refined              ${f.refined.mae.toFixed(4)}         ${f.refined.edgeMae.toFixed(4)}`);
-  console.log(`refined / upsampled  ${(f.refined.mae / f.upsampled.mae).toFixed(3)}          ${(f.refined.edgeMae / f.upsampled.edgeMae).toFixed(3)}   (refinement ${f.refineMs.toFixed(0)} ms a photo)`);
+  console.log(
+    `refined / upsampled  ${(f.refined.mae / f.upsampled.mae).toFixed(3)}          ${(f.refined.edgeMae / f.upsampled.edgeMae).toFixed(3)}   (refinement ${f.refineMs.toFixed(0)} ms a photo)`,
+  );
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

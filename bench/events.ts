@@ -13,10 +13,15 @@ export interface EventLatency {
   webhook: number[];
 }
 
-const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.ceil((p / 100) * xs.length) - 1)];
+const pct = (xs: number[], p: number) =>
+  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.ceil((p / 100) * xs.length) - 1)];
 
 /** Runs `photos` through batches of at most 8 (one stream and one webhook each) on a running server. */
-export async function eventLatency(base: string, apiKey: string, photos: { name: string; data: Buffer }[]): Promise<EventLatency> {
+export async function eventLatency(
+  base: string,
+  apiKey: string,
+  photos: { name: string; data: Buffer }[],
+): Promise<EventLatency> {
   const receiver = await startReceiver();
   const auth = { authorization: `Bearer ${apiKey}` };
   const sse: number[] = [];
@@ -24,10 +29,21 @@ export async function eventLatency(base: string, apiKey: string, photos: { name:
   try {
     for (let i = 0; i < photos.length; i += 8) {
       const list = photos.slice(i, i + 8);
-      const job = await (await fetch(`${base}/v1/jobs`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ webhookUrl: receiver.url, webhookEvents: ['item.done', 'item.needs_review', 'item.failed'] }) })).json();
+      const job = await (
+        await fetch(`${base}/v1/jobs`, {
+          method: 'POST',
+          headers: { ...auth, 'content-type': 'application/json' },
+          body: JSON.stringify({
+            webhookUrl: receiver.url,
+            webhookEvents: ['item.done', 'item.needs_review', 'item.failed'],
+          }),
+        })
+      ).json();
       const form = new FormData();
       for (const p of list) form.append('files', new Blob([new Uint8Array(p.data)]), p.name);
-      await (await fetch(`${base}/v1/jobs/${job.id}/items`, { method: 'POST', body: form, headers: auth })).arrayBuffer();
+      await (
+        await fetch(`${base}/v1/jobs/${job.id}/items`, { method: 'POST', body: form, headers: auth })
+      ).arrayBuffer();
       const stream = await openStream(`${base}/v1/jobs/${job.id}/events`, auth);
       await stream.next((m) => m.event === 'snapshot');
       await (await fetch(`${base}/v1/jobs/${job.id}/start`, { method: 'POST', headers: auth })).arrayBuffer();
@@ -43,7 +59,8 @@ export async function eventLatency(base: string, apiKey: string, photos: { name:
 }
 
 export function eventLatencyLines(f: EventLatency): string[] {
-  const row = (name: string, xs: number[]) => `${name.padEnd(34)} p50 ${pct(xs, 50).toFixed(1)} ms, p99 ${pct(xs, 99).toFixed(1)} ms, max ${Math.max(...xs).toFixed(1)} ms`;
+  const row = (name: string, xs: number[]) =>
+    `${name.padEnd(34)} p50 ${pct(xs, 50).toFixed(1)} ms, p99 ${pct(xs, 99).toFixed(1)} ms, max ${Math.max(...xs).toFixed(1)} ms`;
   return [
     `\n## event latency, photo finished (event \`at\`) to arrival, ${f.events} item events over loopback (goals: p50 < 100 ms, p99 < 500 ms)`,
     row('SSE message (GET /v1/jobs/{id}/events)', f.sse),
@@ -52,13 +69,29 @@ export function eventLatencyLines(f: EventLatency): string[] {
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  if (!HAVE_EVAL_DATA) throw new Error('npm run bench:events reads ../shared/eval-data; set MATTE_SHARED_DIR to the shared folder');
+  if (!HAVE_EVAL_DATA)
+    throw new Error('npm run bench:events reads ../shared/eval-data; set MATTE_SHARED_DIR to the shared folder');
   const n = Number(process.env.BENCH_EVENT_PHOTOS ?? 24);
   const entries = evalEntries().filter((e) => e.kind === 'product');
-  const photos = Array.from({ length: n }, (_, i) => ({ name: `${i}.jpg`, data: evalFile(entries[i % entries.length].image) }));
+  const photos = Array.from({ length: n }, (_, i) => ({
+    name: `${i}.jpg`,
+    data: evalFile(entries[i % entries.length].image),
+  }));
   const server = await startServer({ LOG_LEVEL: 'error', MATTE_REQUESTS_PER_MINUTE: '1000000' });
   try {
-    const { apiKey } = JSON.parse(await server.cli('accounts', 'create', '--email', 'bench-events@example.com', '--plan', '100000', '--pack', '0', '--json'));
+    const { apiKey } = JSON.parse(
+      await server.cli(
+        'accounts',
+        'create',
+        '--email',
+        'bench-events@example.com',
+        '--plan',
+        '100000',
+        '--pack',
+        '0',
+        '--json',
+      ),
+    );
     console.log(eventLatencyLines(await eventLatency(server.base, apiKey, photos)).join('\n'));
   } finally {
     await server.stop();

@@ -6,12 +6,29 @@ import sharp from 'sharp';
 import { startServer } from '../test/helpers/server.ts';
 import { evalEntries, evalFile, HAVE_EVAL_DATA } from '../test/helpers/eval-data.ts';
 
-if (!HAVE_EVAL_DATA) throw new Error('npm run bench:image reads ../shared/eval-data; set MATTE_SHARED_DIR to the shared folder');
+if (!HAVE_EVAL_DATA)
+  throw new Error('npm run bench:image reads ../shared/eval-data; set MATTE_SHARED_DIR to the shared folder');
 const entry = evalEntries().filter((x) => x.kind === 'product')[0];
 const big = await sharp(evalFile(entry.image)).resize(2000, 2000, { fit: 'fill' }).jpeg({ quality: 90 }).toBuffer();
-const server = await startServer({ LOG_LEVEL: 'error', MATTE_REQUESTS_PER_MINUTE: '1000000', ...(process.env.PROBE_ENV ? JSON.parse(process.env.PROBE_ENV) : {}) });
+const server = await startServer({
+  LOG_LEVEL: 'error',
+  MATTE_REQUESTS_PER_MINUTE: '1000000',
+  ...(process.env.PROBE_ENV ? JSON.parse(process.env.PROBE_ENV) : {}),
+});
 try {
-  const { apiKey } = JSON.parse(await server.cli('accounts', 'create', '--email', 'bench-image@example.com', '--plan', '1000', '--pack', '0', '--json'));
+  const { apiKey } = JSON.parse(
+    await server.cli(
+      'accounts',
+      'create',
+      '--email',
+      'bench-image@example.com',
+      '--plan',
+      '1000',
+      '--pack',
+      '0',
+      '--json',
+    ),
+  );
   const auth = { authorization: `Bearer ${apiKey}` };
   for (let i = 0; i < Number(process.env.BENCH_IMAGE_RUNS ?? 6); i++) {
     const form = new FormData();
@@ -20,7 +37,9 @@ try {
     const res = await fetch(`${server.base}/v1/images`, { method: 'POST', body: form, headers: auth });
     await res.arrayBuffer();
     const t1 = Date.now();
-    const item = (await (await fetch(`${server.base}/v1/jobs/${res.headers.get('x-matte-job-id')}`, { headers: auth })).json()).items[0];
+    const item = (
+      await (await fetch(`${server.base}/v1/jobs/${res.headers.get('x-matte-job-id')}`, { headers: auth })).json()
+    ).items[0];
     const tm = item.meta.timings;
     console.log(
       `${i === 0 ? 'warm-up ' : ''}total ${t1 - t0} ms | before the claim ${item.startedAt - t0} | decode ${tm.decode} | model ${tm.inference} | check + edges ${tm.diagnose} | cut-out PNG + thumbnail ${tm.compose} | render ${tm.encode} | finished → last byte ${t1 - item.finishedAt}`,

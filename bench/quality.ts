@@ -18,12 +18,18 @@ import { OnnxMaskModel, MODEL_INPUT_SIZE, type MaskPrediction } from '../src/ada
 import { flipRgb, unionWithMirror } from '../src/pipeline/segment.ts';
 import { maskStatistics } from '../src/imaging/model-io.mjs';
 import { CHECK_GRID, measure } from '../src/pipeline/check/features.ts';
-import { brokenProbability, CALIBRATION_FILE, featureVector, loadCalibration } from '../src/pipeline/check/calibration.ts';
+import {
+  brokenProbability,
+  CALIBRATION_FILE,
+  featureVector,
+  loadCalibration,
+} from '../src/pipeline/check/calibration.ts';
 import { compareAlpha, evalEntries, evalFile, HAVE_EVAL_DATA, type EvalEntry } from '../test/helpers/eval-data.ts';
 import { evaluateClaims, printClaims } from './claims-eval.ts';
 import { fit, heldBackFolders, leaveOnePhotoOut, tally, type Sample, type Tally } from './check-fit.ts';
 
-if (!HAVE_EVAL_DATA) throw new Error('this command reads ../shared/eval-data; set MATTE_SHARED_DIR to the shared folder');
+if (!HAVE_EVAL_DATA)
+  throw new Error('this command reads ../shared/eval-data; set MATTE_SHARED_DIR to the shared folder');
 const WRITE = process.argv.includes('--write-calibration');
 const only = process.env.BENCH_QUALITY_LIMIT ? Number(process.env.BENCH_QUALITY_LIMIT) : undefined;
 const CACHE = process.env.MATTE_QUALITY_CACHE;
@@ -57,7 +63,10 @@ for (const entry of entries) {
   const decoded = await decoder.decode(evalFile(entry.image));
   const input = await decoder.toModelInput(decoded, MODEL_INPUT_SIZE);
   const truth = await sharp(evalFile(entry.mask)).extractChannel(0).raw().toBuffer();
-  const rgb = await sharp(decoded.rgb, { raw: { width: decoded.width, height: decoded.height, channels: 3 } }).resize(entry.width, entry.height, { fit: 'fill' }).raw().toBuffer();
+  const rgb = await sharp(decoded.rgb, { raw: { width: decoded.width, height: decoded.height, channels: 3 } })
+    .resize(entry.width, entry.height, { fit: 'fill' })
+    .raw()
+    .toBuffer();
   const light = await predict(entry, 'photo', input);
   const mirror = await predict(entry, 'mirror', input);
   const line = [entry.id.padEnd(26)];
@@ -66,7 +75,11 @@ for (const entry of entries) {
     const prediction = tier === 'light' ? light : unionWithMirror(light, mirror);
     const alpha = await rasters.maskToSize(prediction.mask, MODEL_INPUT_SIZE, decoded);
     const ms = performance.now() - t0 + prediction.runMs;
-    const atTruth = await sharp(alpha, { raw: { width: decoded.width, height: decoded.height, channels: 1 } }).resize(entry.width, entry.height, { fit: 'fill' }).extractChannel(0).raw().toBuffer();
+    const atTruth = await sharp(alpha, { raw: { width: decoded.width, height: decoded.height, channels: 1 } })
+      .resize(entry.width, entry.height, { fit: 'fill' })
+      .extractChannel(0)
+      .raw()
+      .toBuffer();
     const score = { ...compareAlpha(atTruth, truth), ms };
     scores[tier].push(score);
     const evidence = measure(await rasters.checkGrid(prediction.mask, input, MODEL_INPUT_SIZE, CHECK_GRID));
@@ -84,21 +97,33 @@ console.log(`\n## segmentation tiers, ${entries.length} eval photos (default wei
 console.log('tier    mean IoU  mean |alpha error|  photos < 0.85  model+merge ms/photo');
 for (const tier of TIERS) {
   const s = scores[tier];
-  console.log(`${tier.padEnd(7)} ${mean(s.map((x) => x.iou)).toFixed(3)}     ${mean(s.map((x) => x.mae)).toFixed(4)}              ${String(s.filter((x) => x.iou < 0.85).length).padStart(2)}             ${Math.round(mean(s.map((x) => x.ms)))}`);
+  console.log(
+    `${tier.padEnd(7)} ${mean(s.map((x) => x.iou)).toFixed(3)}     ${mean(s.map((x) => x.mae)).toFixed(4)}              ${String(s.filter((x) => x.iou < 0.85).length).padStart(2)}             ${Math.round(mean(s.map((x) => x.ms)))}`,
+  );
 }
 const gain = mean(scores.heavy.map((x) => x.iou)) - mean(scores.light.map((x) => x.iou));
 console.log(`heavy - light mean IoU: ${gain >= 0 ? '+' : ''}${gain.toFixed(3)} (target >= +0.02)`);
 for (const folder of [...new Set(entries.map((e) => e.source))]) {
   const idx = entries.map((e, i) => (e.source === folder ? i : -1)).filter((i) => i >= 0);
   const m = (tier: (typeof TIERS)[number]) => mean(idx.map((i) => scores[tier][i].iou));
-  console.log(`  ${folder.padEnd(13)} ${String(idx.length).padStart(2)} photos: light ${m('light').toFixed(3)}, heavy ${m('heavy').toFixed(3)}`);
+  console.log(
+    `  ${folder.padEnd(13)} ${String(idx.length).padStart(2)} photos: light ${m('light').toFixed(3)}, heavy ${m('heavy').toFixed(3)}`,
+  );
 }
 
 const row = (name: string, t: Tally) =>
   `${name.padEnd(34)} broken flagged ${String(t.brokenFlagged).padStart(2)}/${String(t.broken).padEnd(2)} ${pct(t.brokenFlagged, t.broken).padStart(4)}   clean flagged ${String(t.cleanFlagged).padStart(2)}/${String(t.clean).padEnd(2)} ${pct(t.cleanFlagged, t.clean).padStart(4)}`;
-console.log('\n## automatic check (broken = IoU < 0.85, target >= 90% flagged; clean = IoU >= 0.95, target <= 5% flagged)');
+console.log(
+  '\n## automatic check (broken = IoU < 0.85, target >= 90% flagged; clean = IoU >= 0.95, target <= 5% flagged)',
+);
 const loo = leaveOnePhotoOut(samples);
-for (const tier of TIERS) console.log(row(`leave-one-photo-out, ${tier}`, tally(samples, loo, (s) => s.tier === tier)));
+for (const tier of TIERS)
+  console.log(
+    row(
+      `leave-one-photo-out, ${tier}`,
+      tally(samples, loo, (s) => s.tier === tier),
+    ),
+  );
 const all = tally(samples, loo);
 console.log(row('leave-one-photo-out, both tiers', all));
 console.log(`  missed: ${all.missed.join(', ') || 'none'}; false alarms: ${all.falseAlarms.join(', ') || 'none'}`);
@@ -113,7 +138,12 @@ if (WRITE) {
     by: 'npm run calibrate',
     photos: entries.length,
     results: samples.length,
-    leaveOnePhotoOut: { broken: all.broken, brokenFlagged: all.brokenFlagged, clean: all.clean, cleanFlagged: all.cleanFlagged },
+    leaveOnePhotoOut: {
+      broken: all.broken,
+      brokenFlagged: all.brokenFlagged,
+      clean: all.clean,
+      cleanFlagged: all.cleanFlagged,
+    },
   };
   fs.writeFileSync(CALIBRATION_FILE, `${JSON.stringify(cal, null, 2)}\n`);
   console.log(`wrote ${CALIBRATION_FILE.pathname} (threshold ${cal.threshold.toFixed(4)})`);
@@ -124,5 +154,8 @@ console.log(row('shipped calibration, in sample', tally(samples, inSample)));
 
 // The report check's bars were set by hand on the claims of the first seed; the second seed draws
 // fresh claims (other points, other damage) that played no part in setting them.
-printClaims(await evaluateClaims(cutouts, 20261123), 'claims generated from the ground truth, seed 20261123 (the bars were set on these)');
+printClaims(
+  await evaluateClaims(cutouts, 20261123),
+  'claims generated from the ground truth, seed 20261123 (the bars were set on these)',
+);
 printClaims(await evaluateClaims(cutouts, 7), 'fresh claims, seed 7 (not used to set anything)');

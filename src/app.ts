@@ -6,7 +6,12 @@ import multipart from '@fastify/multipart';
 import swagger from '@fastify/swagger';
 import type { Container } from './container.ts';
 import { Problem } from './http/schemas/common.schemas.ts';
-import { clientErrorHandler, errorsPage, frameworkErrors, registerProblemHandling } from './http/plugins/problem.plugin.ts';
+import {
+  clientErrorHandler,
+  errorsPage,
+  frameworkErrors,
+  registerProblemHandling,
+} from './http/plugins/problem.plugin.ts';
 import { registerAuth } from './http/plugins/auth.plugin.ts';
 import { registerValidation } from './http/plugins/validator.plugin.ts';
 import { finishOpenApiDocument } from './http/openapi.ts';
@@ -71,23 +76,37 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
         { name: 'studio', description: 'Studio session operations (not for API keys).' },
         { name: 'review', description: 'The review queue and re-runs.' },
         { name: 'reference', description: 'Presets and the API description.' },
-        { name: 'events', description: 'Follow a batch: Server-Sent Events and webhook deliveries. Webhooks are POSTed with X-Matte-Event, X-Matte-Delivery (stable across retries), X-Matte-Attempt and X-Matte-Signature `t=<unix seconds>,v1=<hex HMAC-SHA256 of "t.rawBody" with the batch\'s webhookSecret>`; User-Agent Matte-Webhooks/1.0.' },
+        {
+          name: 'events',
+          description:
+            'Follow a batch: Server-Sent Events and webhook deliveries. Webhooks are POSTed with X-Matte-Event, X-Matte-Delivery (stable across retries), X-Matte-Attempt and X-Matte-Signature `t=<unix seconds>,v1=<hex HMAC-SHA256 of "t.rawBody" with the batch\'s webhookSecret>`; User-Agent Matte-Webhooks/1.0.',
+        },
       ],
       components: {
         securitySchemes: {
           bearer: { type: 'http', scheme: 'bearer', description: 'Authorization: Bearer <API_KEY>' },
-          session: { type: 'apiKey', in: 'cookie', name: SESSION_COOKIE, description: 'Studio session cookie from POST /v1/session; changes also need X-CSRF-Token.' },
+          session: {
+            type: 'apiKey',
+            in: 'cookie',
+            name: SESSION_COOKIE,
+            description: 'Studio session cookie from POST /v1/session; changes also need X-CSRF-Token.',
+          },
         },
       },
       security: [{ bearer: [] }, { session: [] }],
     },
-    refResolver: { buildLocalReference: (json, _base, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },
+    refResolver: {
+      buildLocalReference: (json, _base, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`),
+    },
     transform: ({ schema, url, route }) => {
       const key = `${Array.isArray(route.method) ? route.method[0] : route.method} ${url}`;
       const form = multipartBodies.get(key);
       if (!schema || !form) return { schema, url };
       const body = (schema.body ?? { content: {} }) as { content: Record<string, unknown> };
-      return { schema: { ...schema, body: { content: { ...body.content, 'multipart/form-data': { schema: form } } } }, url };
+      return {
+        schema: { ...schema, body: { content: { ...body.content, 'multipart/form-data': { schema: form } } } },
+        url,
+      };
     },
     transformObject: (document) => {
       const openapi = (document as { openapiObject: Parameters<typeof finishOpenApiDocument>[0] }).openapiObject;
@@ -108,14 +127,19 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
         tags: ['reference'],
         security: [],
         response: {
-          200: { description: 'OpenAPI 3.1 document', content: { 'application/json': { schema: { type: 'object', additionalProperties: true } } } },
+          200: {
+            description: 'OpenAPI 3.1 document',
+            content: { 'application/json': { schema: { type: 'object', additionalProperties: true } } },
+          },
           400: Type.Ref(Problem, { description: 'VALIDATION: a malformed request URL' }),
         },
       },
     },
     async (_request, reply) => reply.type('application/json').send(app.swagger()),
   );
-  app.get('/docs/errors', { schema: { hide: true } }, async (_request, reply) => reply.type('text/html; charset=utf-8').send(errorsPage()));
+  app.get('/docs/errors', { schema: { hide: true } }, async (_request, reply) =>
+    reply.type('text/html; charset=utf-8').send(errorsPage()),
+  );
 
   registerJobRoutes(app, c);
   registerItemRoutes(app, c);

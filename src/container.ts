@@ -107,20 +107,31 @@ export async function createContainer(config: Readonly<Config>, opts: ContainerO
   const store = new Store(db);
   // What this process wrote in the last seconds is read back from memory (recent-blobs.ts): a result
   // by the request waiting for it, an upload by the worker that claims it.
-  const blobs = new RecentBlobs(new FsBlobStore(path.join(config.dataDir, 'blobs')), { maxBytes: 32 * 1024 * 1024, ttlMs: 10_000 }, clock);
+  const blobs = new RecentBlobs(
+    new FsBlobStore(path.join(config.dataDir, 'blobs')),
+    { maxBytes: 32 * 1024 * 1024, ttlMs: 10_000 },
+    clock,
+  );
   setImageThreads(config.imageThreads);
   const decoder = new ImageDecoder(config.maxInputPixels);
   const renderer = new ImageRenderer(config.maxInputPixels);
   const rasters = new CheckRasters(config.maxInputPixels);
   // Intake's check of an upload: its header, and a thumbnail (a full decode, which catches truncated files).
-  const inspector: PhotoInspector = { probe: (data) => decoder.probe(data), thumbnail: (data) => renderer.thumbnail(data) };
+  const inspector: PhotoInspector = {
+    probe: (data) => decoder.probe(data),
+    thumbnail: (data) => renderer.thumbnail(data),
+  };
   // Between processes on PostgreSQL, within this one on SQLite (one process owns an embedded database's worker).
-  const bus: EventBus = store.dialect === 'postgres' ? await PgNotifyBus.connect(config.databaseUrl, log.child({ component: 'bus' })) : new LocalEventBus();
+  const bus: EventBus =
+    store.dialect === 'postgres'
+      ? await PgNotifyBus.connect(config.databaseUrl, log.child({ component: 'bus' }))
+      : new LocalEventBus();
   const credits = new CreditsService();
   const stats = new ThroughputStats();
   const runWorker = opts.runWorker ?? config.embeddedWorker;
 
-  const model: MaskModel | null = opts.model ?? (runWorker ? new OnnxMaskModel({ modelPath: config.modelPath, threads: config.modelThreads }) : null);
+  const model: MaskModel | null =
+    opts.model ?? (runWorker ? new OnnxMaskModel({ modelPath: config.modelPath, threads: config.modelThreads }) : null);
   let modelState: 'loading' | 'ready' | 'failed' = model ? 'loading' : 'ready';
   const priority = new HelperThreadPriority(config.helperNice, () => model?.threadIds() ?? []);
   model?.ready().then(
@@ -170,12 +181,22 @@ export async function createContainer(config: Readonly<Config>, opts: ContainerO
   const outputThumbs = new OutputThumbnails({ blobs, renderer, queries });
   const files = new FileService({ blobs, renderer, queries, inputThumbs, outputThumbs });
   const idempotency = new IdempotencyService({ store, clock });
-  const limits = new RateLimitService({ store, clock, rules: rateLimitRules(config.requestsPerMinute, config.photosPerHour) });
+  const limits = new RateLimitService({
+    store,
+    clock,
+    rules: rateLimitRules(config.requestsPerMinute, config.photosPerHour),
+  });
   const sessions = new SessionService({ store, clock, limits });
   const licenses = new LicenseService({ store, credits, clock, maxPhotosPerBatch: MAX_PHOTOS_PER_BATCH });
   const purchases = new PurchaseService({ store, credits, clock, provider: new OperatorApprovalProvider() });
   const deletion = new AccountDeletionService({ store, credits, blobs, bus, clock });
-  const maintenance = new AccountMaintenance({ store, licenses, limits, clock, log: log.child({ component: 'maintenance' }) });
+  const maintenance = new AccountMaintenance({
+    store,
+    licenses,
+    limits,
+    clock,
+    log: log.child({ component: 'maintenance' }),
+  });
   const prepared = runWorker && model ? new PreparedInputs(decoder) : undefined;
   const images = new ImageService({ batches, intake, queries, queue, render, inspector, clock, prepared });
   const cutouts = new WorkerCutoutWriter(config.cutoutThreads);
@@ -183,15 +204,34 @@ export async function createContainer(config: Readonly<Config>, opts: ContainerO
   const worker =
     runWorker && model
       ? new PhotoWorker(
-          { queue, blobs, pipeline: { decoder, renderer, rasters, model, cutouts, prepared }, bus, stats, priority, log: log.child({ component: 'worker' }) },
+          {
+            queue,
+            blobs,
+            pipeline: { decoder, renderer, rasters, model, cutouts, prepared },
+            bus,
+            stats,
+            priority,
+            log: log.child({ component: 'worker' }),
+          },
           { concurrency: config.workerConcurrency, leaseMs: config.leaseMs, maxAttempts: config.maxAttempts },
         )
       : null;
 
-  const events = new EventStreamService({ store, queries, bus, clock, keepAliveMs: config.sseKeepAliveMs, maxMs: config.sseMaxMs });
+  const events = new EventStreamService({
+    store,
+    queries,
+    bus,
+    clock,
+    keepAliveMs: config.sseKeepAliveMs,
+    maxMs: config.sseMaxMs,
+  });
   const dispatcher = new WebhookDispatcher(
     { store, bus, clock, log: log.child({ component: 'webhooks' }) },
-    { retryDelaysMs: config.webhookRetryDelaysMs, timeoutMs: config.webhookTimeoutMs, allowPrivateNetworks: config.allowPrivateNetworks },
+    {
+      retryDelaysMs: config.webhookRetryDelaysMs,
+      timeoutMs: config.webhookTimeoutMs,
+      allowPrivateNetworks: config.allowPrivateNetworks,
+    },
   );
   const webhooks = new WebhookService({ store, queries, maxAttempts: dispatcher.maxAttempts });
 

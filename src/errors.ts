@@ -60,7 +60,10 @@ export class AppError extends Error {
 }
 
 export const notFound = (what: 'batch' | 'photo'): AppError =>
-  new AppError('NOT_FOUND', what === 'batch' ? 'No batch with that id on this account.' : 'No photo with that id in this batch.');
+  new AppError(
+    'NOT_FOUND',
+    what === 'batch' ? 'No batch with that id on this account.' : 'No photo with that id in this batch.',
+  );
 
 /** Errors that describe why one photo failed; stored on the item, never an HTTP status. */
 export const ITEM_ERROR_CODES = [

@@ -52,7 +52,7 @@ async function writeParts(file: string, parts: (Uint8Array | Promise<Uint8Array>
   try {
     for (const part of parts) {
       const data = await part;
-      for (let at = 0; at < data.length; ) at += (await handle.write(data, at, data.length - at)).bytesWritten;
+      for (let at = 0; at < data.length;) at += (await handle.write(data, at, data.length - at)).bytesWritten;
     }
   } finally {
     await handle.close();
@@ -110,7 +110,8 @@ export class FsBlobStore implements BlobStore {
         await fsp.link(source, tmp);
       } catch (err) {
         // Filesystems without hard links (or across devices): the bytes are copied.
-        if (!['EXDEV', 'EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'EMLINK'].includes((err as NodeJS.ErrnoException).code ?? '')) throw err;
+        if (!['EXDEV', 'EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'EMLINK'].includes((err as NodeJS.ErrnoException).code ?? ''))
+          throw err;
         await fsp.copyFile(source, tmp);
       }
       await fsp.rename(tmp, full);

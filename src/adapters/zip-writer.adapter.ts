@@ -15,7 +15,11 @@ export interface ZipSource {
 export function writeZip(sources: ZipSource[]): { stream: Readable; size: Promise<number | undefined> } {
   const zip = new yazl.ZipFile();
   for (const source of sources) {
-    const options = { compress: false, ...(source.size !== undefined ? { size: source.size } : {}), ...(source.mtime ? { mtime: source.mtime } : {}) };
+    const options = {
+      compress: false,
+      ...(source.size !== undefined ? { size: source.size } : {}),
+      ...(source.mtime ? { mtime: source.mtime } : {}),
+    };
     zip.addReadStreamLazy(source.name, options, (cb) => {
       source.open().then(
         (data) => cb(null, Buffer.isBuffer(data) ? Readable.from([data]) : data),
@@ -29,7 +33,8 @@ export function writeZip(sources: ZipSource[]): { stream: Readable; size: Promis
   const known = sources.every((s) => s.size !== undefined);
   // yazl tells the total at once when every entry's size is known, and only mid-stream otherwise.
   const size = new Promise<number | undefined>((resolve) => {
-    zip.end({ forceZip64Format: false, comment: '' }, ((total: number) => resolve(known && total >= 0 ? total : undefined)) as () => void);
+    zip.end({ forceZip64Format: false, comment: '' }, ((total: number) =>
+      resolve(known && total >= 0 ? total : undefined)) as () => void);
     if (!known) resolve(undefined);
   });
   return { stream, size };

@@ -57,7 +57,11 @@ type Values = ReturnType<typeof parseArgs<{ options: typeof OPTIONS; strict: tru
 
 function wholeNumber(value: string | undefined, name: string, opts: { signed?: boolean } = {}): number {
   const pattern = opts.signed ? /^[+-]?\d{1,9}$/ : /^\d{1,9}$/;
-  if (value === undefined || !pattern.test(value)) throw new AppError('VALIDATION', `--${name} must be a whole number${opts.signed ? ' (a sign allowed)' : ''}, got ${value === undefined ? 'nothing' : `"${value}"`}`);
+  if (value === undefined || !pattern.test(value))
+    throw new AppError(
+      'VALIDATION',
+      `--${name} must be a whole number${opts.signed ? ' (a sign allowed)' : ''}, got ${value === undefined ? 'nothing' : `"${value}"`}`,
+    );
   return Number(value);
 }
 
@@ -86,17 +90,30 @@ async function main(argv: string[]): Promise<number> {
     return 2;
   }
   // `--amount -10` reads as an option to parseArgs; a negative number after --amount is its value.
-  const args = rest.flatMap((arg, i) => (arg === '--amount' && /^-\d+$/.test(rest[i + 1] ?? '') ? [] : i > 0 && rest[i - 1] === '--amount' && /^-\d+$/.test(arg) ? [`--amount=${arg}`] : [arg]));
+  const args = rest.flatMap((arg, i) =>
+    arg === '--amount' && /^-\d+$/.test(rest[i + 1] ?? '')
+      ? []
+      : i > 0 && rest[i - 1] === '--amount' && /^-\d+$/.test(arg)
+        ? [`--amount=${arg}`]
+        : [arg],
+  );
   const { values } = parseArgs({ args, options: OPTIONS, strict: true });
   const config = loadConfig();
   const store = new Store(await createDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir }));
   const credits = new CreditsService();
   const clock = Date.now;
-  const limits = { photosPerBatch: MAX_PHOTOS_PER_BATCH, activeBatches: MAX_ACTIVE_BATCHES, requestsPerMinute: config.requestsPerMinute, photosPerHour: config.photosPerHour, resultsKeptForHours: Math.max(1, Math.round(config.resultTtlMs / 3_600_000)) };
+  const limits = {
+    photosPerBatch: MAX_PHOTOS_PER_BATCH,
+    activeBatches: MAX_ACTIVE_BATCHES,
+    requestsPerMinute: config.requestsPerMinute,
+    photosPerHour: config.photosPerHour,
+    resultsKeptForHours: Math.max(1, Math.round(config.resultTtlMs / 3_600_000)),
+  };
   const accounts = new AccountService({ store, credits, clock, limits });
   const licenses = new LicenseService({ store, credits, clock, maxPhotosPerBatch: MAX_PHOTOS_PER_BATCH });
   const purchases = new PurchaseService({ store, credits, clock, provider: new OperatorApprovalProvider() });
-  const print = (obj: unknown, text: string) => process.stdout.write(values.json ? `${JSON.stringify(obj)}\n` : `${text}\n`);
+  const print = (obj: unknown, text: string) =>
+    process.stdout.write(values.json ? `${JSON.stringify(obj)}\n` : `${text}\n`);
   const accountSummary = async (id: string) => {
     const account = await store.transaction(async (r) => {
       await credits.renew(r, id, clock());
@@ -109,7 +126,15 @@ async function main(argv: string[]): Promise<number> {
       plan: account.plan_credits,
       pack: account.pack_credits,
       hasPassword: account.password_hash !== null,
-      license: license ? { id: license.id, tier: license.tier, status: license.status, allowance: license.allowance, jobLimit: license.job_limit } : null,
+      license: license
+        ? {
+            id: license.id,
+            tier: license.tier,
+            status: license.status,
+            allowance: license.allowance,
+            jobLimit: license.job_limit,
+          }
+        : null,
       createdAt: new Date(account.created_at).toISOString(),
     };
   };
@@ -118,34 +143,62 @@ async function main(argv: string[]): Promise<number> {
     const command = `${noun} ${verb}`;
     switch (command) {
       case 'accounts create': {
-        const out = await accounts.createAccount({ email: required(values, 'email'), plan: wholeNumber(values.plan ?? '0', 'plan'), pack: wholeNumber(values.pack ?? '0', 'pack'), password: readPassword(values) });
+        const out = await accounts.createAccount({
+          email: required(values, 'email'),
+          plan: wholeNumber(values.plan ?? '0', 'plan'),
+          pack: wholeNumber(values.pack ?? '0', 'pack'),
+          password: readPassword(values),
+        });
         print(out, `account ${out.accountId}\napi key ${out.apiKey}  (shown once; store it now)`);
         return 0;
       }
       case 'accounts list': {
         const rows = await store.repos.accounts.list({ limit: wholeNumber(values.limit ?? '100', 'limit') });
-        const list = rows.map((a) => ({ accountId: a.id, email: a.email, plan: a.plan_credits, pack: a.pack_credits, createdAt: new Date(a.created_at).toISOString() }));
-        print({ accounts: list }, list.map((a) => `${a.accountId}  ${a.email}  plan ${a.plan}  pack ${a.pack}`).join('\n') || '(no accounts)');
+        const list = rows.map((a) => ({
+          accountId: a.id,
+          email: a.email,
+          plan: a.plan_credits,
+          pack: a.pack_credits,
+          createdAt: new Date(a.created_at).toISOString(),
+        }));
+        print(
+          { accounts: list },
+          list.map((a) => `${a.accountId}  ${a.email}  plan ${a.plan}  pack ${a.pack}`).join('\n') || '(no accounts)',
+        );
         return 0;
       }
       case 'accounts show': {
         const id = required(values, 'account');
         const summary = await accountSummary(id);
         const keys = (await store.repos.accounts.listKeys(id)).map(keyView);
-        const ledger = (await store.repos.ledger.list(id, { limit: 10 })).map((r) => ({ kind: r.kind, pool: r.pool, amount: r.amount, balanceAfter: r.balance_after, reason: r.reason, createdAt: formatMicros(r.at_us) }));
-        print({ ...summary, keys, recentLedger: ledger }, [
-          `${summary.accountId}  ${summary.email}`,
-          `credits: plan ${summary.plan}, pack ${summary.pack}`,
-          `licence: ${summary.license ? `${summary.license.id} tier ${summary.license.tier} (${summary.license.status}, ${summary.license.allowance}/month)` : 'none'}`,
-          `keys: ${keys.map((k) => `${k.prefix}… ${k.name} (${k.state})`).join(', ') || 'none'}`,
-          ...ledger.map((l) => `  ${l.createdAt}  ${l.kind} ${l.pool} ${l.amount >= 0 ? '+' : ''}${l.amount} → ${l.balanceAfter}  ${l.reason ?? ''}`),
-        ].join('\n'));
+        const ledger = (await store.repos.ledger.list(id, { limit: 10 })).map((r) => ({
+          kind: r.kind,
+          pool: r.pool,
+          amount: r.amount,
+          balanceAfter: r.balance_after,
+          reason: r.reason,
+          createdAt: formatMicros(r.at_us),
+        }));
+        print(
+          { ...summary, keys, recentLedger: ledger },
+          [
+            `${summary.accountId}  ${summary.email}`,
+            `credits: plan ${summary.plan}, pack ${summary.pack}`,
+            `licence: ${summary.license ? `${summary.license.id} tier ${summary.license.tier} (${summary.license.status}, ${summary.license.allowance}/month)` : 'none'}`,
+            `keys: ${keys.map((k) => `${k.prefix}… ${k.name} (${k.state})`).join(', ') || 'none'}`,
+            ...ledger.map(
+              (l) =>
+                `  ${l.createdAt}  ${l.kind} ${l.pool} ${l.amount >= 0 ? '+' : ''}${l.amount} → ${l.balanceAfter}  ${l.reason ?? ''}`,
+            ),
+          ].join('\n'),
+        );
         return 0;
       }
       case 'accounts password': {
         const id = required(values, 'account');
         const password = readPassword(values);
-        if (!password) throw new AppError('VALIDATION', 'pass the new password on standard input with --password-stdin');
+        if (!password)
+          throw new AppError('VALIDATION', 'pass the new password on standard input with --password-stdin');
         await accounts.setPassword(id, password);
         print({ accountId: id, passwordSet: true }, `password set for ${id}; its studio sessions were signed out`);
         return 0;
@@ -158,7 +211,9 @@ async function main(argv: string[]): Promise<number> {
         const amount = wholeNumber(values.amount, 'amount', { signed: adjust });
         if (!adjust && amount === 0) throw new AppError('VALIDATION', '--amount must be more than 0');
         const reason = adjust ? required(values, 'reason') : (values.reason ?? 'granted by the operator');
-        await store.transaction((r) => credits.grant(r, id, pool, amount, adjust ? 'adjust' : 'grant', reason, clock()));
+        await store.transaction((r) =>
+          credits.grant(r, id, pool, amount, adjust ? 'adjust' : 'grant', reason, clock()),
+        );
         const summary = await accountSummary(id);
         print(summary, `${id}: plan ${summary.plan}, pack ${summary.pack}`);
         return 0;
@@ -170,17 +225,39 @@ async function main(argv: string[]): Promise<number> {
           jobLimit: wholeNumber(required(values, 'job-limit'), 'job-limit'),
           count: wholeNumber(values.count ?? '1', 'count'),
         });
-        print({ licenses: created }, created.map((l) => `${l.code}  (${l.license.id}, tier ${l.license.tier}, ${l.license.allowance}/month, ${l.license.jobLimit} photos/batch; the code is shown once)`).join('\n'));
+        print(
+          { licenses: created },
+          created
+            .map(
+              (l) =>
+                `${l.code}  (${l.license.id}, tier ${l.license.tier}, ${l.license.allowance}/month, ${l.license.jobLimit} photos/batch; the code is shown once)`,
+            )
+            .join('\n'),
+        );
         return 0;
       }
       case 'licenses list': {
-        const status = values.status === undefined ? undefined : oneOf(values.status, 'status', ['purchased', 'active', 'deactivated', 'refunded'] as const);
+        const status =
+          values.status === undefined
+            ? undefined
+            : oneOf(values.status, 'status', ['purchased', 'active', 'deactivated', 'refunded'] as const);
         const list = await licenses.list(status);
-        print({ licenses: list }, list.map((l) => `${l.id}  ${l.codePrefix}…  tier ${l.tier}  ${l.allowance}/month  ${l.status}${l.accountId ? `  ${l.accountId}` : ''}`).join('\n') || '(no licences)');
+        print(
+          { licenses: list },
+          list
+            .map(
+              (l) =>
+                `${l.id}  ${l.codePrefix}…  tier ${l.tier}  ${l.allowance}/month  ${l.status}${l.accountId ? `  ${l.accountId}` : ''}`,
+            )
+            .join('\n') || '(no licences)',
+        );
         return 0;
       }
       case 'licenses set': {
-        const view = await licenses.setStatus(required(values, 'license'), oneOf(values.status, 'status', ['active', 'deactivated', 'refunded'] as const));
+        const view = await licenses.setStatus(
+          required(values, 'license'),
+          oneOf(values.status, 'status', ['active', 'deactivated', 'refunded'] as const),
+        );
         print(view, `${view.id} is ${view.status}`);
         return 0;
       }
@@ -202,9 +279,17 @@ async function main(argv: string[]): Promise<number> {
         return 0;
       }
       case 'purchases list': {
-        const status = values.status === undefined ? undefined : oneOf(values.status, 'status', ['pending', 'completed', 'cancelled'] as const);
+        const status =
+          values.status === undefined
+            ? undefined
+            : oneOf(values.status, 'status', ['pending', 'completed', 'cancelled'] as const);
         const list = await purchases.list({ status, accountId: values.account });
-        print({ purchases: list }, list.map((p) => `${p.id}  ${p.accountId}  ${p.packId} (${p.credits} credits)  ${p.status}  ${p.createdAt}`).join('\n') || '(no purchases)');
+        print(
+          { purchases: list },
+          list
+            .map((p) => `${p.id}  ${p.accountId}  ${p.packId} (${p.credits} credits)  ${p.status}  ${p.createdAt}`)
+            .join('\n') || '(no purchases)',
+        );
         return 0;
       }
       case 'purchases approve':
@@ -212,7 +297,10 @@ async function main(argv: string[]): Promise<number> {
         const id = required(values, 'purchase');
         const row = verb === 'approve' ? await purchases.complete(id) : await purchases.cancel(id);
         const view = purchaseView(row);
-        print(view, `${view.id}: ${view.status}${verb === 'approve' ? `; ${view.credits} credits added to the pack pool of ${view.accountId}` : ''}`);
+        print(
+          view,
+          `${view.id}: ${view.status}${verb === 'approve' ? `; ${view.credits} credits added to the pack pool of ${view.accountId}` : ''}`,
+        );
         return 0;
       }
       default:
@@ -227,7 +315,8 @@ async function main(argv: string[]): Promise<number> {
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (err: unknown) => {
-    const userError = err instanceof AppError ? err.status < 500 : (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS');
+    const userError =
+      err instanceof AppError ? err.status < 500 : (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS');
     process.stderr.write(`matte: ${err instanceof Error ? err.message : String(err)}\n`);
     process.exit(userError ? 2 : 1);
   },

@@ -52,7 +52,10 @@ export async function createDatabase(options: DatabaseOptions): Promise<Db> {
       connectionString: options.databaseUrl,
       max: 10,
       // bigint (OID 20) columns hold millisecond times and counters far below 2^53: read them as numbers.
-      types: { getTypeParser: (oid: number, format?: string) => (oid === 20 ? Number : pg.types.getTypeParser(oid, format as 'text')) } as pg.CustomTypesConfig,
+      types: {
+        getTypeParser: (oid: number, format?: string) =>
+          oid === 20 ? Number : pg.types.getTypeParser(oid, format as 'text'),
+      } as pg.CustomTypesConfig,
     });
     // An idle pooled connection can be closed by the server (restart, admin termination); pg then emits
     // 'error' on the pool, which would crash the process without a listener. The pool replaces it.
@@ -73,7 +76,12 @@ export async function createDatabase(options: DatabaseOptions): Promise<Db> {
     kysely = new Kysely<Database>({ dialect: new ImmediateSqliteDialect({ database: new CachedStatements(sqlite) }) });
   }
   const dialect: Dialect = isPostgres ? 'postgres' : 'sqlite';
-  const migrator = new Migrator({ db: kysely, provider: new StaticProvider(dialect), migrationTableName: 'matte_migrations', migrationLockTableName: 'matte_migrations_lock' });
+  const migrator = new Migrator({
+    db: kysely,
+    provider: new StaticProvider(dialect),
+    migrationTableName: 'matte_migrations',
+    migrationLockTableName: 'matte_migrations_lock',
+  });
   const { error, results } = await migrator.migrateToLatest();
   if (error) {
     await kysely.destroy();

@@ -1,7 +1,15 @@
 // How Kysely talks to the embedded SQLite database (better-sqlite3): transactions that take the write lock
 // when they begin, and compiled statements kept for reuse.
 import type SqliteDatabase from 'better-sqlite3';
-import { CompiledQuery, SqliteDialect, SqliteDriver, type DatabaseConnection, type Driver, type SqliteDatabase as KyselySqliteDatabase, type SqliteStatement } from 'kysely';
+import {
+  CompiledQuery,
+  SqliteDialect,
+  SqliteDriver,
+  type DatabaseConnection,
+  type Driver,
+  type SqliteDatabase as KyselySqliteDatabase,
+  type SqliteStatement,
+} from 'kysely';
 
 /**
  * SQLite transactions take the write lock when they begin (BEGIN IMMEDIATE). A deferred transaction

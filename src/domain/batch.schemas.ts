@@ -14,15 +14,31 @@ export const BBox = Type.Object(
 );
 export type BBox = Static<typeof BBox>;
 
-export const Align = Type.Union([Type.Literal('center'), Type.Literal('top-left'), Type.Literal('top-right'), Type.Literal('bottom-left'), Type.Literal('bottom-right')]);
+export const Align = Type.Union([
+  Type.Literal('center'),
+  Type.Literal('top-left'),
+  Type.Literal('top-right'),
+  Type.Literal('bottom-left'),
+  Type.Literal('bottom-right'),
+]);
 export type Align = Static<typeof Align>;
 
-export const BackgroundMode = Type.Union([Type.Literal('transparent'), Type.Literal('white'), Type.Literal('solid'), Type.Literal('image')]);
+export const BackgroundMode = Type.Union([
+  Type.Literal('transparent'),
+  Type.Literal('white'),
+  Type.Literal('solid'),
+  Type.Literal('image'),
+]);
 export const Scale = Type.Union([Type.Literal(1), Type.Literal(2), Type.Literal(4)]);
 export const Rotate = Type.Union([Type.Literal(0), Type.Literal(90), Type.Literal(180), Type.Literal(270)]);
 export const ImageFormat = Type.Union([Type.Literal('png'), Type.Literal('jpeg'), Type.Literal('webp')]);
 export type ImageFormat = Static<typeof ImageFormat>;
-export const Optimize = Type.Union([Type.Literal('marketplace'), Type.Literal('lossless'), Type.Literal('web'), Type.Literal('off')]);
+export const Optimize = Type.Union([
+  Type.Literal('marketplace'),
+  Type.Literal('lossless'),
+  Type.Literal('web'),
+  Type.Literal('off'),
+]);
 export type Optimize = Static<typeof Optimize>;
 
 const CustomSize = Type.Object(
@@ -31,7 +47,11 @@ const CustomSize = Type.Object(
 );
 
 const settingsFields = {
-  presetId: Type.String({ minLength: 1, maxLength: 64, description: 'Marketplace preset id (GET /v1/presets), `original` or `custom`.' }),
+  presetId: Type.String({
+    minLength: 1,
+    maxLength: 64,
+    description: 'Marketplace preset id (GET /v1/presets), `original` or `custom`.',
+  }),
   customSize: CustomSize,
   background: Type.Object(
     {
@@ -69,7 +89,11 @@ export const JobDefaults = Type.Object(
     saturation: Type.Optional(settingsFields.saturation),
     trial: Type.Optional(Int({ minimum: 1, maximum: 200, description: 'Alias of `sample`.' })),
   },
-  { ...closed, description: 'Settings every photo starts with; every field has a default (presetId `original`, background transparent, align center, scale 1, corrections 0).' },
+  {
+    ...closed,
+    description:
+      'Settings every photo starts with; every field has a default (presetId `original`, background transparent, align center, scale 1, corrections 0).',
+  },
 );
 export type JobDefaults = Static<typeof JobDefaults>;
 
@@ -78,7 +102,11 @@ export const Settings = Type.Object(
     presetId: settingsFields.presetId,
     customSize: Type.Optional(settingsFields.customSize),
     background: Type.Object(
-      { mode: BackgroundMode, color: Type.Optional(Type.String()), hasImage: Type.Boolean({ description: 'A background image is set (never returned).' }) },
+      {
+        mode: BackgroundMode,
+        color: Type.Optional(Type.String()),
+        hasImage: Type.Boolean({ description: 'A background image is set (never returned).' }),
+      },
       closed,
     ),
     align: Align,
@@ -97,18 +125,46 @@ export const Settings = Type.Object(
 export type Settings = Static<typeof Settings>;
 
 export const JobStatus = Type.Union(
-  [Type.Literal('draft'), Type.Literal('queued'), Type.Literal('running'), Type.Literal('paused'), Type.Literal('done'), Type.Literal('failed'), Type.Literal('cancelled')],
-  { description: 'draft = photos still being added, nothing charged; paused = queued photos finished, some still held (a stopped batch is paused); failed = every photo failed; cancelled = a one-photo request whose photo never started.' },
+  [
+    Type.Literal('draft'),
+    Type.Literal('queued'),
+    Type.Literal('running'),
+    Type.Literal('paused'),
+    Type.Literal('done'),
+    Type.Literal('failed'),
+    Type.Literal('cancelled'),
+  ],
+  {
+    description:
+      'draft = photos still being added, nothing charged; paused = queued photos finished, some still held (a stopped batch is paused); failed = every photo failed; cancelled = a one-photo request whose photo never started.',
+  },
 );
 export type JobStatus = Static<typeof JobStatus>;
-export const ItemStatus = Type.Union([Type.Literal('held'), Type.Literal('pending'), Type.Literal('processing'), Type.Literal('done'), Type.Literal('failed')], {
-  description: 'held = waiting (a draft, a sample run or a stopped batch; photos are held when added); pending = queued; processing = at the model.',
-});
+export const ItemStatus = Type.Union(
+  [
+    Type.Literal('held'),
+    Type.Literal('pending'),
+    Type.Literal('processing'),
+    Type.Literal('done'),
+    Type.Literal('failed'),
+  ],
+  {
+    description:
+      'held = waiting (a draft, a sample run or a stopped batch; photos are held when added); pending = queued; processing = at the model.',
+  },
+);
 export type ItemStatus = Static<typeof ItemStatus>;
-export const Stage = Type.Union([Type.Literal('decode'), Type.Literal('inference'), Type.Literal('diagnose'), Type.Literal('compose'), Type.Literal('encode')]);
+export const Stage = Type.Union([
+  Type.Literal('decode'),
+  Type.Literal('inference'),
+  Type.Literal('diagnose'),
+  Type.Literal('compose'),
+  Type.Literal('encode'),
+]);
 export type Stage = Static<typeof Stage>;
 export const Tier = Type.Union([Type.Literal('light'), Type.Literal('heavy')], {
-  description: 'light = one pass of the model (1 credit); heavy = the photo and its mirror image, each pixel keeping the larger mask value (2 credits; chosen per photo on a re-run).',
+  description:
+    'light = one pass of the model (1 credit); heavy = the photo and its mirror image, each pixel keeping the larger mask value (2 credits; chosen per photo on a re-run).',
 });
 export type Tier = Static<typeof Tier>;
 export const EventName = Type.Union([
@@ -122,7 +178,15 @@ export const EventName = Type.Union([
 export type EventName = Static<typeof EventName>;
 
 export const Counts = Type.Object(
-  { total: Int(), held: Int(), pending: Int(), processing: Int(), done: Int(), failed: Int(), refunded: Int({ description: 'Finished photos that were not charged.' }) },
+  {
+    total: Int(),
+    held: Int(),
+    pending: Int(),
+    processing: Int(),
+    done: Int(),
+    failed: Int(),
+    refunded: Int({ description: 'Finished photos that were not charged.' }),
+  },
   closed,
 );
 export type Counts = Static<typeof Counts>;
@@ -142,27 +206,59 @@ export const Rejected = Type.Object({ name: Type.String(), reason: Type.String()
 export type Rejected = Static<typeof Rejected>;
 
 export const ItemErrorCode = Type.Union(
-  ['INVALID_IMAGE', 'TOO_LARGE', 'REMOTE_NOT_CONFIGURED', 'REMOTE_AUTH', 'REMOTE_CREDIT', 'REMOTE_RATE_LIMIT', 'REMOTE_BAD_INPUT', 'REMOTE_UNAVAILABLE', 'PROCESSING_FAILED', 'NO_SUBJECT', 'CANCELLED'].map((c) => Type.Literal(c)),
+  [
+    'INVALID_IMAGE',
+    'TOO_LARGE',
+    'REMOTE_NOT_CONFIGURED',
+    'REMOTE_AUTH',
+    'REMOTE_CREDIT',
+    'REMOTE_RATE_LIMIT',
+    'REMOTE_BAD_INPUT',
+    'REMOTE_UNAVAILABLE',
+    'PROCESSING_FAILED',
+    'NO_SUBJECT',
+    'CANCELLED',
+  ].map((c) => Type.Literal(c)),
 );
 export const ItemError = Type.Object({ code: ItemErrorCode, message: Type.String() }, closed);
 
 export const QualityFlagCode = Type.Union(
-  ['background-kept', 'hole-in-subject', 'low-confidence', 'subject-too-small', 'colour-spill', 'subject-touches-edge', 'multiple-objects', 'uncertain-edges', 'halo'].map((c) => Type.Literal(c)),
+  [
+    'background-kept',
+    'hole-in-subject',
+    'low-confidence',
+    'subject-too-small',
+    'colour-spill',
+    'subject-touches-edge',
+    'multiple-objects',
+    'uncertain-edges',
+    'halo',
+  ].map((c) => Type.Literal(c)),
 );
 export const QualityFlag = Type.Object(
-  { code: QualityFlagCode, label: Type.String(), bbox: Nullable(BBox), severity: Type.Number({ minimum: 0, maximum: 1 }) },
+  {
+    code: QualityFlagCode,
+    label: Type.String(),
+    bbox: Nullable(BBox),
+    severity: Type.Number({ minimum: 0, maximum: 1 }),
+  },
   closed,
 );
 export type QualityFlag = Static<typeof QualityFlag>;
 export const Quality = Type.Object(
-  { score: Type.Number({ minimum: 0, maximum: 100, description: 'Lower = more likely broken.' }), flags: Type.Array(QualityFlag) },
+  {
+    score: Type.Number({ minimum: 0, maximum: 100, description: 'Lower = more likely broken.' }),
+    flags: Type.Array(QualityFlag),
+  },
   closed,
 );
 export type Quality = Static<typeof Quality>;
 
 export const Claim = Type.Object(
   {
-    reason: Type.Union(['background-kept', 'missing-part', 'hole', 'extra-object', 'rough-edges'].map((c) => Type.Literal(c))),
+    reason: Type.Union(
+      ['background-kept', 'missing-part', 'hole', 'extra-object', 'rough-edges'].map((c) => Type.Literal(c)),
+    ),
     region: BBox,
     verdict: Type.Union([Type.Literal('accepted'), Type.Literal('rejected')]),
     confidence: Type.Number(),
@@ -182,7 +278,12 @@ export const Compliance = Type.Object(
     checks: Type.Array(
       Type.Object(
         {
-          check: Type.Union([Type.Literal('size'), Type.Literal('background'), Type.Literal('fill'), Type.Literal('bytes')]),
+          check: Type.Union([
+            Type.Literal('size'),
+            Type.Literal('background'),
+            Type.Literal('fill'),
+            Type.Literal('bytes'),
+          ]),
           ok: Type.Boolean(),
           expected: Type.String(),
           actual: Type.String(),
@@ -192,7 +293,11 @@ export const Compliance = Type.Object(
     ),
     fixed: Type.Array(Type.String(), { description: 'What was done automatically to meet the preset.' }),
   },
-  { ...closed, description: 'Whether the stored output meets its marketplace preset, checked on the encoded file: pixel size, pure white border, product fill, upload size.' },
+  {
+    ...closed,
+    description:
+      'Whether the stored output meets its marketplace preset, checked on the encoded file: pixel size, pure white border, product fill, upload size.',
+  },
 );
 export type Compliance = Static<typeof Compliance>;
 
@@ -200,13 +305,20 @@ export const ItemMeta = Type.Object(
   {
     timings: Type.Optional(
       Type.Object(
-        { decode: Type.Number(), inference: Type.Number(), diagnose: Type.Number(), compose: Type.Number(), encode: Type.Number(), total: Type.Number() },
+        {
+          decode: Type.Number(),
+          inference: Type.Number(),
+          diagnose: Type.Number(),
+          compose: Type.Number(),
+          encode: Type.Number(),
+          total: Type.Number(),
+        },
         {
           ...closed,
           description:
             'Milliseconds per stage of the last run: decode (near 0 when the process that received the upload decoded it ahead), ' +
-            'inference (the model\'s own run), diagnose (the automatic check; the cut-out is refined and written beside it), ' +
-            'compose (the rest of the cut-out, and drawing the output), encode (the output\'s encoding and thumbnail), total.',
+            "inference (the model's own run), diagnose (the automatic check; the cut-out is refined and written beside it), " +
+            "compose (the rest of the cut-out, and drawing the output), encode (the output's encoding and thumbnail), total.",
         },
       ),
     ),
@@ -230,20 +342,38 @@ export const Item = Type.Object(
     status: ItemStatus,
     error: Type.Optional(ItemError),
     outputName: Type.Optional(Type.String()),
-    outputUrl: Type.Optional(Type.String({ description: 'Current output; append `&format=png|jpeg|webp` to convert, `&download=1` for an attachment; same API key required.' })),
+    outputUrl: Type.Optional(
+      Type.String({
+        description:
+          'Current output; append `&format=png|jpeg|webp` to convert, `&download=1` for an attachment; same API key required.',
+      }),
+    ),
     pngUrl: Type.Optional(Type.String()),
     thumbUrl: Type.Optional(Type.String()),
     inputThumbUrl: Type.Optional(Type.String()),
     cutoutUrl: Type.Optional(Type.String()),
     inputUrl: Type.String(),
     quality: Type.Optional(Quality),
-    review: Type.Union([Type.Literal('none'), Type.Literal('red')], { description: 'red: the automatic check judged the cut-out broken (quality.score below 50); the credit was refunded.' }),
-    refunded: Type.Boolean({ description: 'Not charged: flagged by the check, or a report the pixel check confirmed.' }),
-    claims: Type.Array(Claim, { description: 'Every report on this photo and its verdict, oldest first (all results, also those before a re-run).' }),
-    canReport: Type.Boolean({ description: 'True when the photo is finished with an output, was charged (not refunded), and its current result has had fewer than two reports.' }),
+    review: Type.Union([Type.Literal('none'), Type.Literal('red')], {
+      description:
+        'red: the automatic check judged the cut-out broken (quality.score below 50); the credit was refunded.',
+    }),
+    refunded: Type.Boolean({
+      description: 'Not charged: flagged by the check, or a report the pixel check confirmed.',
+    }),
+    claims: Type.Array(Claim, {
+      description:
+        'Every report on this photo and its verdict, oldest first (all results, also those before a re-run).',
+    }),
+    canReport: Type.Boolean({
+      description:
+        'True when the photo is finished with an output, was charged (not refunded), and its current result has had fewer than two reports.',
+    }),
     canRerun: Type.Boolean(),
     tier: Tier,
-    credits: Int({ description: 'What the photo costs: its tier price while waiting or when charged; 0 once refunded or failed.' }),
+    credits: Int({
+      description: 'What the photo costs: its tier price while waiting or when charged; 0 once refunded or failed.',
+    }),
     settings: Settings,
     rev: Int({ description: 'Bumped on every render; cache-busts file URLs.' }),
     meta: Type.Optional(ItemMeta),

@@ -14,7 +14,11 @@ export const JobEventData = Type.Object(
     reviewUrl: Type.String({ description: 'The review queue of the batch.' }),
     continueUrl: Url('Set when the batch is paused with photos held (sample run or stop).'),
   },
-  { ...closed, title: 'JobEventData', description: 'data of job.started, job.paused and job.done: the batch as it was when the event happened.' },
+  {
+    ...closed,
+    title: 'JobEventData',
+    description: 'data of job.started, job.paused and job.done: the batch as it was when the event happened.',
+  },
 );
 export type JobEventData = Static<typeof JobEventData>;
 
@@ -24,7 +28,9 @@ export const ItemEventData = Type.Object(
     name: Type.String(),
     status: ItemStatus,
     review: Type.Union([Type.Literal('none'), Type.Literal('red')]),
-    score: Nullable(Type.Number({ minimum: 0, maximum: 100, description: 'quality.score of the result; null for a failed photo.' })),
+    score: Nullable(
+      Type.Number({ minimum: 0, maximum: 100, description: 'quality.score of the result; null for a failed photo.' }),
+    ),
     credits: Type.Integer({ description: 'What the photo cost: 0 when it was flagged (refunded) or failed.' }),
     attempts: Type.Integer(),
     error: Nullable(ItemError),
@@ -32,7 +38,11 @@ export const ItemEventData = Type.Object(
     thumbUrl: Url('null for a failed photo.'),
     inputThumbUrl: Url('Thumbnail of the uploaded photo.'),
   },
-  { ...closed, title: 'ItemEventData', description: 'data of item.done, item.needs_review and item.failed: the photo as it was when the event happened.' },
+  {
+    ...closed,
+    title: 'ItemEventData',
+    description: 'data of item.done, item.needs_review and item.failed: the photo as it was when the event happened.',
+  },
 );
 export type ItemEventData = Static<typeof ItemEventData>;
 
@@ -42,13 +52,19 @@ export const JobEvent = Type.Object(
     event: EventName,
     at: Type.Integer({ description: 'Server clock, ms, when the change happened.' }),
     jobId: Type.String(),
-    data: Type.Union([JobEventData, ItemEventData], { description: 'JobEventData for job.* events, ItemEventData for item.* events.' }),
+    data: Type.Union([JobEventData, ItemEventData], {
+      description: 'JobEventData for job.* events, ItemEventData for item.* events.',
+    }),
   },
   { ...closed, title: 'JobEvent' },
 );
 export type JobEvent = Static<typeof JobEvent>;
 
-export const DeliveryStatus = Type.Union([Type.Literal('pending'), Type.Literal('delivered'), Type.Literal('given_up')]);
+export const DeliveryStatus = Type.Union([
+  Type.Literal('pending'),
+  Type.Literal('delivered'),
+  Type.Literal('given_up'),
+]);
 export type DeliveryStatus = Static<typeof DeliveryStatus>;
 
 export const Delivery = Type.Object(
@@ -57,11 +73,15 @@ export const Delivery = Type.Object(
     event: EventName,
     status: DeliveryStatus,
     attempts: Type.Integer({ description: 'Attempts made so far (at most maxAttempts).' }),
-    nextAttemptAt: Nullable(Type.Integer({ description: 'When the next attempt is due (ms); null once delivered or given up.' })),
+    nextAttemptAt: Nullable(
+      Type.Integer({ description: 'When the next attempt is due (ms); null once delivered or given up.' }),
+    ),
     deliveredAt: Nullable(Type.Integer()),
     givenUpAt: Nullable(Type.Integer()),
     lastStatus: Nullable(Type.Integer({ description: 'HTTP status of the last attempt; null when it got no answer.' })),
-    lastError: Nullable(Type.String({ description: 'Why the last attempt failed; null when it succeeded or none was made.' })),
+    lastError: Nullable(
+      Type.String({ description: 'Why the last attempt failed; null when it succeeded or none was made.' }),
+    ),
     createdAt: Type.Integer(),
     payload: JobEvent,
   },

@@ -5,21 +5,26 @@ import { ImageFormat, JobDefaults } from './batch.schemas.ts';
 export const SettingsPatch = Type.Omit(JobDefaults, ['trial'], {
   additionalProperties: false,
   description:
-    'The Settings fields to change; fields left out keep their value. `background` is replaced whole. A new `presetId` without `background` takes the preset\'s background (white for presets that ask for it).',
+    "The Settings fields to change; fields left out keep their value. `background` is replaced whole. A new `presetId` without `background` takes the preset's background (white for presets that ask for it).",
 });
 export type SettingsPatch = Static<typeof SettingsPatch>;
 
 export const ApplyRequest = Type.Object(
   {
     itemIds: Type.Optional(
-      Type.Array(Type.String({ maxLength: 64 }), { minItems: 1, maxItems: 200, uniqueItems: true, description: 'Photos to re-render; default every finished photo of the batch.' }),
+      Type.Array(Type.String({ maxLength: 64 }), {
+        minItems: 1,
+        maxItems: 200,
+        uniqueItems: true,
+        description: 'Photos to re-render; default every finished photo of the batch.',
+      }),
     ),
     settings: SettingsPatch,
   },
   {
     additionalProperties: false,
     description:
-      'Which finished photos to re-render and the settings to change. As multipart: field `payload` (this object as JSON) and, for `background.mode` image, file `image` (JPEG, PNG or WebP), which becomes the batch\'s background image.',
+      "Which finished photos to re-render and the settings to change. As multipart: field `payload` (this object as JSON) and, for `background.mode` image, file `image` (JPEG, PNG or WebP), which becomes the batch's background image.",
   },
 );
 export type ApplyRequest = Static<typeof ApplyRequest>;
@@ -39,7 +44,8 @@ export const PreviewRequest = Type.Object(
   },
   {
     additionalProperties: false,
-    description: 'Settings to try on one finished photo (fields left out keep the photo\'s), and optionally the format to answer in (default: what the settings would store). Nothing is saved.',
+    description:
+      "Settings to try on one finished photo (fields left out keep the photo's), and optionally the format to answer in (default: what the settings would store). Nothing is saved.",
   },
 );
 export type PreviewRequest = Static<typeof PreviewRequest>;

@@ -3,7 +3,9 @@ import { Type, type Static } from '@sinclair/typebox';
 import { BBox } from './batch.schemas.ts';
 
 export const ClaimReason = Type.Union(
-  ['background-kept', 'missing-part', 'hole', 'extra-object', 'rough-edges'].map((c) => Type.Literal(c as 'background-kept' | 'missing-part' | 'hole' | 'extra-object' | 'rough-edges')),
+  ['background-kept', 'missing-part', 'hole', 'extra-object', 'rough-edges'].map((c) =>
+    Type.Literal(c as 'background-kept' | 'missing-part' | 'hole' | 'extra-object' | 'rough-edges'),
+  ),
   {
     description:
       'background-kept: background left in the cut-out; missing-part: part of the product cut away at its edge; hole: a transparent hole inside the product; ' +
@@ -17,15 +19,26 @@ export const ReportRequest = Type.Object(
   {
     reason: ClaimReason,
     region: Type.Object(
-      { x: Px('Left edge, cutout pixels', 0), y: Px('Top edge, cutout pixels', 0), width: Px('Width, cutout pixels', 1), height: Px('Height, cutout pixels', 1) },
+      {
+        x: Px('Left edge, cutout pixels', 0),
+        y: Px('Top edge, cutout pixels', 0),
+        width: Px('Width, cutout pixels', 1),
+        height: Px('Height, cutout pixels', 1),
+      },
       {
         additionalProperties: false,
-        description: 'Where the fault is, in cutout pixels (the size is `meta.cutout` of the photo; flag boxes use the same pixels). It must lie inside the cut-out.',
+        description:
+          'Where the fault is, in cutout pixels (the size is `meta.cutout` of the photo; flag boxes use the same pixels). It must lie inside the cut-out.',
       },
     ),
-    note: Type.Optional(Type.String({ maxLength: 500, description: 'Free text kept with the report; the check does not read it.' })),
+    note: Type.Optional(
+      Type.String({ maxLength: 500, description: 'Free text kept with the report; the check does not read it.' }),
+    ),
   },
-  { additionalProperties: false, description: 'A report of a broken result: the reason and the region where it shows.' },
+  {
+    additionalProperties: false,
+    description: 'A report of a broken result: the reason and the region where it shows.',
+  },
 );
 export type ReportRequest = Static<typeof ReportRequest>;
 

@@ -6,7 +6,9 @@ export const ReviewEntry = Type.Object(
   {
     id: Type.String(),
     name: Type.String(),
-    kind: Type.Union([Type.Literal('review'), Type.Literal('failed')], { description: 'review = finished but flagged by the check (not charged); failed = could not be processed.' }),
+    kind: Type.Union([Type.Literal('review'), Type.Literal('failed')], {
+      description: 'review = finished but flagged by the check (not charged); failed = could not be processed.',
+    }),
     reason: Type.String({ description: 'One line: the top flag, "Low overall score", or the failure message.' }),
     code: Type.String({ description: 'A quality flag code, `low-score`, or a failure code (ItemError.code).' }),
     severity: Nullable(Type.Number()),

@@ -35,7 +35,11 @@ export function cleanFilename(name: string | undefined, fallback: string): strin
   return base.replace(/[\u0000-\u001f]/g, '').slice(0, 255) || fallback;
 }
 
-export async function receiveForm(request: FastifyRequest, tmpDir: string, limits: { fileSize: number; files: number }): Promise<ReceivedForm> {
+export async function receiveForm(
+  request: FastifyRequest,
+  tmpDir: string,
+  limits: { fileSize: number; files: number },
+): Promise<ReceivedForm> {
   await fsp.mkdir(tmpDir, { recursive: true });
   const files: ReceivedFile[] = [];
   const cleanup = async () => {
@@ -43,7 +47,13 @@ export async function receiveForm(request: FastifyRequest, tmpDir: string, limit
   };
   try {
     const { fields } = await readParts(request, limits, async (part, field, filename) => {
-      const file: ReceivedFile = { field, filename, path: path.join(tmpDir, `${randomUUID()}.upload`), size: 0, truncated: false };
+      const file: ReceivedFile = {
+        field,
+        filename,
+        path: path.join(tmpDir, `${randomUUID()}.upload`),
+        size: 0,
+        truncated: false,
+      };
       files.push(file);
       await pipeline(part.file, fs.createWriteStream(file.path));
       file.truncated = part.file.truncated;
@@ -68,7 +78,10 @@ export interface ReceivedBytes {
  * a batch's or a re-render's background): the file is collected in memory, at most `fileSize` bytes of
  * it, instead of written to a temp file and read back (tens of trips through libuv's pool).
  */
-export async function receiveFormInMemory(request: FastifyRequest, limits: { fileSize: number; files: number }): Promise<{ files: ReceivedBytes[]; fields: Record<string, string> }> {
+export async function receiveFormInMemory(
+  request: FastifyRequest,
+  limits: { fileSize: number; files: number },
+): Promise<{ files: ReceivedBytes[]; fields: Record<string, string> }> {
   const files: ReceivedBytes[] = [];
   const { fields } = await readParts(request, limits, async (part, field, filename) => {
     const chunks: Buffer[] = [];
@@ -87,14 +100,25 @@ async function readParts(
   const fields: Record<string, string> = {};
   let count = 0;
   try {
-    const parts = request.parts({ limits: { fileSize: limits.fileSize, files: limits.files, fields: 20, fieldSize: 1024 * 1024, parts: limits.files + 20 } });
+    const parts = request.parts({
+      limits: {
+        fileSize: limits.fileSize,
+        files: limits.files,
+        fields: 20,
+        fieldSize: 1024 * 1024,
+        parts: limits.files + 20,
+      },
+    });
     for await (const part of parts) {
       if (part.type === 'file') {
         count++;
         await onFile(part, part.fieldname, cleanFilename(part.filename, `file-${count}`));
       } else {
         if (typeof part.value !== 'string') continue;
-        if (part.fieldname in fields) throw new AppError('VALIDATION', `Field "${part.fieldname}" was sent twice.`, { errors: [{ path: `body/${part.fieldname}`, message: 'must be sent once' }] });
+        if (part.fieldname in fields)
+          throw new AppError('VALIDATION', `Field "${part.fieldname}" was sent twice.`, {
+            errors: [{ path: `body/${part.fieldname}`, message: 'must be sent once' }],
+          });
         fields[part.fieldname] = part.value;
       }
     }
@@ -102,8 +126,10 @@ async function readParts(
     if (err instanceof AppError) throw err;
     const code = (err as { code?: string }).code;
     if (code === 'ENOSPC') throw new AppError('STORAGE_FULL', 'The data volume is full; nothing was added.');
-    if (code === 'FST_FILES_LIMIT' || code === 'FST_PARTS_LIMIT') throw new AppError('VALIDATION', `At most ${limits.files} files per request.`);
-    if (code === 'FST_FIELDS_LIMIT' || code === 'FST_REQ_FILE_TOO_LARGE') throw new AppError('VALIDATION', (err as Error).message);
+    if (code === 'FST_FILES_LIMIT' || code === 'FST_PARTS_LIMIT')
+      throw new AppError('VALIDATION', `At most ${limits.files} files per request.`);
+    if (code === 'FST_FIELDS_LIMIT' || code === 'FST_REQ_FILE_TOO_LARGE')
+      throw new AppError('VALIDATION', (err as Error).message);
     throw new AppError('VALIDATION', `The multipart body could not be read: ${(err as Error).message}`);
   }
   return { fields };
@@ -115,6 +141,8 @@ export function parseJsonField(value: string | undefined, field: string): unknow
   try {
     return JSON.parse(value);
   } catch {
-    throw new AppError('VALIDATION', `Field "${field}" is not valid JSON.`, { errors: [{ path: `body/${field}`, message: 'must be a JSON object' }] });
+    throw new AppError('VALIDATION', `Field "${field}" is not valid JSON.`, {
+      errors: [{ path: `body/${field}`, message: 'must be a JSON object' }],
+    });
   }
 }

@@ -13,6 +13,8 @@ export function check<T extends TSchema>(schema: T, value: unknown, path: string
     cache.set(schema, compiled);
   }
   if (compiled.Check(value)) return value as Static<T>;
-  const errors = [...compiled.Errors(value)].slice(0, 20).map((e) => ({ path: `${path}${e.path}`, message: e.message }));
+  const errors = [...compiled.Errors(value)]
+    .slice(0, 20)
+    .map((e) => ({ path: `${path}${e.path}`, message: e.message }));
   throw new AppError('VALIDATION', `${errors[0]?.path} ${errors[0]?.message}`, { errors });
 }

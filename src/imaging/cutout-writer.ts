@@ -80,7 +80,9 @@ interface Slot {
   task: (Task & { id: number }) | null;
 }
 
-type WorkerMessage = { id: number } & ({ type: 'preview'; preview: BandPreview } | ({ type: 'band' } & BandResult) | { type: 'failed'; message: string });
+type WorkerMessage = { id: number } & (
+  { type: 'preview'; preview: BandPreview } | ({ type: 'band' } & BandResult) | { type: 'failed'; message: string }
+);
 
 /**
  * A band's work, per cell of edge-refine's grid, in relative units: every cell is laid out and deflated;
@@ -114,7 +116,8 @@ export function bandCuts(width: number, height: number, reduce: number, bands: n
   const cumulative = new Float64Array(blocks + 1);
   for (let b = 0; b < blocks; b++) {
     let cost = 0;
-    for (let y = b * reduce, end = Math.min(height, (b + 1) * reduce); y < end; y++) cost += rowCost[Math.min(grid.h - 1, Math.floor((y * grid.h) / height))];
+    for (let y = b * reduce, end = Math.min(height, (b + 1) * reduce); y < end; y++)
+      cost += rowCost[Math.min(grid.h - 1, Math.floor((y * grid.h) / height))];
     cumulative[b + 1] = cumulative[b] + cost;
   }
   const cuts = [0];
@@ -191,8 +194,23 @@ export class WorkerCutoutWriter implements CutoutWriter {
         const bands = cuts.slice(0, -1).map((y0, i) => {
           let onPreview!: (p: BandPreview) => void;
           let previewFailed!: (e: Error) => void;
-          previews.push(new Promise<BandPreview>((resolve, reject) => ((onPreview = resolve), (previewFailed = reject))));
-          const band = this.run({ rgb, sourceAlpha, width, height, low: lowShared, y0, y1: cuts[i + 1], last: i === cuts.length - 2, reduce }, onPreview);
+          previews.push(
+            new Promise<BandPreview>((resolve, reject) => ((onPreview = resolve), (previewFailed = reject))),
+          );
+          const band = this.run(
+            {
+              rgb,
+              sourceAlpha,
+              width,
+              height,
+              low: lowShared,
+              y0,
+              y1: cuts[i + 1],
+              last: i === cuts.length - 2,
+              reduce,
+            },
+            onPreview,
+          );
           band.catch(previewFailed);
           return band;
         });
@@ -203,7 +221,11 @@ export class WorkerCutoutWriter implements CutoutWriter {
           alphaLease?.release();
         };
         done.then(returned, returned);
-        const parts: Promise<Uint8Array>[] = [Promise.resolve(pngHead(width, height)), ...bands.map((b) => b.then((band) => band.idat)), done.then(pngTail)];
+        const parts: Promise<Uint8Array>[] = [
+          Promise.resolve(pngHead(width, height)),
+          ...bands.map((b) => b.then((band) => band.idat)),
+          done.then(pngTail),
+        ];
         for (const part of parts) part.catch(() => undefined);
         // The PNG is its parts joined (joinBands' layout), head and tail made once.
         const png = done.then(() => Promise.all(parts)).then((p) => Buffer.concat(p));

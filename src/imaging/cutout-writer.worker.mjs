@@ -23,10 +23,15 @@ async function writeBand(msg) {
   port.postMessage({ id, type: 'preview', preview }, [/** @type {ArrayBuffer} */ (preview.data.buffer)]);
   const { idat, adler, length } = await deflateBand(lines, msg.last);
   // The chunk's memory moves to the other side when it is its own (a large allocation always is).
-  const transfer = idat.byteOffset === 0 && idat.byteLength === idat.buffer.byteLength ? [/** @type {ArrayBuffer} */ (idat.buffer)] : [];
+  const transfer =
+    idat.byteOffset === 0 && idat.byteLength === idat.buffer.byteLength
+      ? [/** @type {ArrayBuffer} */ (idat.buffer)]
+      : [];
   port.postMessage({ id, type: 'band', idat, adler, length }, transfer);
 }
 
 port.on('message', (/** @type {Band} */ msg) => {
-  writeBand(msg).catch((err) => port.postMessage({ id: msg.id, type: 'failed', message: err instanceof Error ? err.message : String(err) }));
+  writeBand(msg).catch((err) =>
+    port.postMessage({ id: msg.id, type: 'failed', message: err instanceof Error ? err.message : String(err) }),
+  );
 });

@@ -91,7 +91,9 @@ export function refineRows(img, opts, y0, y1) {
       const row = (cell - g0) * w;
       for (let x = 0, i = y * W, j = y * W * 3; x < W; x++, i++, j += 3) {
         const k = row + cellOf[x];
-        const r = rgb[j], g = rgb[j + 1], b = rgb[j + 2];
+        const r = rgb[j],
+          g = rgb[j + 1],
+          b = rgb[j + 2];
         R[k] += r;
         G[k] += g;
         B[k] += b;
@@ -193,7 +195,7 @@ export function refineRows(img, opts, y0, y1) {
       if (yStart >= yEnd) continue;
       const krow = (cy - g0) * w;
       // Runs of subject cells along the row, each filled in one call per pixel row.
-      for (let cx = 0; cx < w; ) {
+      for (let cx = 0; cx < w;) {
         if (P[krow + cx] < 0.5) {
           cx++;
           continue;
@@ -207,7 +209,9 @@ export function refineRows(img, opts, y0, y1) {
       }
     }
   }
-  const outRgb = decontaminate ? new Uint8Array(rgb.subarray(y0 * W * 3, y1 * W * 3)) : rgb.subarray(y0 * W * 3, y1 * W * 3);
+  const outRgb = decontaminate
+    ? new Uint8Array(rgb.subarray(y0 * W * 3, y1 * W * 3))
+    : rgb.subarray(y0 * W * 3, y1 * W * 3);
   // Only blocks whose 2x2 interpolation neighbourhood touches the band can change: the `near` ones.
   // Each column's bilinear position on the grid (cell centres) is the same on every row: computed once.
   const colX0 = new Int32Array(W);
@@ -244,10 +248,18 @@ export function refineRows(img, opts, y0, y1) {
           const x0 = colX0[x];
           const x1 = colX1[x];
           const fx = colFx[x];
-          const k00 = ka + x0, k01 = ka + x1, k10 = kb + x0, k11 = kb + x1;
+          const k00 = ka + x0,
+            k01 = ka + x1,
+            k10 = kb + x0,
+            k11 = kb + x1;
           if (!(band[k00] | band[k01] | band[k10] | band[k11])) continue;
-          const w00 = (1 - fx) * (1 - fy), w01 = fx * (1 - fy), w10 = (1 - fx) * fy, w11 = fx * fy;
-          const r = rgb[i * 3], g = rgb[i * 3 + 1], b = rgb[i * 3 + 2];
+          const w00 = (1 - fx) * (1 - fy),
+            w01 = fx * (1 - fy),
+            w10 = (1 - fx) * fy,
+            w11 = fx * fy;
+          const r = rgb[i * 3],
+            g = rgb[i * 3 + 1],
+            b = rgb[i * 3 + 2];
           let q = alpha ? alpha[i] / 255 : 0;
           if (guided) {
             const grey = (0.299 * r + 0.587 * g + 0.114 * b) / 255;
@@ -381,10 +393,14 @@ export function boxMean(src, w, h, r, scratch, only) {
   const left = Math.min(w, r);
   const right = Math.max(left, w - r - 1);
   for (let y = 0; y < h; y++) {
-    const ya = Math.max(0, y - r), yb = Math.min(h, y + r + 1);
-    const top = ya * W1, bottom = yb * W1, o = y * w;
+    const ya = Math.max(0, y - r),
+      yb = Math.min(h, y + r + 1);
+    const top = ya * W1,
+      bottom = yb * W1,
+      o = y * w;
     const clipped = (/** @type {number} */ x) => {
-      const xa = Math.max(0, x - r), xb = Math.min(w, x + r + 1);
+      const xa = Math.max(0, x - r),
+        xb = Math.min(w, x + r + 1);
       out[o + x] = (sat[bottom + xb] - sat[top + xb] - sat[bottom + xa] + sat[top + xa]) / ((yb - ya) * (xb - xa));
     };
     if (only) {

@@ -31,7 +31,8 @@ export function areaAxis(n, d) {
  * @returns {Uint8Array}
  */
 export function reduceArea(src, sw, sh, dw, dh) {
-  if (!(dw >= 1 && dh >= 1 && dw <= sw && dh <= sh) || src.length < sw * sh) throw new RangeError(`reduceArea: cannot reduce ${sw}x${sh} to ${dw}x${dh}`);
+  if (!(dw >= 1 && dh >= 1 && dw <= sw && dh <= sh) || src.length < sw * sh)
+    throw new RangeError(`reduceArea: cannot reduce ${sw}x${sh} to ${dw}x${dh}`);
   const xs = areaAxis(sw, dw);
   const ys = areaAxis(sh, dh);
   // Across first: every source row's cells, each at most 255 * sw.
@@ -50,7 +51,8 @@ export function reduceArea(src, sw, sh, dw, dh) {
   for (let y = 0; y < dh; y++) {
     for (let x = 0; x < dw; x++) {
       let sum = 0;
-      for (let j = ys.offset[y], k = ys.first[y]; j < ys.offset[y + 1]; j++, k++) sum += across[k * dw + x] * ys.weight[j];
+      for (let j = ys.offset[y], k = ys.first[y]; j < ys.offset[y + 1]; j++, k++)
+        sum += across[k * dw + x] * ys.weight[j];
       out[y * dw + x] = Math.floor((sum + half) / whole);
     }
   }

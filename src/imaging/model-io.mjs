@@ -46,7 +46,10 @@ export function maskFromOutput(out, size) {
  */
 export function maskStatistics(mask, size) {
   const histogram = new Uint32Array(256);
-  let minX = size, minY = size, maxX = -1, maxY = -1;
+  let minX = size,
+    minY = size,
+    maxX = -1,
+    maxY = -1;
   for (let y = 0, i = 0; y < size; y++) {
     for (let x = 0; x < size; x++, i++) {
       const v = mask[i];
@@ -61,4 +64,3 @@ export function maskStatistics(mask, size) {
   }
   return { histogram, bbox: maxX < 0 ? null : { x: minX, y: minY, width: maxX - minX + 1, height: maxY - minY + 1 } };
 }
-

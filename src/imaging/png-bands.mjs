@@ -62,13 +62,18 @@ export function bandLines(rgb, alpha, sourceAlpha, width, rows, factor) {
     // A block's columns at a time: its sums are kept in locals and added once.
     for (let cx = 0, x = 0; cx < pw; cx++) {
       const blockEnd = Math.min(width, x + factor);
-      let sr = 0, sg = 0, sb = 0, sa = 0;
+      let sr = 0,
+        sg = 0,
+        sb = 0,
+        sa = 0;
       for (; x < blockEnd; x++, i++) {
         const a = alpha[i];
         let c = 0;
         if (a !== 0) {
           const j = i * 3;
-          const r = rgb[j], g = rgb[j + 1], b = rgb[j + 2];
+          const r = rgb[j],
+            g = rgb[j + 1],
+            b = rgb[j + 2];
           c = ((r << rShift) | (g << gShift) | (b << bShift) | (a << aShift)) >>> 0;
           sr += r * a;
           sg += g * a;
@@ -158,7 +163,8 @@ export async function deflateBand(lines, last) {
   });
   const n = stream.length;
   // zlib ends a stream finished right after a sync flush this way; anything else is a zlib we do not know.
-  if (stream[n - 6] !== EMPTY_FINAL_BLOCK[0] || stream[n - 5] !== EMPTY_FINAL_BLOCK[1]) throw new Error('zlib did not end the band with an empty final block');
+  if (stream[n - 6] !== EMPTY_FINAL_BLOCK[0] || stream[n - 5] !== EMPTY_FINAL_BLOCK[1])
+    throw new Error('zlib did not end the band with an empty final block');
   const data = stream.subarray(2, last ? n - 4 : n - 6);
   return { idat: pngChunk('IDAT', data), adler: stream.readUInt32BE(n - 4), length: lines.length };
 }

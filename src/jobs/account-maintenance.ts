@@ -11,7 +11,16 @@ export class AccountMaintenance {
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<void> | null = null;
 
-  constructor(private readonly deps: { store: Store; licenses: LicenseService; limits: RateLimitService; clock: () => number; log: Logger; intervalMs?: number }) {}
+  constructor(
+    private readonly deps: {
+      store: Store;
+      licenses: LicenseService;
+      limits: RateLimitService;
+      clock: () => number;
+      log: Logger;
+      intervalMs?: number;
+    },
+  ) {}
 
   start(): void {
     if (this.timer) return;

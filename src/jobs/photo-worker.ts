@@ -46,7 +46,15 @@ export class PhotoWorker {
   private inFlight = 0;
 
   constructor(
-    private readonly deps: { queue: PhotoQueue; blobs: BlobStore; pipeline: PipelineDeps; bus: EventBus; stats: ThroughputStats; priority?: Pick<HelperThreadPriority, 'apply' | 'restore'>; log: Logger },
+    private readonly deps: {
+      queue: PhotoQueue;
+      blobs: BlobStore;
+      pipeline: PipelineDeps;
+      bus: EventBus;
+      stats: ThroughputStats;
+      priority?: Pick<HelperThreadPriority, 'apply' | 'restore'>;
+      log: Logger;
+    },
     private readonly opts: WorkerOptions,
   ) {}
 
@@ -114,7 +122,10 @@ export class PhotoWorker {
   async process(item: ItemRow): Promise<void> {
     const log = this.deps.log.child({ jobId: item.job_id, itemId: item.id });
     const { queue, blobs } = this.deps;
-    const renew = setInterval(() => void queue.renewLease(item, this.id, this.opts.leaseMs).catch(() => undefined), Math.floor(this.opts.leaseMs / 3));
+    const renew = setInterval(
+      () => void queue.renewLease(item, this.id, this.opts.leaseMs).catch(() => undefined),
+      Math.floor(this.opts.leaseMs / 3),
+    );
     renew.unref();
     this.inFlight++;
     this.prioritise();
@@ -152,7 +163,13 @@ export class PhotoWorker {
       // With default settings the output is the cut-out itself: stored once, under both names.
       const outputIsCutout = result.output === result.cutout || result.output.equals(result.cutout);
       await (outputIsCutout ? blobs.copy(files.cutout, files.output) : blobs.put(files.output, result.output));
-      const settled = await queue.settleDone(item, this.id, { red: result.red, quality: result.quality, meta: result.meta, outputFormat: result.format, files });
+      const settled = await queue.settleDone(item, this.id, {
+        red: result.red,
+        quality: result.quality,
+        meta: result.meta,
+        outputFormat: result.format,
+        files,
+      });
       if (settled) {
         const own = files;
         // The row names them now: nothing below may remove them.
@@ -162,7 +179,9 @@ export class PhotoWorker {
         // The thumbnail after the photo is done, off its answer's path. Until it is stored (or if this
         // fails) the files route makes it from the output (OutputThumbnails). A re-render in these few
         // milliseconds may leave this one behind its row; the batch's prefix delete removes it.
-        await blobs.put(own.thumb, await result.thumbnail()).catch((err: unknown) => log.warn({ err }, 'storing the thumbnail failed; it is made when first asked for'));
+        await blobs
+          .put(own.thumb, await result.thumbnail())
+          .catch((err: unknown) => log.warn({ err }, 'storing the thumbnail failed; it is made when first asked for'));
       } else if (!(await queue.getJobRowForWorker(item.job_id))) {
         // The batch was deleted while the photo ran (its account was deleted): leave no files behind.
         await blobs.deletePrefix(blobKeys.job(item.job_id));
@@ -178,10 +197,14 @@ export class PhotoWorker {
         await queue.forgetFiles(files);
       }
       const photoError =
-        err instanceof PhotoError ? err : new PhotoError('PROCESSING_FAILED', 'The photo could not be processed; retrying may help.', false);
+        err instanceof PhotoError
+          ? err
+          : new PhotoError('PROCESSING_FAILED', 'The photo could not be processed; retrying may help.', false);
       if (!(err instanceof PhotoError)) log.error({ err }, 'photo failed');
       else log.info({ code: err.code }, 'photo failed');
-      await queue.settleFailed(item, this.id, photoError).catch((e: unknown) => log.error({ err: e }, 'recording a failure failed'));
+      await queue
+        .settleFailed(item, this.id, photoError)
+        .catch((e: unknown) => log.error({ err: e }, 'recording a failure failed'));
     } finally {
       clearInterval(renew);
       this.inFlight--;

@@ -41,7 +41,10 @@ export class WebhookDispatcher {
     private readonly deps: { store: Store; bus: EventBus; clock: () => number; log: Logger; send?: WebhookSend },
     private readonly opts: DispatcherOptions,
   ) {
-    this.send = deps.send ?? ((url, body, headers) => postPublic(url, body, { allowPrivate: opts.allowPrivateNetworks, timeoutMs: opts.timeoutMs, headers }));
+    this.send =
+      deps.send ??
+      ((url, body, headers) =>
+        postPublic(url, body, { allowPrivate: opts.allowPrivateNetworks, timeoutMs: opts.timeoutMs, headers }));
   }
 
   get maxAttempts(): number {
@@ -82,7 +85,11 @@ export class WebhookDispatcher {
           const now = this.deps.clock();
           const due = await this.deps.store.repos.deliveries.nextDueAt(now);
           if (due === null || due > now) break;
-          const delivery = await this.deps.store.repos.deliveries.claimDue(this.id, now, now + this.opts.timeoutMs + 5000);
+          const delivery = await this.deps.store.repos.deliveries.claimDue(
+            this.id,
+            now,
+            now + this.opts.timeoutMs + 5000,
+          );
           if (!delivery) {
             blocked = true;
             break;
@@ -144,10 +151,14 @@ export class WebhookDispatcher {
       try {
         const { status } = await this.send(d.url, body, headers);
         lastStatus = status;
-        if (status >= 300 && status < 400) lastError = `The receiver answered ${status} (a redirect); redirects are not followed.`;
+        if (status >= 300 && status < 400)
+          lastError = `The receiver answered ${status} (a redirect); redirects are not followed.`;
         else if (status < 200 || status >= 300) lastError = `The receiver answered ${status}.`;
       } catch (err) {
-        lastError = err instanceof OutboundError ? err.message : `The request failed (${err instanceof Error ? err.message : String(err)}).`;
+        lastError =
+          err instanceof OutboundError
+            ? err.message
+            : `The request failed (${err instanceof Error ? err.message : String(err)}).`;
       }
     }
     const now = clock();
@@ -158,11 +169,24 @@ export class WebhookDispatcher {
         ? { status: 'given_up' as const, at: now }
         : { status: 'pending' as const, at: now + this.opts.retryDelaysMs[attempt - 1] };
     try {
-      const settled = await store.repos.deliveries.settleAttempt(d.id, this.id, { attempts: attempt, lastStatus, lastError, next });
-      if (!settled) log.warn({ deliveryId: d.id, attempt }, 'webhook dispatcher: the lease ran out before the attempt was recorded');
-      if (next.status === 'given_up') log.warn({ deliveryId: d.id, jobId: d.job_id, lastStatus, lastError }, 'webhook delivery given up');
+      const settled = await store.repos.deliveries.settleAttempt(d.id, this.id, {
+        attempts: attempt,
+        lastStatus,
+        lastError,
+        next,
+      });
+      if (!settled)
+        log.warn(
+          { deliveryId: d.id, attempt },
+          'webhook dispatcher: the lease ran out before the attempt was recorded',
+        );
+      if (next.status === 'given_up')
+        log.warn({ deliveryId: d.id, jobId: d.job_id, lastStatus, lastError }, 'webhook delivery given up');
     } catch (err) {
-      log.error({ err, deliveryId: d.id }, 'webhook dispatcher: recording an attempt failed; the lease runs out and the attempt is made again');
+      log.error(
+        { err, deliveryId: d.id },
+        'webhook dispatcher: recording an attempt failed; the lease runs out and the attempt is made again',
+      );
     }
   }
 }

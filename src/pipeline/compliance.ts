@@ -31,27 +31,52 @@ export async function checkCompliance(
 
   if (preset.width > 0 && preset.height > 0) {
     const expected = `${preset.width * settings.scale}x${preset.height * settings.scale}`;
-    checks.push({ check: 'size', ok: `${size.width}x${size.height}` === expected, expected, actual: `${size.width}x${size.height}` });
+    checks.push({
+      check: 'size',
+      ok: `${size.width}x${size.height}` === expected,
+      expected,
+      actual: `${size.width}x${size.height}`,
+    });
   }
   if (preset.background === 'white') {
     const share = await images.rasters.borderWhiteShare(output);
     const ok = share >= WHITE_BORDER_SHARE;
-    checks.push({ check: 'background', ok, expected: 'pure white (RGB 255) around the product', actual: `${(share * 100).toFixed(1)}% of the border is RGB 255` });
+    checks.push({
+      check: 'background',
+      ok,
+      expected: 'pure white (RGB 255) around the product',
+      actual: `${(share * 100).toFixed(1)}% of the border is RGB 255`,
+    });
     if (ok && settings.background.mode === 'white') fixed.push('background replaced with pure white (RGB 255)');
   }
   if (preset.fillPercent > 0) {
-    const spans = Math.round(Math.max(layout.place.width / layout.canvas.width, layout.place.height / layout.canvas.height) * 100);
+    const spans = Math.round(
+      Math.max(layout.place.width / layout.canvas.width, layout.place.height / layout.canvas.height) * 100,
+    );
     const asked = settings.fill !== undefined ? Math.round(settings.fill * 100) : preset.fillPercent;
-    checks.push({ check: 'fill', ok: spans >= preset.fillPercent - FILL_TOLERANCE, expected: `product spans at least ${preset.fillPercent}% of the canvas`, actual: `${spans}%` });
-    if (layout.crop.width < size.width || asked === preset.fillPercent) fixed.push(`product trimmed and placed to span ${asked}% of the canvas`);
+    checks.push({
+      check: 'fill',
+      ok: spans >= preset.fillPercent - FILL_TOLERANCE,
+      expected: `product spans at least ${preset.fillPercent}% of the canvas`,
+      actual: `${spans}%`,
+    });
+    if (layout.crop.width < size.width || asked === preset.fillPercent)
+      fixed.push(`product trimmed and placed to span ${asked}% of the canvas`);
   }
   if (preset.maxBytes !== undefined) {
     if (output.length > preset.maxBytes) {
       const before = output.length;
       output = await images.renderer.exportOutput(output, format, format, 'marketplace', preset.maxBytes);
-      fixed.push(`re-encoded from ${mb(before)} to ${mb(output.length)} to stay under the ${mb(preset.maxBytes)} upload limit`);
+      fixed.push(
+        `re-encoded from ${mb(before)} to ${mb(output.length)} to stay under the ${mb(preset.maxBytes)} upload limit`,
+      );
     }
-    checks.push({ check: 'bytes', ok: output.length <= preset.maxBytes, expected: `at most ${preset.maxBytes} bytes`, actual: `${output.length} bytes` });
+    checks.push({
+      check: 'bytes',
+      ok: output.length <= preset.maxBytes,
+      expected: `at most ${preset.maxBytes} bytes`,
+      actual: `${output.length} bytes`,
+    });
   }
   return { output, compliance: { presetId: preset.id, meets: checks.every((c) => c.ok), checks, fixed } };
 }

@@ -47,7 +47,8 @@ export function planLayout(cutout: { width: number; height: number }, bbox: BBox
   const crop = fill !== undefined && box ? clampBox(box, W, H) : { left: 0, top: 0, width: W, height: H };
   // No canvas size of its own (the photo's size): trimming to the subject makes the canvas the
   // subject's box with the margin `fill` leaves, at the cut-out's own resolution.
-  if (!fixedCanvas && fill !== undefined && box) canvas = { width: Math.max(1, Math.round(crop.width / fill)), height: Math.max(1, Math.round(crop.height / fill)) };
+  if (!fixedCanvas && fill !== undefined && box)
+    canvas = { width: Math.max(1, Math.round(crop.width / fill)), height: Math.max(1, Math.round(crop.height / fill)) };
 
   // The area the subject may use: the whole canvas, or `fill` of it when reframing around the subject.
   const areaW = canvas.width * (fill ?? 1);
@@ -60,13 +61,27 @@ export function planLayout(cutout: { width: number; height: number }, bbox: BBox
   const marginY = (canvas.height - areaH) / 2;
   const align = s.align !== 'center' ? s.align : preset?.align === 'bottom' ? 'bottom' : 'center';
   const left =
-    align === 'top-left' || align === 'bottom-left' ? marginX : align === 'top-right' || align === 'bottom-right' ? canvas.width - marginX - width : (canvas.width - width) / 2;
+    align === 'top-left' || align === 'bottom-left'
+      ? marginX
+      : align === 'top-right' || align === 'bottom-right'
+        ? canvas.width - marginX - width
+        : (canvas.width - width) / 2;
   const top =
-    align === 'top-left' || align === 'top-right' ? marginY : align === 'bottom-left' || align === 'bottom-right' || align === 'bottom' ? canvas.height - marginY - height : (canvas.height - height) / 2;
+    align === 'top-left' || align === 'top-right'
+      ? marginY
+      : align === 'bottom-left' || align === 'bottom-right' || align === 'bottom'
+        ? canvas.height - marginY - height
+        : (canvas.height - height) / 2;
 
   const mode = s.background.mode;
   const background: Layout['background'] =
-    mode === 'white' ? { kind: 'color', r: 255, g: 255, b: 255 } : mode === 'solid' ? { kind: 'color', ...hexToRgb(s.background.color ?? '#ffffff') } : mode === 'image' ? { kind: 'image' } : { kind: 'transparent' };
+    mode === 'white'
+      ? { kind: 'color', r: 255, g: 255, b: 255 }
+      : mode === 'solid'
+        ? { kind: 'color', ...hexToRgb(s.background.color ?? '#ffffff') }
+        : mode === 'image'
+          ? { kind: 'image' }
+          : { kind: 'transparent' };
 
   return {
     canvas,
@@ -83,7 +98,12 @@ export function planLayout(cutout: { width: number; height: number }, bbox: BBox
 function clampBox(b: BBox, W: number, H: number) {
   const left = Math.max(0, Math.min(W - 1, Math.floor(b.x)));
   const top = Math.max(0, Math.min(H - 1, Math.floor(b.y)));
-  return { left, top, width: Math.max(1, Math.min(W - left, Math.ceil(b.width))), height: Math.max(1, Math.min(H - top, Math.ceil(b.height))) };
+  return {
+    left,
+    top,
+    width: Math.max(1, Math.min(W - left, Math.ceil(b.width))),
+    height: Math.max(1, Math.min(H - top, Math.ceil(b.height))),
+  };
 }
 
 /** The stored output's format: the preset's, else PNG (lossless, keeps transparency). `auto` = PNG when transparent, else JPEG. */

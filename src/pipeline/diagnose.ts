@@ -64,7 +64,8 @@ export function diagnose(
     if (v >= 128) fg += prediction.histogram[v];
   }
   const subjectFill = total ? fg / total : 0;
-  if (subjectFill < NO_SUBJECT_FILL || !prediction.bbox) throw new PhotoError('NO_SUBJECT', 'No subject was found in the photo.', true);
+  if (subjectFill < NO_SUBJECT_FILL || !prediction.bbox)
+    throw new PhotoError('NO_SUBJECT', 'No subject was found in the photo.', true);
   const bbox = scaleBox(prediction.bbox, cutout.width / maskSize, cutout.height / maskSize);
 
   const evidence = measure(grid);
@@ -85,7 +86,12 @@ export function diagnose(
 /** Severity rises from 0 at `from` to 1 at `to`. */
 const ramp = (v: number, from: number, to: number) => Math.max(0, Math.min(1, (v - from) / (to - from)));
 
-function flagsFor(e: CheckEvidence, subjectFill: number, cutout: { width: number; height: number }, subjectBox: BBox): QualityFlag[] {
+function flagsFor(
+  e: CheckEvidence,
+  subjectFill: number,
+  cutout: { width: number; height: number },
+  subjectBox: BBox,
+): QualityFlag[] {
   const f = e.features;
   const toCutout = (b: BBox | null) => (b ? scaleBox(b, cutout.width / CHECK_GRID, cutout.height / CHECK_GRID) : null);
   const flags: QualityFlag[] = [];
@@ -94,7 +100,11 @@ function flagsFor(e: CheckEvidence, subjectFill: number, cutout: { width: number
   };
   // Each flag starts just above the largest value any clean eval result (IoU >= 0.95) showed, so a flag
   // points at something unusual; the calibrated score, not the flags, decides review and refund.
-  add('background-kept', subjectFill > WHOLE_FRAME_FILL ? 1 : ramp(f.backgroundKept, 0.15, 0.35), toCutout(e.boxes.backgroundKept));
+  add(
+    'background-kept',
+    subjectFill > WHOLE_FRAME_FILL ? 1 : ramp(f.backgroundKept, 0.15, 0.35),
+    toCutout(e.boxes.backgroundKept),
+  );
   add('low-confidence', ramp(f.soft, 0.4, 1.5), toCutout(e.boxes.soft));
   add('multiple-objects', ramp(f.fragmented, 0.02, 0.3), toCutout(e.boxes.fragment));
   add('uncertain-edges', ramp(f.missing, 0.15, 0.45), toCutout(e.boxes.missing));
@@ -102,6 +112,7 @@ function flagsFor(e: CheckEvidence, subjectFill: number, cutout: { width: number
   add('colour-spill', ramp(f.spill, 0.55, 0.9), toCutout(e.boxes.spill));
   add('halo', ramp(f.halo, 1.2, 2), toCutout(e.boxes.halo));
   add('subject-too-small', ramp(0.02 - subjectFill, 0, 0.02), subjectBox);
-  if (f.edgesTouched >= 2 && subjectFill <= WHOLE_FRAME_FILL) add('subject-touches-edge', f.edgesTouched / 4, subjectBox);
+  if (f.edgesTouched >= 2 && subjectFill <= WHOLE_FRAME_FILL)
+    add('subject-touches-edge', f.edgesTouched / 4, subjectBox);
   return flags.sort((a, b) => b.severity - a.severity);
 }

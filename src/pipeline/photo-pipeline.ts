@@ -9,7 +9,16 @@ import type { CheckRasters } from '../adapters/images/rasters.ts';
 import { MODEL_INPUT_SIZE, type MaskModel } from '../adapters/mask-model.adapter.ts';
 import type { CutoutWriter } from '../imaging/cutout-writer.ts';
 import { PhotoError } from '../errors.ts';
-import type { BBox, Compliance, ImageFormat, ItemMeta, Quality, Settings, Stage, Tier } from '../domain/batch.schemas.ts';
+import type {
+  BBox,
+  Compliance,
+  ImageFormat,
+  ItemMeta,
+  Quality,
+  Settings,
+  Stage,
+  Tier,
+} from '../domain/batch.schemas.ts';
 import { checkCompliance } from './compliance.ts';
 import { prepareInput, type PreparedInputs } from './prepared-inputs.ts';
 import { cutoutAtSize, gridRgb, predictMask } from './segment.ts';
@@ -71,7 +80,12 @@ export async function drawCutout(
     await onEncode?.();
     return { output: cutout, format, width: size.width, height: size.height, reused: true };
   }
-  const background = layout.background.kind === 'image' ? (backgroundImage ? { kind: 'image' as const, data: backgroundImage } : { kind: 'transparent' as const }) : layout.background;
+  const background =
+    layout.background.kind === 'image'
+      ? backgroundImage
+        ? { kind: 'image' as const, data: backgroundImage }
+        : { kind: 'transparent' as const }
+      : layout.background;
   const raw = await deps.renderer.render(cutout, { ...layout, background });
   if (timings) timings.compose = performance.now() - t;
   await onEncode?.();
@@ -93,17 +107,36 @@ export async function checkRendered<T extends Drawn>(
   bbox: BBox | null,
   settings: Settings,
 ): Promise<{ rendered: T; compliance?: Compliance }> {
-  const { output, compliance } = await checkCompliance(deps, rendered.output, rendered.format, rendered, settings, planLayout(cutout, bbox, settings));
+  const { output, compliance } = await checkCompliance(
+    deps,
+    rendered.output,
+    rendered.format,
+    rendered,
+    settings,
+    planLayout(cutout, bbox, settings),
+  );
   return { rendered: { ...rendered, output }, compliance };
 }
 
 function isIdentity(l: ReturnType<typeof planLayout>, size: { width: number; height: number }): boolean {
   const c = l.corrections;
   return (
-    l.background.kind === 'transparent' && !l.flip && l.rotate === 0 && l.scale === 1 && !c.sharpen && !c.brightness && !c.contrast && !c.saturation &&
-    l.canvas.width === size.width && l.canvas.height === size.height &&
-    l.place.left === 0 && l.place.top === 0 && l.place.width === size.width && l.place.height === size.height &&
-    l.crop.width === size.width && l.crop.height === size.height
+    l.background.kind === 'transparent' &&
+    !l.flip &&
+    l.rotate === 0 &&
+    l.scale === 1 &&
+    !c.sharpen &&
+    !c.brightness &&
+    !c.contrast &&
+    !c.saturation &&
+    l.canvas.width === size.width &&
+    l.canvas.height === size.height &&
+    l.place.left === 0 &&
+    l.place.top === 0 &&
+    l.place.width === size.width &&
+    l.place.height === size.height &&
+    l.crop.width === size.width &&
+    l.crop.height === size.height
   );
 }
 
@@ -180,10 +213,20 @@ export async function runPhoto(
   timings.compose = performance.now() - t;
 
   const stageTimes = { compose: 0, encode: 0 };
-  const { reused, ...drawn } = await drawCutout(deps, cutout, decoded, diagnosis.bbox, settings, backgroundImage, stageTimes, () => onStage('encode'));
+  const { reused, ...drawn } = await drawCutout(
+    deps,
+    cutout,
+    decoded,
+    diagnosis.bbox,
+    settings,
+    backgroundImage,
+    stageTimes,
+    () => onStage('encode'),
+  );
   t = performance.now();
   const { rendered, compliance } = await checkRendered(deps, drawn, decoded, diagnosis.bbox, settings);
-  const thumbnail = () => (reused ? cut.preview.then((p) => deps.renderer.thumbnailRaw(p)) : deps.renderer.thumbnail(rendered.output));
+  const thumbnail = () =>
+    reused ? cut.preview.then((p) => deps.renderer.thumbnailRaw(p)) : deps.renderer.thumbnail(rendered.output);
   timings.compose += stageTimes.compose;
   timings.encode = stageTimes.encode + (performance.now() - t);
   await storing;
@@ -191,7 +234,10 @@ export async function runPhoto(
   for (const key of Object.keys(timings) as (keyof typeof timings)[]) timings[key] = Math.round(timings[key] * 10) / 10;
 
   const warnings: string[] = [];
-  if (decoded.width !== decoded.source.width) warnings.push(`Cutout made at ${decoded.width}x${decoded.height}, the working-resolution cap, from ${decoded.source.width}x${decoded.source.height}.`);
+  if (decoded.width !== decoded.source.width)
+    warnings.push(
+      `Cutout made at ${decoded.width}x${decoded.height}, the working-resolution cap, from ${decoded.source.width}x${decoded.source.height}.`,
+    );
   return {
     ...rendered,
     cutout,
@@ -200,7 +246,12 @@ export async function runPhoto(
     red: diagnosis.red,
     meta: {
       timings,
-      output: { width: rendered.width, height: rendered.height, format: rendered.format, bytes: rendered.output.length },
+      output: {
+        width: rendered.width,
+        height: rendered.height,
+        format: rendered.format,
+        bytes: rendered.output.length,
+      },
       source: { width: decoded.source.width, height: decoded.source.height, format: decoded.source.format },
       cutout: { width: decoded.width, height: decoded.height },
       bbox: diagnosis.bbox,

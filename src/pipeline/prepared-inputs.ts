@@ -63,7 +63,10 @@ export class PreparedInputs {
     if (this.entries.size >= this.opts.maxEntries) return undefined;
     const direct = this.decoder.modelInputFrom(input, MODEL_INPUT_SIZE);
     const decoded = this.decoder.decode(input);
-    const result = observed({ decoded, modelInput: direct.then((m) => m ?? decoded.then((d) => this.decoder.toModelInput(d, MODEL_INPUT_SIZE))) });
+    const result = observed({
+      decoded,
+      modelInput: direct.then((m) => m ?? decoded.then((d) => this.decoder.toModelInput(d, MODEL_INPUT_SIZE))),
+    });
     const readable = direct.then((m) => (m ? undefined : decoded.then(() => undefined)));
     readable.catch(() => undefined);
     const timer = setTimeout(() => this.entries.delete(key), this.opts.ttlMs);

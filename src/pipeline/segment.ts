@@ -33,14 +33,23 @@ export async function predictMask(model: MaskModel, modelInput: Buffer, tier: Ti
  * The refinement needs the mask only on its grid: away from the edge it is 0 or 255 anyway, so the
  * whole mask is never upsampled.
  */
-export async function cutoutAtSize(decoded: DecodedImage, prediction: MaskPrediction, prepared: PreparedCutout, lowRgb: Promise<Buffer>): Promise<Cutout> {
+export async function cutoutAtSize(
+  decoded: DecodedImage,
+  prediction: MaskPrediction,
+  prepared: PreparedCutout,
+  lowRgb: Promise<Buffer>,
+): Promise<Cutout> {
   // The photo's reduction was started long before: only the mask's is left.
   const alpha = gridMask(decoded, prediction.mask);
   return prepared.write({ rgb: await lowRgb, alpha });
 }
 
 /** The photo and the model's square mask reduced to the edge refinement's grid (RGB, and one channel), as cutoutAtSize makes them. */
-export async function refineInputs(decoder: ImageDecoder, decoded: DecodedImage, mask: Buffer): Promise<{ rgb: Buffer; alpha: Buffer }> {
+export async function refineInputs(
+  decoder: ImageDecoder,
+  decoded: DecodedImage,
+  mask: Buffer,
+): Promise<{ rgb: Buffer; alpha: Buffer }> {
   return { rgb: await gridRgb(decoder, decoded), alpha: gridMask(decoded, mask) };
 }
 

@@ -20,7 +20,9 @@ export class SharedMemoryPool {
    * @param maxFree released buffers kept at once (photos in flight at once is enough)
    * @param idleReleaseMs released buffers are let go after no take for this long
    */
-  constructor(private readonly opts: { maxFree: number; idleReleaseMs: number } = { maxFree: 2, idleReleaseMs: 10_000 }) {}
+  constructor(
+    private readonly opts: { maxFree: number; idleReleaseMs: number } = { maxFree: 2, idleReleaseMs: 10_000 },
+  ) {}
 
   /** `length` bytes of shared memory (not zeroed: the caller overwrites them), from the smallest released buffer that is large enough. */
   take(length: number): SharedLease {

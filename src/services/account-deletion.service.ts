@@ -10,13 +10,22 @@ import { verifyPassword } from './password.ts';
 import { blobKeys } from './blob-keys.ts';
 
 export class AccountDeletionService {
-  constructor(private readonly deps: { store: Store; credits: CreditsService; blobs: BlobStore; bus: EventBus; clock: () => number }) {}
+  constructor(
+    private readonly deps: {
+      store: Store;
+      credits: CreditsService;
+      blobs: BlobStore;
+      bus: EventBus;
+      clock: () => number;
+    },
+  ) {}
 
   async deleteAccount(accountId: string, password: string): Promise<void> {
     const { store, credits, clock } = this.deps;
     const account = await store.repos.accounts.findById(accountId);
     if (!account || account.deleted_at !== null) throw new AppError('NOT_FOUND', 'No such account.');
-    if (!(await verifyPassword(password, account.password_hash))) throw new AppError('INVALID_CREDENTIALS', 'The password is wrong; the account was not deleted.');
+    if (!(await verifyPassword(password, account.password_hash)))
+      throw new AppError('INVALID_CREDENTIALS', 'The password is wrong; the account was not deleted.');
     const now = clock();
     const jobIds = await store.transaction(async (r) => {
       await r.accounts.findForUpdate(accountId);
@@ -30,7 +39,11 @@ export class AccountDeletionService {
         await r.jobs.delete(jobId);
       }
       if (account.license_id) await r.licenses.update(account.license_id, { status: 'deactivated' }, 'active');
-      await r.accounts.update(accountId, { deleted_at: now, email: `deleted+${accountId}@deleted.invalid`, password_hash: null });
+      await r.accounts.update(accountId, {
+        deleted_at: now,
+        email: `deleted+${accountId}@deleted.invalid`,
+        password_hash: null,
+      });
       return ids;
     });
     for (const jobId of jobIds) {

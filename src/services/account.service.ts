@@ -56,18 +56,25 @@ export function keyView(row: ApiKeyRow): ApiKeyView {
 
 export function normaliseEmail(raw: string): string {
   const email = raw.trim().toLowerCase();
-  if (!/^[^\s@]+@[^\s@]+$/.test(email) || email.length > 254) throw new AppError('VALIDATION', `"${raw}" is not an email address.`, { errors: [{ path: 'email', message: 'must be an email address' }] });
+  if (!/^[^\s@]+@[^\s@]+$/.test(email) || email.length > 254)
+    throw new AppError('VALIDATION', `"${raw}" is not an email address.`, {
+      errors: [{ path: 'email', message: 'must be an email address' }],
+    });
   return email;
 }
 
 export function checkPasswordStrength(password: string): void {
   if (password.length < MIN_PASSWORD_LENGTH || password.length > 1024) {
-    throw new AppError('VALIDATION', `A password has ${MIN_PASSWORD_LENGTH} to 1024 characters.`, { errors: [{ path: 'password', message: `must be ${MIN_PASSWORD_LENGTH}-1024 characters` }] });
+    throw new AppError('VALIDATION', `A password has ${MIN_PASSWORD_LENGTH} to 1024 characters.`, {
+      errors: [{ path: 'password', message: `must be ${MIN_PASSWORD_LENGTH}-1024 characters` }],
+    });
   }
 }
 
 export class AccountService {
-  constructor(private readonly deps: { store: Store; credits: CreditsService; clock: () => number; limits: AccountLimits }) {}
+  constructor(
+    private readonly deps: { store: Store; credits: CreditsService; clock: () => number; limits: AccountLimits },
+  ) {}
 
   /**
    * A page of the account's ledger, newest first: `limit` rows before the instant `before` (ISO 8601,
@@ -78,7 +85,9 @@ export class AccountService {
     if (page.before !== undefined) {
       beforeUs = parseMicros(page.before);
       if (beforeUs === undefined) {
-        throw new AppError('VALIDATION', 'before must be an ISO 8601 date-time with a timezone, such as nextBefore.', { errors: [{ path: 'querystring/before', message: 'must be ISO 8601 with timezone' }] });
+        throw new AppError('VALIDATION', 'before must be an ISO 8601 date-time with a timezone, such as nextBefore.', {
+          errors: [{ path: 'querystring/before', message: 'must be ISO 8601 with timezone' }],
+        });
       }
     }
     const rows = await this.deps.store.repos.ledger.list(accountId, { limit: page.limit + 1, beforeUs });
@@ -102,7 +111,12 @@ export class AccountService {
     };
   }
 
-  async createAccount(input: { email: string; plan: number; pack: number; password?: string }): Promise<{ accountId: string; apiKey: string }> {
+  async createAccount(input: {
+    email: string;
+    plan: number;
+    pack: number;
+    password?: string;
+  }): Promise<{ accountId: string; apiKey: string }> {
     const { store, credits, clock } = this.deps;
     const now = clock();
     const email = normaliseEmail(input.email);
@@ -112,9 +126,20 @@ export class AccountService {
     if (input.password !== undefined) checkPasswordStrength(input.password);
     const passwordHash = input.password === undefined ? null : await hashPassword(input.password);
     return store.transaction(async (r) => {
-      if (await r.accounts.findByEmail(email)) throw new AppError('CONFLICT', `An account with email ${email} exists already.`, { reason: 'EMAIL_TAKEN' });
+      if (await r.accounts.findByEmail(email))
+        throw new AppError('CONFLICT', `An account with email ${email} exists already.`, { reason: 'EMAIL_TAKEN' });
       const accountId = newId('acc');
-      await r.accounts.insert({ id: accountId, email, plan_credits: 0, pack_credits: 0, created_at: now, password_hash: passwordHash, license_id: null, deleted_at: null, ledger_clock_us: 0 });
+      await r.accounts.insert({
+        id: accountId,
+        email,
+        plan_credits: 0,
+        pack_credits: 0,
+        created_at: now,
+        password_hash: passwordHash,
+        license_id: null,
+        deleted_at: null,
+        ledger_clock_us: 0,
+      });
       await credits.grant(r, accountId, 'plan', input.plan, 'welcome', 'plan credits at account creation', now);
       await credits.grant(r, accountId, 'pack', input.pack, 'welcome', 'pack credits at account creation', now);
       const apiKey = await this.insertKey(r, accountId, 'default', now);
@@ -143,7 +168,10 @@ export class AccountService {
 
   async createKey(accountId: string, name: string): Promise<{ key: ApiKeyView; apiKey: string }> {
     const trimmed = name.trim();
-    if (!trimmed || trimmed.length > 64) throw new AppError('VALIDATION', 'A key name has 1 to 64 characters.', { errors: [{ path: 'name', message: 'must be 1-64 characters' }] });
+    if (!trimmed || trimmed.length > 64)
+      throw new AppError('VALIDATION', 'A key name has 1 to 64 characters.', {
+        errors: [{ path: 'name', message: 'must be 1-64 characters' }],
+      });
     return this.deps.store.transaction(async (r) => {
       // The account row lock makes the count and the insert one step: two creates at once cannot make an eleventh key.
       const account = await r.accounts.findForUpdate(accountId);
@@ -172,7 +200,16 @@ export class AccountService {
 
   private async insertKey(r: Repos, accountId: string, name: string, now: number): Promise<string> {
     const secret = newSecret('mk_', 40);
-    await r.accounts.insertKey({ id: newId('key'), account_id: accountId, name, prefix: secret.slice(0, DISPLAY_LENGTH), hash: sha256(secret), created_at: now, revoked_at: null, last_used_at: null });
+    await r.accounts.insertKey({
+      id: newId('key'),
+      account_id: accountId,
+      name,
+      prefix: secret.slice(0, DISPLAY_LENGTH),
+      hash: sha256(secret),
+      created_at: now,
+      revoked_at: null,
+      last_used_at: null,
+    });
     return secret;
   }
 
@@ -196,10 +233,14 @@ export class AccountService {
   }
 
   private batchLimit(license: LicenseRow | undefined): number {
-    return license?.status === 'active' ? Math.min(license.job_limit, this.deps.limits.photosPerBatch) : this.deps.limits.photosPerBatch;
+    return license?.status === 'active'
+      ? Math.min(license.job_limit, this.deps.limits.photosPerBatch)
+      : this.deps.limits.photosPerBatch;
   }
 
-  private async withLicense(accountId: string): Promise<{ account: AccountRow | undefined; license: LicenseRow | undefined }> {
+  private async withLicense(
+    accountId: string,
+  ): Promise<{ account: AccountRow | undefined; license: LicenseRow | undefined }> {
     const account = await this.deps.store.repos.accounts.findById(accountId);
     const license = account?.license_id ? await this.deps.store.repos.licenses.findById(account.license_id) : undefined;
     return { account, license };
@@ -214,7 +255,8 @@ export class AccountService {
       await store.transaction((r) => credits.renew(r, auth.accountId, now));
       ({ account, license } = await this.withLicense(auth.accountId));
     }
-    if (!account || account.deleted_at !== null) throw new AppError('INVALID_KEY', 'The account of this key no longer exists.');
+    if (!account || account.deleted_at !== null)
+      throw new AppError('INVALID_KEY', 'The account of this key no longer exists.');
     const renewing = license?.status === 'active' && license.next_refresh_at !== null ? license.next_refresh_at : null;
     return {
       credits: {
@@ -223,7 +265,10 @@ export class AccountService {
         pack: account.pack_credits,
         planResetsInDays: renewing === null ? null : daysUntil(renewing, now),
         // Plan credits left at the renewal expire then; pack credits never do.
-        expiring: renewing === null || account.plan_credits === 0 ? null : { credits: account.plan_credits, at: new Date(renewing).toISOString(), inDays: daysUntil(renewing, now) },
+        expiring:
+          renewing === null || account.plan_credits === 0
+            ? null
+            : { credits: account.plan_credits, at: new Date(renewing).toISOString(), inDays: daysUntil(renewing, now) },
       },
       license: license ? licenseView(license) : null,
       spendOrder: [...SPEND_ORDER],
@@ -239,7 +284,8 @@ export function licenseView(row: LicenseRow) {
     status: row.status as 'purchased' | 'active' | 'deactivated' | 'refunded',
     allowance: row.allowance,
     jobLimit: row.job_limit,
-    nextRefreshAt: row.status === 'active' && row.next_refresh_at !== null ? new Date(row.next_refresh_at).toISOString() : null,
+    nextRefreshAt:
+      row.status === 'active' && row.next_refresh_at !== null ? new Date(row.next_refresh_at).toISOString() : null,
     activatedAt: row.activated_at === null ? null : new Date(row.activated_at).toISOString(),
   };
 }

@@ -65,7 +65,13 @@ export class BatchProgress {
     await this.append(r, job, event, now, data);
   }
 
-  private async append(r: Repos, job: JobRow, event: EventName, now: number, data: JobEventData | ItemEventData): Promise<void> {
+  private async append(
+    r: Repos,
+    job: JobRow,
+    event: EventName,
+    now: number,
+    data: JobEventData | ItemEventData,
+  ): Promise<void> {
     const payload: JobEvent = { id: await r.jobs.nextEventSeq(job.id), event, at: now, jobId: job.id, data };
     await r.events.insert(payload);
     if (job.webhook_url && selects(job.webhook_events, event)) {

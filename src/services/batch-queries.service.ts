@@ -28,7 +28,11 @@ export class BatchQueries {
   }
 
   /** The batch row, its photo rows (or those changed since `since`) and its counts. */
-  async getRows(accountId: string, jobId: string, opts: { since?: number } = {}): Promise<{ job: JobRow; items: ItemRow[]; counts: Counts; claims: ClaimRow[] }> {
+  async getRows(
+    accountId: string,
+    jobId: string,
+    opts: { since?: number } = {},
+  ): Promise<{ job: JobRow; items: ItemRow[]; counts: Counts; claims: ClaimRow[] }> {
     const r = this.deps.store.repos;
     const job = await this.requireJob(accountId, jobId);
     const items = await r.items.listForJob(jobId, opts.since);
@@ -77,7 +81,13 @@ export class BatchQueries {
    * Long-poll: resolves when the batch changed at or after `threshold`, when it is not running, or
    * after `timeoutMs`. Woken by the event bus, never by polling the database in a loop.
    */
-  async waitForChange(accountId: string, jobId: string, threshold: number, timeoutMs: number, signal?: AbortSignal): Promise<void> {
+  async waitForChange(
+    accountId: string,
+    jobId: string,
+    threshold: number,
+    timeoutMs: number,
+    signal?: AbortSignal,
+  ): Promise<void> {
     let wake: () => void = () => undefined;
     const woken = new Promise<void>((resolve) => (wake = resolve));
     // Subscribe before reading, so a change between the read and the subscription is not missed.

@@ -57,8 +57,12 @@ export class BatchService {
 
   async createJob(accountId: string, input: CreateJobInput, backgroundImage: Buffer | null) {
     const now = this.deps.clock();
-    if (backgroundImage) await this.deps.inspector.probe(backgroundImage).catch((err: unknown) => rethrowAsValidation(err, '/background'));
-    const settings = resolveSettings(input.defaults, { hasBackgroundImage: backgroundImage !== null, path: '/defaults' });
+    if (backgroundImage)
+      await this.deps.inspector.probe(backgroundImage).catch((err: unknown) => rethrowAsValidation(err, '/background'));
+    const settings = resolveSettings(input.defaults, {
+      hasBackgroundImage: backgroundImage !== null,
+      path: '/defaults',
+    });
     if (input.webhookUrl) checkWebhookUrl(input.webhookUrl, this.deps.allowPrivateNetworks);
     const id = newId('job');
     const webhookSecret = input.webhookUrl ? `whsec_${randomBytes(24).toString('hex')}` : null;
@@ -85,7 +89,9 @@ export class BatchService {
       expires_at: null,
     });
     const job = await this.deps.queries.getJob(accountId, id);
-    return input.webhookUrl ? { ...job, webhookUrl: input.webhookUrl, webhookSecret: webhookSecret!, webhookEvents: webhookEvents! } : job;
+    return input.webhookUrl
+      ? { ...job, webhookUrl: input.webhookUrl, webhookSecret: webhookSecret!, webhookEvents: webhookEvents! }
+      : job;
   }
 
   // ---- removing photos and batches --------------------------------------------------------------
@@ -112,7 +118,11 @@ export class BatchService {
       await this.deps.queries.requireJob(accountId, jobId, r);
       const item = await r.items.findInJob(jobId, itemId);
       if (!item) throw notFound('photo');
-      if (item.status === 'processing') throw new AppError('CONFLICT', 'The photo is at the model; delete it once it finished.', { reason: 'PROCESSING', itemId });
+      if (item.status === 'processing')
+        throw new AppError('CONFLICT', 'The photo is at the model; delete it once it finished.', {
+          reason: 'PROCESSING',
+          itemId,
+        });
       return this.removeItems(r, jobId, [item]);
     });
     await this.afterRemoval(jobId, removed);
@@ -122,8 +132,12 @@ export class BatchService {
   private async removeItems(r: Repos, jobId: string, items: ItemRow[]): Promise<ItemRow[]> {
     const now = this.deps.clock();
     // A queued photo that never ran gives its reservation back; a finished one is not refunded.
-    for (const item of items) if (item.status === 'pending') await this.deps.credits.release(r, item, now, 'photo deleted before it ran');
-    await r.items.deleteIds(jobId, items.map((i) => i.id));
+    for (const item of items)
+      if (item.status === 'pending') await this.deps.credits.release(r, item, now, 'photo deleted before it ran');
+    await r.items.deleteIds(
+      jobId,
+      items.map((i) => i.id),
+    );
     if (items.length) {
       await r.jobs.update(jobId, { updated_at: now });
       await this.deps.progress.settleJobStatus(r, jobId, now);
@@ -140,7 +154,8 @@ export class BatchService {
     await this.deps.store.transaction(async (r) => {
       await lockAccount(r, accountId);
       const job = await this.deps.queries.requireJob(accountId, jobId, r);
-      if (ACTIVE_JOB_STATUSES.includes(job.status)) throw new AppError('CONFLICT', 'The batch is running; stop it first.', { reason: 'RUNNING', jobId });
+      if (ACTIVE_JOB_STATUSES.includes(job.status))
+        throw new AppError('CONFLICT', 'The batch is running; stop it first.', { reason: 'RUNNING', jobId });
       await this.releaseAll(r, jobId, 'batch deleted');
       await r.jobs.delete(jobId);
     });
@@ -151,22 +166,30 @@ export class BatchService {
   private async releaseAll(r: Repos, jobId: string, reason: string): Promise<void> {
     const now = this.deps.clock();
     for (const item of await r.items.listForJob(jobId)) {
-      if ((item.reserved_plan || item.reserved_pack) && item.status !== 'done') await this.deps.credits.release(r, item, now, reason);
+      if ((item.reserved_plan || item.reserved_pack) && item.status !== 'done')
+        await this.deps.credits.release(r, item, now, reason);
     }
   }
 
-
   async start(accountId: string, jobId: string, input: StartInput): Promise<Job> {
-    if (this.deps.modelState() === 'failed') throw new AppError('SERVICE_UNAVAILABLE', 'Photo processing is unavailable right now; nothing was charged. Try again later.');
+    if (this.deps.modelState() === 'failed')
+      throw new AppError(
+        'SERVICE_UNAVAILABLE',
+        'Photo processing is unavailable right now; nothing was charged. Try again later.',
+      );
     const now = this.deps.clock();
     await this.deps.store.transaction(async (r) => {
       await lockAccount(r, accountId);
       const job = await this.deps.queries.requireJob(accountId, jobId, r);
       if (job.status !== 'draft') throw new AppError('NOT_DRAFT', 'The batch was started already.');
       const items = await r.items.listForJob(jobId);
-      if (items.length === 0) throw new AppError('CONFLICT', 'The batch has no photos to start.', { reason: 'EMPTY', jobId });
+      if (items.length === 0)
+        throw new AppError('CONFLICT', 'The batch has no photos to start.', { reason: 'EMPTY', jobId });
       if ((await r.jobs.countActive(accountId)) >= MAX_ACTIVE_BATCHES) {
-        throw new AppError('TOO_MANY_ACTIVE', `The account has ${MAX_ACTIVE_BATCHES} batches running already; start this one when one finishes.`);
+        throw new AppError(
+          'TOO_MANY_ACTIVE',
+          `The account has ${MAX_ACTIVE_BATCHES} batches running already; start this one when one finishes.`,
+        );
       }
       const options = JSON.parse(job.options) as { sample?: number; defaults: Settings };
       if (input.defaults) {
@@ -175,19 +198,38 @@ export class BatchService {
       }
       const sample = input.sample ?? input.trial ?? input.defaults?.trial ?? options.sample;
       if (sample !== undefined) options.sample = sample;
-      const runIds = sample !== undefined && sample < items.length ? spreadSample(items, sample) : new Set(items.map((i) => i.id));
+      const runIds =
+        sample !== undefined && sample < items.length ? spreadSample(items, sample) : new Set(items.map((i) => i.id));
       const run = items.filter((i) => runIds.has(i.id));
-      const allocations = await this.deps.credits.reserve(r, accountId, jobId, run.map((i) => ({ id: i.id, credits: TIER_CREDITS.light })), now);
+      const allocations = await this.deps.credits.reserve(
+        r,
+        accountId,
+        jobId,
+        run.map((i) => ({ id: i.id, credits: TIER_CREDITS.light })),
+        now,
+      );
       const settings = JSON.stringify(options.defaults);
       for (const item of items) {
         const alloc = allocations.get(item.id);
         await r.items.update(item.id, {
           settings,
           updated_at: now,
-          ...(alloc ? { status: 'pending', sample: sample !== undefined ? 1 : 0, reserved_plan: alloc.plan, reserved_pack: alloc.pack } : {}),
+          ...(alloc
+            ? {
+                status: 'pending',
+                sample: sample !== undefined ? 1 : 0,
+                reserved_plan: alloc.plan,
+                reserved_pack: alloc.pack,
+              }
+            : {}),
         });
       }
-      await r.jobs.update(jobId, { status: 'queued', options: JSON.stringify(options), started_at: now, updated_at: now });
+      await r.jobs.update(jobId, {
+        status: 'queued',
+        options: JSON.stringify(options),
+        started_at: now,
+        updated_at: now,
+      });
       await this.deps.progress.recordJobEvent(r, jobId, 'job.started', now);
     });
     this.deps.bus.workQueued();
@@ -200,8 +242,14 @@ export class BatchService {
     const result = await this.deps.store.transaction(async (r) => {
       await lockAccount(r, accountId);
       const job = await this.deps.queries.requireJob(accountId, jobId, r);
-      if (!ACTIVE_JOB_STATUSES.includes(job.status)) throw new AppError('NOT_RUNNING', `The batch is ${job.status}, not running.`);
-      const stopped = await r.items.transitionForJob(jobId, 'pending', { status: 'held', reserved_plan: 0, reserved_pack: 0, updated_at: now });
+      if (!ACTIVE_JOB_STATUSES.includes(job.status))
+        throw new AppError('NOT_RUNNING', `The batch is ${job.status}, not running.`);
+      const stopped = await r.items.transitionForJob(jobId, 'pending', {
+        status: 'held',
+        reserved_plan: 0,
+        reserved_pack: 0,
+        updated_at: now,
+      });
       for (const item of stopped) await this.deps.credits.release(r, item, now, 'batch stopped before the photo ran');
       const { byStatus } = await r.items.statusCounts(jobId);
       await r.jobs.update(jobId, { cancel_requested_at: now, updated_at: now });
@@ -219,16 +267,34 @@ export class BatchService {
       const job = await this.deps.queries.requireJob(accountId, jobId, r);
       const held = (await r.items.listForJob(jobId)).filter((i) => i.status === 'held');
       if (job.status === 'draft') throw new AppError('NOT_DRAFT', 'The batch has not been started; start it instead.');
-      if (held.length === 0) throw new AppError('CONFLICT', 'No photos are held in this batch.', { reason: 'NOTHING_HELD', jobId });
+      if (held.length === 0)
+        throw new AppError('CONFLICT', 'No photos are held in this batch.', { reason: 'NOTHING_HELD', jobId });
       if (!ACTIVE_JOB_STATUSES.includes(job.status) && (await r.jobs.countActive(accountId)) >= MAX_ACTIVE_BATCHES) {
         throw new AppError('TOO_MANY_ACTIVE', `The account has ${MAX_ACTIVE_BATCHES} batches running already.`);
       }
-      const allocations = await this.deps.credits.reserve(r, accountId, jobId, held.map((i) => ({ id: i.id, credits: TIER_CREDITS[i.tier as 'light' | 'heavy'] })), now);
+      const allocations = await this.deps.credits.reserve(
+        r,
+        accountId,
+        jobId,
+        held.map((i) => ({ id: i.id, credits: TIER_CREDITS[i.tier as 'light' | 'heavy'] })),
+        now,
+      );
       for (const item of held) {
         const alloc = allocations.get(item.id)!;
-        await r.items.update(item.id, { status: 'pending', reserved_plan: alloc.plan, reserved_pack: alloc.pack, updated_at: now });
+        await r.items.update(item.id, {
+          status: 'pending',
+          reserved_plan: alloc.plan,
+          reserved_pack: alloc.pack,
+          updated_at: now,
+        });
       }
-      await r.jobs.update(jobId, { status: ACTIVE_JOB_STATUSES.includes(job.status) ? job.status : 'queued', cancel_requested_at: null, finished_at: null, expires_at: null, updated_at: now });
+      await r.jobs.update(jobId, {
+        status: ACTIVE_JOB_STATUSES.includes(job.status) ? job.status : 'queued',
+        cancel_requested_at: null,
+        finished_at: null,
+        expires_at: null,
+        updated_at: now,
+      });
       await this.deps.progress.recordJobEvent(r, jobId, 'job.started', now);
     });
     this.deps.bus.workQueued();
@@ -255,11 +321,19 @@ function checkWebhookUrl(raw: string, allowPrivate: boolean): void {
     return refuse('webhookUrl is not a valid URL.', 'must be an absolute https URL');
   }
   // Plain http only where private networks are allowed (tests and closed networks).
-  if (!(url.protocol === 'https:' || (allowPrivate && url.protocol === 'http:'))) refuse('webhookUrl must use https.', 'must be an https URL');
-  if (url.username || url.password) refuse('webhookUrl must not carry credentials.', 'credentials in the URL are refused; verify deliveries by their signature');
+  if (!(url.protocol === 'https:' || (allowPrivate && url.protocol === 'http:')))
+    refuse('webhookUrl must use https.', 'must be an https URL');
+  if (url.username || url.password)
+    refuse(
+      'webhookUrl must not carry credentials.',
+      'credentials in the URL are refused; verify deliveries by their signature',
+    );
   const host = url.hostname.replace(/^\[|\]$/g, '').toLowerCase();
   // Names are checked again on every attempt, on the address they resolve to (outbound-http.adapter.ts).
-  if (!allowPrivate && (host === 'localhost' || host.endsWith('.localhost') || (net.isIP(host) !== 0 && isPrivateAddress(host)))) {
+  if (
+    !allowPrivate &&
+    (host === 'localhost' || host.endsWith('.localhost') || (net.isIP(host) !== 0 && isPrivateAddress(host)))
+  ) {
     refuse('webhookUrl must be a public host.', 'private and loopback hosts are refused');
   }
 }

@@ -9,7 +9,8 @@ export const blobKeys = {
   output: (jobId: string, itemId: string) => `jobs/${jobId}/${itemId}/output`,
   thumb: (jobId: string, itemId: string) => `jobs/${jobId}/${itemId}/thumb.webp`,
   /** A file of one result (one model run or one re-render): `token` is fresh each time. */
-  result: (jobId: string, itemId: string, token: string, file: 'cutout.png' | 'output' | 'thumb.webp') => `jobs/${jobId}/${itemId}/${token}-${file}`,
+  result: (jobId: string, itemId: string, token: string, file: 'cutout.png' | 'output' | 'thumb.webp') =>
+    `jobs/${jobId}/${itemId}/${token}-${file}`,
 };
 
 export interface ResultFiles {
@@ -19,7 +20,13 @@ export interface ResultFiles {
 }
 
 /** Where a photo's current result is: the keys on its row, or the fixed keys of photos finished before they were named. */
-export function resultFiles(row: { job_id: string; id: string; cutout_blob: string | null; output_blob: string | null; thumb_blob: string | null }): ResultFiles {
+export function resultFiles(row: {
+  job_id: string;
+  id: string;
+  cutout_blob: string | null;
+  output_blob: string | null;
+  thumb_blob: string | null;
+}): ResultFiles {
   return {
     cutout: row.cutout_blob ?? blobKeys.cutout(row.job_id, row.id),
     output: row.output_blob ?? blobKeys.output(row.job_id, row.id),

@@ -16,7 +16,18 @@ import { nextMonthlyRefresh } from './calendar.ts';
 
 export type Pool = 'plan' | 'pack';
 export const SPEND_ORDER: readonly Pool[] = ['plan', 'pack'];
-export const LEDGER_KINDS = ['reserve', 'commit', 'release', 'claim', 'grant', 'purchase', 'welcome', 'refresh', 'expire', 'adjust'] as const;
+export const LEDGER_KINDS = [
+  'reserve',
+  'commit',
+  'release',
+  'claim',
+  'grant',
+  'purchase',
+  'welcome',
+  'refresh',
+  'expire',
+  'adjust',
+] as const;
 export type LedgerKind = (typeof LEDGER_KINDS)[number];
 
 export interface Allocation {
@@ -51,7 +62,14 @@ class Purse {
     return this.plan + this.pack;
   }
 
-  move(pool: Pool, amount: number, units: number, kind: LedgerKind, reason: string, ids: { jobId?: string | null; itemId?: string | null } = {}): void {
+  move(
+    pool: Pool,
+    amount: number,
+    units: number,
+    kind: LedgerKind,
+    reason: string,
+    ids: { jobId?: string | null; itemId?: string | null } = {},
+  ): void {
     if (pool === 'plan') this.plan += amount;
     else this.pack += amount;
     if (this.plan < 0 || this.pack < 0) throw new AppError('VALIDATION', `The ${pool} pool cannot go below zero.`);
@@ -85,7 +103,8 @@ export class CreditsService {
    */
   private async open(r: Repos, accountId: string, now: number): Promise<Purse> {
     const account = await r.accounts.findForUpdate(accountId);
-    if (!account || account.deleted_at !== null) throw new AppError('INVALID_KEY', 'The account of this key no longer exists.');
+    if (!account || account.deleted_at !== null)
+      throw new AppError('INVALID_KEY', 'The account of this key no longer exists.');
     const purse = new Purse(account, now);
     if (account.license_id) {
       const license = await r.licenses.findById(account.license_id);
@@ -98,8 +117,15 @@ export class CreditsService {
   private async refreshIfDue(r: Repos, purse: Purse, license: LicenseRow, now: number): Promise<void> {
     if (!renewalDue(license, now)) return;
     const due = new Date(license.next_refresh_at!).toISOString().slice(0, 10);
-    if (purse.plan > 0) purse.move('plan', -purse.plan, purse.plan, 'expire', `plan credits of the period ending ${due} expired`);
-    purse.move('plan', license.allowance, license.allowance, 'refresh', `monthly allowance of licence tier ${license.tier}`);
+    if (purse.plan > 0)
+      purse.move('plan', -purse.plan, purse.plan, 'expire', `plan credits of the period ending ${due} expired`);
+    purse.move(
+      'plan',
+      license.allowance,
+      license.allowance,
+      'refresh',
+      `monthly allowance of licence tier ${license.tier}`,
+    );
     await r.licenses.update(license.id, { next_refresh_at: nextMonthlyRefresh(license.activated_at!, now) });
   }
 
@@ -110,12 +136,22 @@ export class CreditsService {
   }
 
   /** Holds `credits` for each photo, plan pool first; all or nothing. Throws NO_CREDITS with `needed` and `balance`. */
-  async reserve(r: Repos, accountId: string, jobId: string, wants: { id: string; credits: number }[], now: number, reason = 'photo queued'): Promise<Map<string, Allocation>> {
+  async reserve(
+    r: Repos,
+    accountId: string,
+    jobId: string,
+    wants: { id: string; credits: number }[],
+    now: number,
+    reason = 'photo queued',
+  ): Promise<Map<string, Allocation>> {
     const purse = await this.open(r, accountId, now);
     const needed = wants.reduce((sum, w) => sum + w.credits, 0);
     if (needed > purse.balance) {
       await purse.save(r); // a refresh that fell due is kept even though the start is refused
-      throw new AppError('NO_CREDITS', `This needs ${needed} credits; the account has ${purse.balance}.`, { needed, balance: purse.balance });
+      throw new AppError('NO_CREDITS', `This needs ${needed} credits; the account has ${purse.balance}.`, {
+        needed,
+        balance: purse.balance,
+      });
     }
     const allocations = new Map<string, Allocation>();
     for (const want of wants) {
@@ -148,29 +184,54 @@ export class CreditsService {
       throw err;
     });
     if (!purse) return;
-    if (item.reserved_plan) purse.move('plan', item.reserved_plan, item.reserved_plan, 'release', reason, { jobId: item.job_id, itemId: item.id });
-    if (item.reserved_pack) purse.move('pack', item.reserved_pack, item.reserved_pack, 'release', reason, { jobId: item.job_id, itemId: item.id });
+    if (item.reserved_plan)
+      purse.move('plan', item.reserved_plan, item.reserved_plan, 'release', reason, {
+        jobId: item.job_id,
+        itemId: item.id,
+      });
+    if (item.reserved_pack)
+      purse.move('pack', item.reserved_pack, item.reserved_pack, 'release', reason, {
+        jobId: item.job_id,
+        itemId: item.id,
+      });
     await purse.save(r);
   }
 
   /** A report the pixel check confirmed: the photo's charge goes back to the pools it was taken from. Returns the credits. */
-  async refundClaim(r: Repos, item: Pick<ItemRow, 'id' | 'job_id' | 'account_id' | 'charged_plan' | 'charged_pack'>, now: number): Promise<number> {
+  async refundClaim(
+    r: Repos,
+    item: Pick<ItemRow, 'id' | 'job_id' | 'account_id' | 'charged_plan' | 'charged_pack'>,
+    now: number,
+  ): Promise<number> {
     const purse = await this.open(r, item.account_id, now);
     for (const pool of SPEND_ORDER) {
       const n = pool === 'plan' ? item.charged_plan : item.charged_pack;
-      if (n) purse.move(pool, n, n, 'claim', 'report confirmed by the pixel check', { jobId: item.job_id, itemId: item.id });
+      if (n)
+        purse.move(pool, n, n, 'claim', 'report confirmed by the pixel check', { jobId: item.job_id, itemId: item.id });
     }
     await purse.save(r);
     return item.charged_plan + item.charged_pack;
   }
 
   /** Adds (or with `adjust`, also removes) credits: sign-up, operator grants and corrections, purchases. */
-  async grant(r: Repos, accountId: string, pool: Pool, amount: number, kind: 'grant' | 'welcome' | 'purchase' | 'adjust', reason: string, now: number): Promise<AccountRow> {
-    if (!Number.isInteger(amount) || (kind !== 'adjust' && amount < 0)) throw new AppError('VALIDATION', `A ${kind} adds a whole number of credits, 0 or more.`);
+  async grant(
+    r: Repos,
+    accountId: string,
+    pool: Pool,
+    amount: number,
+    kind: 'grant' | 'welcome' | 'purchase' | 'adjust',
+    reason: string,
+    now: number,
+  ): Promise<AccountRow> {
+    if (!Number.isInteger(amount) || (kind !== 'adjust' && amount < 0))
+      throw new AppError('VALIDATION', `A ${kind} adds a whole number of credits, 0 or more.`);
     const purse = await this.open(r, accountId, now);
     if (amount) {
       if (pool === 'plan' ? purse.plan + amount < 0 : purse.pack + amount < 0) {
-        throw new AppError('VALIDATION', `The ${pool} pool holds ${pool === 'plan' ? purse.plan : purse.pack} credits; it cannot go below zero.`);
+        throw new AppError(
+          'VALIDATION',
+          `The ${pool} pool holds ${pool === 'plan' ? purse.plan : purse.pack} credits; it cannot go below zero.`,
+        );
       }
       purse.move(pool, amount, Math.abs(amount), kind, reason);
     }
@@ -181,8 +242,19 @@ export class CreditsService {
   /** A licence code was redeemed: it becomes the account's licence and its first allowance arrives now. */
   async activateLicense(r: Repos, accountId: string, license: LicenseRow, now: number): Promise<void> {
     const purse = await this.open(r, accountId, now);
-    purse.move('plan', license.allowance, license.allowance, 'refresh', `licence tier ${license.tier} activated: first monthly allowance`);
-    await r.licenses.update(license.id, { status: 'active', account_id: accountId, activated_at: now, next_refresh_at: nextMonthlyRefresh(now, now) });
+    purse.move(
+      'plan',
+      license.allowance,
+      license.allowance,
+      'refresh',
+      `licence tier ${license.tier} activated: first monthly allowance`,
+    );
+    await r.licenses.update(license.id, {
+      status: 'active',
+      account_id: accountId,
+      activated_at: now,
+      next_refresh_at: nextMonthlyRefresh(now, now),
+    });
     await r.accounts.setLicense(accountId, license.id);
     await purse.save(r);
   }

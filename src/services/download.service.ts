@@ -50,17 +50,26 @@ function invalid(path: string, message: string): never {
 }
 
 function list(value: string | undefined): string[] {
-  return (value ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+  return (value ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
 }
 
 export class DownloadService {
-  constructor(private readonly deps: { store: Store; blobs: BlobStore; renderer: ImageRenderer; queries: BatchQueries }) {}
+  constructor(
+    private readonly deps: { store: Store; blobs: BlobStore; renderer: ImageRenderer; queries: BatchQueries },
+  ) {}
 
   /**
    * The batch's ZIP, streamed: every option is checked (and every refusal thrown) before the first byte.
    * `size` is known when no entry needs converting.
    */
-  async archive(accountId: string, jobId: string, q: DownloadQuery): Promise<{ fileName: string; stream: Readable; size: number | undefined }> {
+  async archive(
+    accountId: string,
+    jobId: string,
+    q: DownloadQuery,
+  ): Promise<{ fileName: string; stream: Readable; size: number | undefined }> {
     const plan = await this.plan(accountId, jobId, q);
     const zip = writeZip(plan.sources);
     return { fileName: plan.fileName, stream: zip.stream, size: await zip.size };
@@ -74,7 +83,8 @@ export class DownloadService {
     const skus = this.skus(q.skus, q.items, items.length);
     const pattern = q.pattern ?? '{name}';
     const tokens = parsePattern(pattern);
-    if (tokens.has('sku') && !skus) invalid('skus', 'The pattern uses {sku}: give `skus`, a JSON array aligned with `items`.');
+    if (tokens.has('sku') && !skus)
+      invalid('skus', 'The pattern uses {sku}: give `skus`, a JSON array aligned with `items`.');
     const optimize = q.optimize ?? 'marketplace';
     const folders = include.length + presets.length > 1;
     const names = new UniqueNames(q.pattern !== undefined);
@@ -88,33 +98,71 @@ export class DownloadService {
       const settings = JSON.parse(item.settings) as Settings;
       const files = resultFiles(item);
       const values = (preset: string, w: number, h: number): TokenValues => ({
-        name: baseName(item.name), index: String(start + i), n: String(i + 1).padStart(width, '0'), preset, w: String(w), h: String(h), date, sku: skus?.[i] ?? '',
+        name: baseName(item.name),
+        index: String(start + i),
+        n: String(i + 1).padStart(width, '0'),
+        preset,
+        w: String(w),
+        h: String(h),
+        date,
+        sku: skus?.[i] ?? '',
       });
       const mtime = new Date(item.finished_at ?? item.updated_at);
-      const name = (folder: string, v: TokenValues, format: string) => names.take(folders ? folder : '', fillPattern(pattern, v), EXT[format] ?? format);
+      const name = (folder: string, v: TokenValues, format: string) =>
+        names.take(folders ? folder : '', fillPattern(pattern, v), EXT[format] ?? format);
 
       for (const group of include) {
         if (group === 'rendered') {
           const stored = item.output_format as ImageFormat;
           const format = q.format ?? stored;
           const out = meta.output ?? { width: item.source_width, height: item.source_height };
-          sources.push(await this.storedOrConverted(name('rendered', values(settings.presetId, out.width, out.height), format), files.output, stored, format, optimize, findPreset(settings.presetId)?.maxBytes, mtime));
+          sources.push(
+            await this.storedOrConverted(
+              name('rendered', values(settings.presetId, out.width, out.height), format),
+              files.output,
+              stored,
+              format,
+              optimize,
+              findPreset(settings.presetId)?.maxBytes,
+              mtime,
+            ),
+          );
         } else if (group === 'cutouts') {
           const size = meta.cutout ?? { width: item.source_width, height: item.source_height };
-          sources.push(await this.stored(name('cutouts', values(settings.presetId, size.width, size.height), 'png'), files.cutout, mtime));
+          sources.push(
+            await this.stored(
+              name('cutouts', values(settings.presetId, size.width, size.height), 'png'),
+              files.cutout,
+              mtime,
+            ),
+          );
         } else {
           const format = item.source_format === 'jpeg' ? 'jpg' : item.source_format;
-          sources.push(await this.stored(name('originals', values('original', item.source_width, item.source_height), format), item.input_blob, mtime));
+          sources.push(
+            await this.stored(
+              name('originals', values('original', item.source_width, item.source_height), format),
+              item.input_blob,
+              mtime,
+            ),
+          );
         }
       }
       for (const presetId of presets) {
-        const target = patchSettings(settings, { presetId }, { hasBackgroundImage: job.background_blob !== null, path: 'querystring/presets' });
+        const target = patchSettings(
+          settings,
+          { presetId },
+          { hasBackgroundImage: job.background_blob !== null, path: 'querystring/presets' },
+        );
         const cutoutSize = meta.cutout ?? { width: item.source_width, height: item.source_height };
         const layout = planLayout(cutoutSize, meta.bbox ?? null, target);
         const rendered = outputFormatFor(target);
         const format = q.format ?? rendered;
         sources.push({
-          name: name(presetId, values(presetId, layout.canvas.width * target.scale, layout.canvas.height * target.scale), format),
+          name: name(
+            presetId,
+            values(presetId, layout.canvas.width * target.scale, layout.canvas.height * target.scale),
+            format,
+          ),
           mtime,
           open: () => this.renderFor(job, files.cutout, cutoutSize, meta, target, format, optimize),
         });
@@ -126,14 +174,17 @@ export class DownloadService {
   private groups(value: string | undefined): Group[] {
     const asked = value === undefined ? ['rendered'] : list(value);
     if (!asked.length) invalid('include', '`include` names no group; use rendered, cutouts, originals.');
-    for (const g of asked) if (!(GROUPS as readonly string[]).includes(g)) invalid('include', `Unknown group "${g}" in include; use rendered, cutouts, originals.`);
+    for (const g of asked)
+      if (!(GROUPS as readonly string[]).includes(g))
+        invalid('include', `Unknown group "${g}" in include; use rendered, cutouts, originals.`);
     return [...new Set(asked)] as Group[];
   }
 
   private presets(value: string | undefined): string[] {
     const ids = [...new Set(list(value))];
     for (const id of ids) {
-      if (!isKnownPresetId(id) || id === 'custom') invalid('presets', `Unknown preset "${id}" in presets; see GET /v1/presets.`);
+      if (!isKnownPresetId(id) || id === 'custom')
+        invalid('presets', `Unknown preset "${id}" in presets; see GET /v1/presets.`);
     }
     return ids;
   }
@@ -144,7 +195,11 @@ export class DownloadService {
     const finished = (i: ItemRow) => i.status === 'done' && i.output_format !== null;
     if (value === undefined) {
       const done = all.filter(finished);
-      if (!done.length) throw new AppError('CONFLICT', 'No photo of this batch has finished yet; there is nothing to download.', { reason: 'NOT_DONE', jobId });
+      if (!done.length)
+        throw new AppError('CONFLICT', 'No photo of this batch has finished yet; there is nothing to download.', {
+          reason: 'NOT_DONE',
+          jobId,
+        });
       return done;
     }
     const ids = list(value);
@@ -154,7 +209,12 @@ export class DownloadService {
     return ids.map((id) => {
       const item = byId.get(id);
       if (!item) throw notFound('photo');
-      if (!finished(item)) throw new AppError('CONFLICT', `Photo ${item.name} is ${item.status}; only finished photos are downloaded.`, { reason: 'NOT_DONE', jobId, itemId: id });
+      if (!finished(item))
+        throw new AppError('CONFLICT', `Photo ${item.name} is ${item.status}; only finished photos are downloaded.`, {
+          reason: 'NOT_DONE',
+          jobId,
+          itemId: id,
+        });
       return item;
     });
   }
@@ -168,10 +228,16 @@ export class DownloadService {
       invalid('skus', '`skus` is not JSON; give a JSON array of strings, e.g. ["A-1","A-2"].');
     }
     if (!Array.isArray(parsed)) invalid('skus', '`skus` must be a JSON array of strings.');
-    if (items === undefined) invalid('skus', '`skus` needs `items`: the SKUs are matched to the photos named there, in order.');
-    if (parsed.length !== count) invalid('skus', `\`skus\` has ${parsed.length} entries and \`items\` ${count}; they must align.`);
+    if (items === undefined)
+      invalid('skus', '`skus` needs `items`: the SKUs are matched to the photos named there, in order.');
+    if (parsed.length !== count)
+      invalid('skus', `\`skus\` has ${parsed.length} entries and \`items\` ${count}; they must align.`);
     return parsed.map((sku, i) => {
-      if ((typeof sku !== 'string' && typeof sku !== 'number') || String(sku).trim() === '' || String(sku).length > MAX_SKU) {
+      if (
+        (typeof sku !== 'string' && typeof sku !== 'number') ||
+        String(sku).trim() === '' ||
+        String(sku).length > MAX_SKU
+      ) {
         invalid('skus', `SKU ${i + 1} must be a non-empty string of at most ${MAX_SKU} characters.`);
       }
       return String(sku);
@@ -180,22 +246,66 @@ export class DownloadService {
 
   private async stored(name: string, key: string, mtime: Date): Promise<ZipSource> {
     const stat = await this.deps.blobs.stat(key);
-    if (!stat) throw new AppError('CONFLICT', 'A file of this batch was removed meanwhile (the batch expired or was changed); try again.', { reason: 'NOT_DONE' });
+    if (!stat)
+      throw new AppError(
+        'CONFLICT',
+        'A file of this batch was removed meanwhile (the batch expired or was changed); try again.',
+        { reason: 'NOT_DONE' },
+      );
     return { name, size: stat.size, mtime, open: async () => this.deps.blobs.createReadStream(key) };
   }
 
   /** As stored when that is what the options give (known size); else converted when the archive reaches it. */
-  private async storedOrConverted(name: string, key: string, stored: ImageFormat, format: ImageFormat, optimize: Optimize, maxBytes: number | undefined, mtime: Date): Promise<ZipSource> {
+  private async storedOrConverted(
+    name: string,
+    key: string,
+    stored: ImageFormat,
+    format: ImageFormat,
+    optimize: Optimize,
+    maxBytes: number | undefined,
+    mtime: Date,
+  ): Promise<ZipSource> {
     const entry = await this.stored(name, key, mtime);
-    const asIs = format === stored && (optimize === 'off' || (optimize === 'marketplace' && (maxBytes === undefined || entry.size! <= maxBytes)));
+    const asIs =
+      format === stored &&
+      (optimize === 'off' || (optimize === 'marketplace' && (maxBytes === undefined || entry.size! <= maxBytes)));
     if (asIs) return entry;
-    return { name, mtime, open: async () => this.deps.renderer.exportOutput(await this.deps.blobs.get(key), stored, format, optimize, maxBytes) };
+    return {
+      name,
+      mtime,
+      open: async () =>
+        this.deps.renderer.exportOutput(await this.deps.blobs.get(key), stored, format, optimize, maxBytes),
+    };
   }
 
-  private async renderFor(job: JobRow, cutoutKey: string, size: { width: number; height: number }, meta: ItemMeta, settings: Settings, format: ImageFormat, optimize: Optimize): Promise<Buffer> {
-    const background = settings.background.mode === 'image' && job.background_blob ? await this.deps.blobs.get(job.background_blob) : null;
-    const rendered = await drawCutout(this.deps, await this.deps.blobs.get(cutoutKey), size, meta.bbox ?? null, settings, background);
-    return this.deps.renderer.exportOutput(rendered.output, rendered.format, format, optimize, findPreset(settings.presetId)?.maxBytes);
+  private async renderFor(
+    job: JobRow,
+    cutoutKey: string,
+    size: { width: number; height: number },
+    meta: ItemMeta,
+    settings: Settings,
+    format: ImageFormat,
+    optimize: Optimize,
+  ): Promise<Buffer> {
+    const background =
+      settings.background.mode === 'image' && job.background_blob
+        ? await this.deps.blobs.get(job.background_blob)
+        : null;
+    const rendered = await drawCutout(
+      this.deps,
+      await this.deps.blobs.get(cutoutKey),
+      size,
+      meta.bbox ?? null,
+      settings,
+      background,
+    );
+    return this.deps.renderer.exportOutput(
+      rendered.output,
+      rendered.format,
+      format,
+      optimize,
+      findPreset(settings.presetId)?.maxBytes,
+    );
   }
 }
 

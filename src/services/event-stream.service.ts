@@ -13,7 +13,10 @@ import type { JobEvent } from '../domain/event.schemas.ts';
 import type { EventBus } from '../adapters/event-bus.ts';
 import type { BatchQueries } from './batch-queries.service.ts';
 
-export type StreamMessage = { kind: 'snapshot'; id: number | null; data: JobSummary } | { kind: 'event'; event: JobEvent } | { kind: 'keepalive' };
+export type StreamMessage =
+  | { kind: 'snapshot'; id: number | null; data: JobSummary }
+  | { kind: 'event'; event: JobEvent }
+  | { kind: 'keepalive' };
 
 /** Statuses after which nothing more happens to a batch unless a user acts (re-run, continue). */
 const SETTLED = ['done', 'failed', 'cancelled'];
@@ -25,14 +28,27 @@ export class EventStreamService {
   private readonly closing = new AbortController();
 
   constructor(
-    private readonly deps: { store: Store; queries: BatchQueries; bus: EventBus; clock: () => number; keepAliveMs: number; maxMs: number },
+    private readonly deps: {
+      store: Store;
+      queries: BatchQueries;
+      bus: EventBus;
+      clock: () => number;
+      keepAliveMs: number;
+      maxMs: number;
+    },
   ) {}
 
   /**
    * Sends the batch's stream to `emit` until the batch is done, the time limit, the batch is deleted,
    * or `signal` aborts (the client left). The batch must exist on the account (checked first: NOT_FOUND).
    */
-  async follow(accountId: string, jobId: string, lastEventId: number | null, emit: (m: StreamMessage) => void, left: AbortSignal): Promise<void> {
+  async follow(
+    accountId: string,
+    jobId: string,
+    lastEventId: number | null,
+    emit: (m: StreamMessage) => void,
+    left: AbortSignal,
+  ): Promise<void> {
     const { queries, bus, clock, keepAliveMs, maxMs } = this.deps;
     const signal = AbortSignal.any([left, this.closing.signal]);
     const endsAt = clock() + maxMs;

@@ -51,23 +51,37 @@ export class FileService {
     const item = await queries.getItem(accountId, jobId, itemId);
     const variant = request.variant ?? 'output';
     if (variant !== 'output' && (request.format || request.optimize)) {
-      throw new AppError('VALIDATION', '`format` and `optimize` apply to the output only.', { errors: [{ path: 'querystring/format', message: 'only with variant=output' }] });
+      throw new AppError('VALIDATION', '`format` and `optimize` apply to the output only.', {
+        errors: [{ path: 'querystring/format', message: 'only with variant=output' }],
+      });
     }
     const baseName = item.name.split('/').pop()!;
     const named = (name: string) => (request.download ? { fileName: name } : {});
-    if (variant === 'input') return { data: await blobs.get(item.input_blob), format: { source: item.source_format }, ...named(baseName) };
+    if (variant === 'input')
+      return { data: await blobs.get(item.input_blob), format: { source: item.source_format }, ...named(baseName) };
     if (variant === 'input-thumb') return { data: await this.deps.inputThumbs.get(accountId, item), format: 'webp' };
     if (item.status !== 'done' || !item.output_format) {
       throw new AppError('CONFLICT', 'The photo has no output yet.', { reason: 'NOT_DONE', itemId });
     }
     const files = resultFiles(item);
     if (variant === 'thumb') return { data: await this.deps.outputThumbs.get(accountId, item), format: 'webp' };
-    if (variant === 'cutout') return { data: await blobs.get(files.cutout), format: 'png', ...named(outputName(baseName, 'png').replace(/\.png$/, '-cutout.png')) };
+    if (variant === 'cutout')
+      return {
+        data: await blobs.get(files.cutout),
+        format: 'png',
+        ...named(outputName(baseName, 'png').replace(/\.png$/, '-cutout.png')),
+      };
     const stored = await blobs.get(files.output);
     const storedFormat = item.output_format as ImageFormat;
     const format = request.format ?? storedFormat;
     const optimize = request.optimize ?? (request.download ? 'marketplace' : 'off');
-    const data = await this.deps.renderer.exportOutput(stored, storedFormat, format, optimize, presetLimit(item.settings));
+    const data = await this.deps.renderer.exportOutput(
+      stored,
+      storedFormat,
+      format,
+      optimize,
+      presetLimit(item.settings),
+    );
     return { data, format, ...named(outputName(baseName, format)) };
   }
 }

@@ -23,7 +23,9 @@ export interface StoredResponse {
   body: Buffer;
 }
 
-type Stored = { kind: 'response'; headers: Record<string, string>; body: string } | { kind: 'error'; code: ErrorCode; detail: string; extras: ProblemExtras; status: number };
+type Stored =
+  | { kind: 'response'; headers: Record<string, string>; body: string }
+  | { kind: 'error'; code: ErrorCode; detail: string; extras: ProblemExtras; status: number };
 
 /** The rules above, for the OpenAPI descriptions of the endpoints that honour the header. */
 export const IDEMPOTENCY_RULES =
@@ -39,7 +41,13 @@ export function fingerprint(...parts: (string | Buffer)[]): string {
 
 /** Refusals that are the operation's answer, replayed under the same key. */
 function isDecided(err: unknown): err is AppError {
-  return err instanceof AppError && err.status >= 400 && err.status < 500 && err.code !== 'RATE_LIMITED' && err.code !== 'IN_PROGRESS';
+  return (
+    err instanceof AppError &&
+    err.status >= 400 &&
+    err.status < 500 &&
+    err.code !== 'RATE_LIMITED' &&
+    err.code !== 'IN_PROGRESS'
+  );
 }
 
 export class IdempotencyService {
@@ -48,16 +56,34 @@ export class IdempotencyService {
   checkKey(key: string | undefined): string | undefined {
     if (key === undefined) return undefined;
     if (!IDEMPOTENCY_KEY_PATTERN.test(key)) {
-      throw new AppError('VALIDATION', 'Idempotency-Key must be 8-128 characters of A-Z a-z 0-9 . _ : -', { errors: [{ path: 'headers/idempotency-key', message: 'must match ^[A-Za-z0-9._:-]{8,128}$' }] });
+      throw new AppError('VALIDATION', 'Idempotency-Key must be 8-128 characters of A-Z a-z 0-9 . _ : -', {
+        errors: [{ path: 'headers/idempotency-key', message: 'must match ^[A-Za-z0-9._:-]{8,128}$' }],
+      });
     }
     return key;
   }
 
-  async run(accountId: string, scope: string, key: string | undefined, print: string, fn: () => Promise<StoredResponse>): Promise<StoredResponse & { replayed: boolean }> {
+  async run(
+    accountId: string,
+    scope: string,
+    key: string | undefined,
+    print: string,
+    fn: () => Promise<StoredResponse>,
+  ): Promise<StoredResponse & { replayed: boolean }> {
     if (key === undefined) return { ...(await fn()), replayed: false };
     const repo = this.deps.store.repos.idempotency;
     const now = this.deps.clock();
-    const fresh: IdempotencyTable = { account_id: accountId, scope, key, fingerprint: print, state: 'in_progress', status_code: null, response: null, created_at: now, locked_until: now + LOCK_MS };
+    const fresh: IdempotencyTable = {
+      account_id: accountId,
+      scope,
+      key,
+      fingerprint: print,
+      state: 'in_progress',
+      status_code: null,
+      response: null,
+      created_at: now,
+      locked_until: now + LOCK_MS,
+    };
     let existing = await repo.begin(fresh);
     if (existing && existing.created_at < now - IDEMPOTENCY_TTL_MS) {
       await repo.remove(accountId, scope, key);
@@ -65,15 +91,33 @@ export class IdempotencyService {
     }
     if (existing) {
       if (existing.fingerprint !== print) {
-        throw new AppError('CONFLICT', 'This Idempotency-Key was used with a different request; use a new key for a new request.', { reason: 'IDEMPOTENCY_KEY_REUSED' });
+        throw new AppError(
+          'CONFLICT',
+          'This Idempotency-Key was used with a different request; use a new key for a new request.',
+          { reason: 'IDEMPOTENCY_KEY_REUSED' },
+        );
       }
       if (existing.state !== 'done') {
-        const abandoned = (existing.locked_until ?? 0) < now && (await repo.takeOver(accountId, scope, key, existing.locked_until, now + LOCK_MS));
-        if (!abandoned) throw new AppError('IN_PROGRESS', 'A request with this Idempotency-Key is still being processed; retry shortly.');
+        const abandoned =
+          (existing.locked_until ?? 0) < now &&
+          (await repo.takeOver(accountId, scope, key, existing.locked_until, now + LOCK_MS));
+        if (!abandoned)
+          throw new AppError(
+            'IN_PROGRESS',
+            'A request with this Idempotency-Key is still being processed; retry shortly.',
+          );
       } else {
         const stored = JSON.parse(existing.response!) as Stored;
-        if (stored.kind === 'error') throw Object.assign(new AppError(stored.code, stored.detail, stored.extras, stored.status), { replayed: true });
-        return { status: existing.status_code!, headers: stored.headers, body: Buffer.from(stored.body, 'base64'), replayed: true };
+        if (stored.kind === 'error')
+          throw Object.assign(new AppError(stored.code, stored.detail, stored.extras, stored.status), {
+            replayed: true,
+          });
+        return {
+          status: existing.status_code!,
+          headers: stored.headers,
+          body: Buffer.from(stored.body, 'base64'),
+          replayed: true,
+        };
       }
     }
     let response: StoredResponse;
@@ -81,7 +125,13 @@ export class IdempotencyService {
       response = await fn();
     } catch (err) {
       if (isDecided(err)) {
-        const stored: Stored = { kind: 'error', code: err.code, detail: err.message, extras: err.extras, status: err.status };
+        const stored: Stored = {
+          kind: 'error',
+          code: err.code,
+          detail: err.message,
+          extras: err.extras,
+          status: err.status,
+        };
         await repo.complete(accountId, scope, key, err.status, JSON.stringify(stored));
       } else {
         await repo.remove(accountId, scope, key);

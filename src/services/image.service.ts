@@ -10,8 +10,7 @@ import { isOverBudget, type AddPhotosOptions, type IntakeService, type PhotoInsp
 import type { PreparedInputs } from '../pipeline/prepared-inputs.ts';
 
 export type ImageOutcome =
-  | { state: 'done'; jobId: string; item: ItemRow }
-  | { state: 'processing'; jobId: string; item: ItemRow };
+  { state: 'done'; jobId: string; item: ItemRow } | { state: 'processing'; jobId: string; item: ItemRow };
 
 export class ImageService {
   constructor(
@@ -31,7 +30,13 @@ export class ImageService {
   /** `encoding`: the format and encoding to store the output in (default: what the settings give, as rendered). */
   async process(
     accountId: string,
-    input: { name: string; data: Buffer; settings?: JobDefaults; timeoutMs: number; encoding?: { format?: ImageFormat; optimize: Optimize } },
+    input: {
+      name: string;
+      data: Buffer;
+      settings?: JobDefaults;
+      timeoutMs: number;
+      encoding?: { format?: ImageFormat; optimize: Optimize };
+    },
     intake: AddPhotosOptions = {},
   ): Promise<ImageOutcome> {
     const { batches, intake: photos, queries, queue, clock } = this.deps;
@@ -50,7 +55,12 @@ export class ImageService {
       throw err;
     });
     try {
-      const added = await photos.addPhotos(accountId, job.id, [{ name: input.name, data: input.data, decoded }], intake);
+      const added = await photos.addPhotos(
+        accountId,
+        job.id,
+        [{ name: input.name, data: input.data, decoded }],
+        intake,
+      );
       if (added.added === 0) {
         const reason = added.rejected[0]?.reason ?? 'The file is not a readable JPEG, PNG or WebP image.';
         // Another request spent the last of the hourly budget while this photo was checked.
@@ -70,17 +80,32 @@ export class ImageService {
       const item = await queries.getItem(accountId, job.id, itemId);
       if (item.status === 'done') {
         const encoding = input.encoding;
-        const stored = encoding ? await this.deps.render.encodeAs(item, encoding.format ?? (item.output_format as ImageFormat), encoding.optimize) : item;
+        const stored = encoding
+          ? await this.deps.render.encodeAs(
+              item,
+              encoding.format ?? (item.output_format as ImageFormat),
+              encoding.optimize,
+            )
+          : item;
         return { state: 'done', jobId: job.id, item: stored };
       }
       if (item.status === 'failed') {
         const inputFault = item.error_input_fault === 1;
-        throw new AppError('PROCESSING_FAILED', item.error_message ?? 'The photo could not be processed.', { reason: item.error_code ?? 'PROCESSING_FAILED', jobId: job.id, itemId }, inputFault ? 422 : 503);
+        throw new AppError(
+          'PROCESSING_FAILED',
+          item.error_message ?? 'The photo could not be processed.',
+          { reason: item.error_code ?? 'PROCESSING_FAILED', jobId: job.id, itemId },
+          inputFault ? 422 : 503,
+        );
       }
       const remaining = deadline - clock();
       if (remaining <= 0) {
         if (item.status === 'pending' && (await queue.abandonUnstarted(job.id, itemId))) {
-          throw new AppError('TIMEOUT', 'The photo did not start before the timeout; its reservation was released.', { reason: 'NOT_STARTED', jobId: job.id, itemId });
+          throw new AppError('TIMEOUT', 'The photo did not start before the timeout; its reservation was released.', {
+            reason: 'NOT_STARTED',
+            jobId: job.id,
+            itemId,
+          });
         }
         return { state: 'processing', jobId: job.id, item: await queries.getItem(accountId, job.id, itemId) };
       }

@@ -11,7 +11,13 @@ import { blobKeys } from './blob-keys.ts';
 import type { PhotoInspector } from './intake.service.ts';
 
 export class InputThumbnails {
-  constructor(private readonly deps: { blobs: BlobStore; inspector: Pick<PhotoInspector, 'thumbnail'>; queries: Pick<BatchQueries, 'getItem'> }) {}
+  constructor(
+    private readonly deps: {
+      blobs: BlobStore;
+      inspector: Pick<PhotoInspector, 'thumbnail'>;
+      queries: Pick<BatchQueries, 'getItem'>;
+    },
+  ) {}
 
   /** The thumbnail of a photo read with its account's scope (`item`), made and stored if it is missing. */
   async get(accountId: string, item: ItemRow): Promise<Buffer> {

@@ -33,7 +33,6 @@ export type PhotoSource =
   | { name: string; reason: string }
   | { name: string; entries: () => AsyncIterable<{ name: string; data: Buffer } | { name: string; reason: string }> };
 
-
 /** The caller's hourly photo budget (see RateLimitService). */
 export interface PhotoBudget {
   limit: number;
@@ -51,24 +50,40 @@ export interface AddPhotosOptions {
 
 const batchFull = (max: number) => `The batch already holds ${max} photos, the most a batch takes.`;
 const OVER_BUDGET = 'Over the hourly photo budget';
-const overBudget = (limit: number) => `${OVER_BUDGET} of this key (${limit} photos an hour); add it again later (see X-Matte-Photos-Reset).`;
+const overBudget = (limit: number) =>
+  `${OVER_BUDGET} of this key (${limit} photos an hour); add it again later (see X-Matte-Photos-Reset).`;
 /** True for the `rejected` reason of a photo refused because the hourly budget was spent. */
 export const isOverBudget = (reason: string) => reason.startsWith(OVER_BUDGET);
 
 export class IntakeService {
-  constructor(private readonly deps: { store: Store; blobs: BlobStore; inspector: PhotoInspector; bus: EventBus; clock: () => number; queries: BatchQueries }) {}
+  constructor(
+    private readonly deps: {
+      store: Store;
+      blobs: BlobStore;
+      inspector: PhotoInspector;
+      bus: EventBus;
+      clock: () => number;
+      queries: BatchQueries;
+    },
+  ) {}
 
   /**
    * Adds photos to a draft. Each source is checked (format, pixel limit, a full decode for the input
    * thumbnail); what fails lands in `rejected` with a reason and the rest is added.
    */
-  async addPhotos(accountId: string, jobId: string, sources: AsyncIterable<PhotoSource> | PhotoSource[], opts: AddPhotosOptions = {}): Promise<Job & { added: number }> {
+  async addPhotos(
+    accountId: string,
+    jobId: string,
+    sources: AsyncIterable<PhotoSource> | PhotoSource[],
+    opts: AddPhotosOptions = {},
+  ): Promise<Job & { added: number }> {
     const { store, blobs, inspector } = this.deps;
     const maxPhotos = opts.maxPhotos ?? MAX_PHOTOS_PER_BATCH;
     const budget = opts.budget;
     let acceptedHere = 0;
     const job = await this.deps.queries.requireJob(accountId, jobId);
-    if (job.status !== 'draft') throw new AppError('NOT_DRAFT', 'Photos can only be added before the batch is started.');
+    if (job.status !== 'draft')
+      throw new AppError('NOT_DRAFT', 'Photos can only be added before the batch is started.');
     const settings = (JSON.parse(job.options) as { defaults: Settings }).defaults;
     let count = await store.repos.items.countForJob(jobId);
     let position = await store.repos.items.maxPosition(jobId);
@@ -91,26 +106,46 @@ export class IntakeService {
       pending.push({ candidate, result });
       while (pending.length >= INTAKE_PARALLELISM) await commitOldest();
     };
-    const reject = (name: string, reason: string) => enqueue(false, Promise.resolve(() => rejected.push({ name, reason })));
+    const reject = (name: string, reason: string) =>
+      enqueue(
+        false,
+        Promise.resolve(() => rejected.push({ name, reason })),
+      );
 
     /** `shown` names the photo in `rejected`: a ZIP entry is shown as archive/path. */
     const accept = async (name: string, data: Buffer, shown = name, decoded?: Promise<void>) => {
       // Near a limit, finish the photos in flight first: one of them may yet be rejected.
       const inFlight = pending.filter((p) => p.candidate).length;
-      if (count + inFlight >= maxPhotos || (budget && acceptedHere + inFlight >= budget.remaining)) while (pending.length) await commitOldest();
+      if (count + inFlight >= maxPhotos || (budget && acceptedHere + inFlight >= budget.remaining))
+        while (pending.length) await commitOldest();
       if (count >= maxPhotos) return reject(shown, batchFull(maxPhotos));
       if (budget && acceptedHere >= budget.remaining) return reject(shown, overBudget(budget.limit));
       // The header check first: it refuses an oversized image before anything is decoded.
-      const check = async (): Promise<Buffer | null> => (decoded ? decoded.then(() => null) : inspector.thumbnail(data));
-      const inspected = inspector.probe(data).then(async (info) => ({ info, thumb: await check() })).then(
-        ({ info, thumb }): Commit => () => record(name, data, info, thumb),
-        (err: unknown): Commit => () =>
-          rejected.push({ name: shown, reason: err instanceof PhotoError ? err.message : 'The file is not a readable JPEG, PNG or WebP image.' }),
-      );
+      const check = async (): Promise<Buffer | null> =>
+        decoded ? decoded.then(() => null) : inspector.thumbnail(data);
+      const inspected = inspector
+        .probe(data)
+        .then(async (info) => ({ info, thumb: await check() }))
+        .then(
+          ({ info, thumb }): Commit =>
+            () =>
+              record(name, data, info, thumb),
+          (err: unknown): Commit =>
+            () =>
+              rejected.push({
+                name: shown,
+                reason: err instanceof PhotoError ? err.message : 'The file is not a readable JPEG, PNG or WebP image.',
+              }),
+        );
       await enqueue(true, inspected);
     };
 
-    const record = async (name: string, data: Buffer, info: { format: string; width: number; height: number }, thumb: Buffer | null) => {
+    const record = async (
+      name: string,
+      data: Buffer,
+      info: { format: string; width: number; height: number },
+      thumb: Buffer | null,
+    ) => {
       const itemId = newId('img');
       const now = this.deps.clock();
       try {
@@ -177,7 +212,8 @@ export class IntakeService {
       await store.transaction(async (r) => {
         await lockAccount(r, accountId);
         const current = await this.deps.queries.requireJob(accountId, jobId, r);
-        if (current.status !== 'draft') throw new AppError('NOT_DRAFT', 'The batch was started while the photos were uploading.');
+        if (current.status !== 'draft')
+          throw new AppError('NOT_DRAFT', 'The batch was started while the photos were uploading.');
         // Another upload to this batch may have landed while these photos were checked: count again.
         const room = Math.max(0, maxPhotos - (await r.items.countForJob(jobId)));
         for (const row of rows.splice(room)) {
@@ -192,7 +228,10 @@ export class IntakeService {
           rejected.push({ name: row.name, reason: overBudget(budget!.limit) });
         }
         await r.items.insertMany(rows);
-        await r.jobs.update(jobId, { rejected: JSON.stringify([...JSON.parse(current.rejected), ...rejected]), updated_at: this.deps.clock() });
+        await r.jobs.update(jobId, {
+          rejected: JSON.stringify([...JSON.parse(current.rejected), ...rejected]),
+          updated_at: this.deps.clock(),
+        });
       });
     } catch (err) {
       // Nothing half-written: the rows never landed, so their files go too.
@@ -208,6 +247,7 @@ export class IntakeService {
 
 function storageError(err: unknown): AppError {
   const code = (err as NodeJS.ErrnoException)?.code;
-  if (code === 'ENOSPC' || code === 'EDQUOT') return new AppError('STORAGE_FULL', 'The data volume is full; nothing was added.');
+  if (code === 'ENOSPC' || code === 'EDQUOT')
+    return new AppError('STORAGE_FULL', 'The data volume is full; nothing was added.');
   return new AppError('UPLOAD_FAILED', 'Storing the photos failed; nothing was added. Retry the same request.');
 }

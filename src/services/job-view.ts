@@ -1,6 +1,19 @@
 // Rows → the API's Job, JobSummary and Item shapes. Pure: the same rows always give the same answer.
 import type { ClaimRow, ItemRow, JobRow } from '../db/schema.ts';
-import type { BBox, Claim, Counts, Estimate, Item, Job, JobSummary, Quality, Settings, ItemMeta, Stage, JobStatus } from '../domain/batch.schemas.ts';
+import type {
+  BBox,
+  Claim,
+  Counts,
+  Estimate,
+  Item,
+  Job,
+  JobSummary,
+  Quality,
+  Settings,
+  ItemMeta,
+  Stage,
+  JobStatus,
+} from '../domain/batch.schemas.ts';
 import { MAX_REPORTS_PER_RESULT } from '../domain/batch-rules.ts';
 
 export const TIER_CREDITS = { light: 1, heavy: 2 } as const;
@@ -39,7 +52,8 @@ export function itemView(row: ItemRow, claims: ClaimRow[] = []): Item {
   const tier = row.tier as Item['tier'];
   const finished = row.status === 'done';
   const hasOutput = finished && row.output_format !== null;
-  const credits = row.status === 'failed' || row.refunded ? 0 : row.status === 'done' ? row.charged : TIER_CREDITS[tier];
+  const credits =
+    row.status === 'failed' || row.refunded ? 0 : row.status === 'done' ? row.charged : TIER_CREDITS[tier];
   const item: Item = {
     id: row.id,
     name: row.name,
@@ -58,7 +72,8 @@ export function itemView(row: ItemRow, claims: ClaimRow[] = []): Item {
     updatedAt: row.updated_at,
     attempts: row.attempts,
   };
-  if (row.error_code) item.error = { code: row.error_code as NonNullable<Item['error']>['code'], message: row.error_message ?? '' };
+  if (row.error_code)
+    item.error = { code: row.error_code as NonNullable<Item['error']>['code'], message: row.error_message ?? '' };
   if (hasOutput) {
     item.outputName = outputName(row.name, row.output_format!);
     item.outputUrl = fileUrl(row.job_id, row.id, 'output', row.rev);
@@ -81,7 +96,15 @@ export function itemView(row: ItemRow, claims: ClaimRow[] = []): Item {
 export function countItems(byStatus: Record<string, number>, refunded: number): Counts {
   const n = (s: string) => byStatus[s] ?? 0;
   const total = Object.values(byStatus).reduce((a, b) => a + b, 0);
-  return { total, held: n('held'), pending: n('pending'), processing: n('processing'), done: n('done'), failed: n('failed'), refunded };
+  return {
+    total,
+    held: n('held'),
+    pending: n('pending'),
+    processing: n('processing'),
+    done: n('done'),
+    failed: n('failed'),
+    refunded,
+  };
 }
 
 export function estimate(counts: Counts, perImageMs: number, now: number): Estimate {
@@ -112,7 +135,15 @@ export function jobSummaryView(row: JobRow, counts: Counts, perImageMs: number, 
   return summary;
 }
 
-export function jobView(row: JobRow, items: ItemRow[], counts: Counts, perImageMs: number, now: number, delta: boolean, claims: ClaimRow[] = []): Job {
+export function jobView(
+  row: JobRow,
+  items: ItemRow[],
+  counts: Counts,
+  perImageMs: number,
+  now: number,
+  delta: boolean,
+  claims: ClaimRow[] = [],
+): Job {
   const byItem = groupClaims(claims);
   const job: Job = {
     ...jobSummaryView(row, counts, perImageMs, now),

@@ -43,11 +43,19 @@ export function licenseAdminView(row: LicenseRow): LicenseAdminView {
 }
 
 export class LicenseService {
-  constructor(private readonly deps: { store: Store; credits: CreditsService; clock: () => number; maxPhotosPerBatch: number }) {}
+  constructor(
+    private readonly deps: { store: Store; credits: CreditsService; clock: () => number; maxPhotosPerBatch: number },
+  ) {}
 
-  async create(input: { tier: number; allowance: number; jobLimit: number; count: number }): Promise<{ code: string; license: LicenseAdminView }[]> {
+  async create(input: {
+    tier: number;
+    allowance: number;
+    jobLimit: number;
+    count: number;
+  }): Promise<{ code: string; license: LicenseAdminView }[]> {
     const whole = (v: number, name: string, min: number, max: number) => {
-      if (!Number.isInteger(v) || v < min || v > max) throw new AppError('VALIDATION', `${name} must be a whole number from ${min} to ${max}.`);
+      if (!Number.isInteger(v) || v < min || v > max)
+        throw new AppError('VALIDATION', `${name} must be a whole number from ${min} to ${max}.`);
     };
     whole(input.tier, 'tier', 1, 100);
     whole(input.allowance, 'allowance', 0, 10_000_000);
@@ -82,19 +90,27 @@ export class LicenseService {
   /** A studio user redeems a code: it becomes the account's licence, and the first allowance arrives at once. */
   async redeem(accountId: string, code: string): Promise<void> {
     const trimmed = code.trim();
-    if (!CODE_PATTERN.test(trimmed)) throw new AppError('VALIDATION', 'That is not a licence code (lic_ and 24 letters or digits).', { errors: [{ path: 'body/code', message: 'must be a licence code' }] });
+    if (!CODE_PATTERN.test(trimmed))
+      throw new AppError('VALIDATION', 'That is not a licence code (lic_ and 24 letters or digits).', {
+        errors: [{ path: 'body/code', message: 'must be a licence code' }],
+      });
     const now = this.deps.clock();
     await this.deps.store.transaction(async (r) => {
       const license = await r.licenses.findByCodeHash(sha256(trimmed));
       if (!license) throw new AppError('NOT_FOUND', 'No licence with that code.');
-      if (license.status !== 'purchased') throw new AppError('CONFLICT', `This licence code was redeemed already (it is ${license.status}).`, { reason: 'ALREADY_REDEEMED' });
+      if (license.status !== 'purchased')
+        throw new AppError('CONFLICT', `This licence code was redeemed already (it is ${license.status}).`, {
+          reason: 'ALREADY_REDEEMED',
+        });
       const account = await r.accounts.findForUpdate(accountId);
       if (account?.license_id) {
         const current = await r.licenses.findById(account.license_id);
-        if (current?.status === 'active') throw new AppError('CONFLICT', 'The account has an active licence already.', { reason: 'LICENSE_ACTIVE' });
+        if (current?.status === 'active')
+          throw new AppError('CONFLICT', 'The account has an active licence already.', { reason: 'LICENSE_ACTIVE' });
       }
       // Compare-and-set: two redemptions of one code at once activate it once.
-      if (!(await r.licenses.update(license.id, { status: 'active' }, 'purchased'))) throw new AppError('CONFLICT', 'This licence code was redeemed already.', { reason: 'ALREADY_REDEEMED' });
+      if (!(await r.licenses.update(license.id, { status: 'active' }, 'purchased')))
+        throw new AppError('CONFLICT', 'This licence code was redeemed already.', { reason: 'ALREADY_REDEEMED' });
       await this.deps.credits.activateLicense(r, accountId, license, now);
     });
   }
@@ -105,13 +121,32 @@ export class LicenseService {
     return this.deps.store.transaction(async (r) => {
       const license = await r.licenses.findById(licenseId);
       if (!license) throw new AppError('NOT_FOUND', `No licence ${licenseId}.`);
-      const allowed: Record<string, string[]> = { active: ['deactivated'], deactivated: ['active'], refunded: ['purchased', 'active', 'deactivated'] };
-      if (!allowed[status].includes(license.status)) throw new AppError('CONFLICT', `A ${license.status} licence cannot become ${status}.`, { reason: 'BAD_TRANSITION' });
+      const allowed: Record<string, string[]> = {
+        active: ['deactivated'],
+        deactivated: ['active'],
+        refunded: ['purchased', 'active', 'deactivated'],
+      };
+      if (!allowed[status].includes(license.status))
+        throw new AppError('CONFLICT', `A ${license.status} licence cannot become ${status}.`, {
+          reason: 'BAD_TRANSITION',
+        });
       if (status === 'refunded' && license.account_id) {
         const account = await r.accounts.findById(license.account_id);
-        if (account && account.plan_credits > 0) await this.deps.credits.grant(r, account.id, 'plan', -account.plan_credits, 'adjust', `licence ${license.id} refunded: plan credits withdrawn`, now);
+        if (account && account.plan_credits > 0)
+          await this.deps.credits.grant(
+            r,
+            account.id,
+            'plan',
+            -account.plan_credits,
+            'adjust',
+            `licence ${license.id} refunded: plan credits withdrawn`,
+            now,
+          );
       }
-      const next = status === 'active' && license.activated_at !== null ? nextMonthlyRefresh(license.activated_at, now) : license.next_refresh_at;
+      const next =
+        status === 'active' && license.activated_at !== null
+          ? nextMonthlyRefresh(license.activated_at, now)
+          : license.next_refresh_at;
       await r.licenses.update(licenseId, { status, next_refresh_at: next });
       return licenseAdminView({ ...license, status, next_refresh_at: next });
     });
@@ -121,7 +156,9 @@ export class LicenseService {
   async renewDue(): Promise<number> {
     const now = this.deps.clock();
     const due = await this.deps.store.repos.licenses.listDue(now, 100);
-    for (const license of due) if (license.account_id) await this.deps.store.transaction((r) => this.deps.credits.renew(r, license.account_id!, now));
+    for (const license of due)
+      if (license.account_id)
+        await this.deps.store.transaction((r) => this.deps.credits.renew(r, license.account_id!, now));
     return due.length;
   }
 }

@@ -8,7 +8,13 @@ import type { BatchQueries } from './batch-queries.service.ts';
 import { resultFiles } from './blob-keys.ts';
 
 export class OutputThumbnails {
-  constructor(private readonly deps: { blobs: BlobStore; renderer: { thumbnail(data: Buffer): Promise<Buffer> }; queries: Pick<BatchQueries, 'getItem'> }) {}
+  constructor(
+    private readonly deps: {
+      blobs: BlobStore;
+      renderer: { thumbnail(data: Buffer): Promise<Buffer> };
+      queries: Pick<BatchQueries, 'getItem'>;
+    },
+  ) {}
 
   /** The thumbnail of a finished photo read with its account's scope (`item`). */
   async get(accountId: string, item: ItemRow): Promise<Buffer> {

@@ -12,7 +12,9 @@ export const MIN_PASSWORD_LENGTH = 10;
 
 function scrypt(password: string, salt: Buffer, n: number, r: number, p: number): Promise<Buffer> {
   return new Promise((resolve, reject) =>
-    scryptCallback(password.normalize('NFKC'), salt, KEY_BYTES, { N: n, r, p, maxmem: MAX_MEM }, (err, key) => (err ? reject(err) : resolve(key))),
+    scryptCallback(password.normalize('NFKC'), salt, KEY_BYTES, { N: n, r, p, maxmem: MAX_MEM }, (err, key) =>
+      err ? reject(err) : resolve(key),
+    ),
   );
 }
 

@@ -12,13 +12,26 @@ import { blobKeys, resultFiles, type ResultFiles } from './blob-keys.ts';
 import { lockAccount } from './locks.ts';
 
 export class PhotoQueue {
-  constructor(private readonly deps: { store: Store; blobs: BlobStore; credits: CreditsService; bus: EventBus; clock: () => number; progress: BatchProgress; resultTtlMs: number }) {}
+  constructor(
+    private readonly deps: {
+      store: Store;
+      blobs: BlobStore;
+      credits: CreditsService;
+      bus: EventBus;
+      clock: () => number;
+      progress: BatchProgress;
+      resultTtlMs: number;
+    },
+  ) {}
 
   async claimNext(owner: string, leaseMs: number): Promise<ItemRow | undefined> {
     const now = this.deps.clock();
     const item = await this.deps.store.repos.items.claimNext(owner, now, leaseMs);
     if (!item) return undefined;
-    const moved = await this.deps.store.repos.jobs.transition(item.job_id, ['queued'], { status: 'running', updated_at: now });
+    const moved = await this.deps.store.repos.jobs.transition(item.job_id, ['queued'], {
+      status: 'running',
+      updated_at: now,
+    });
     if (!moved) await this.deps.store.repos.jobs.update(item.job_id, { updated_at: now });
     this.deps.bus.jobChanged(item.job_id);
     return item;
@@ -26,7 +39,11 @@ export class PhotoQueue {
 
   async markStage(item: ItemRow, owner: string, stage: string): Promise<boolean> {
     const now = this.deps.clock();
-    const ok = await this.deps.store.repos.items.updateLeased(item.id, owner, { stage, stage_started_at: now, updated_at: now });
+    const ok = await this.deps.store.repos.items.updateLeased(item.id, owner, {
+      stage,
+      stage_started_at: now,
+      updated_at: now,
+    });
     if (ok) {
       await this.deps.store.repos.jobs.update(item.job_id, { updated_at: now });
       this.deps.bus.jobChanged(item.job_id);
@@ -92,7 +109,11 @@ export class PhotoQueue {
   /** Removes files no result points at any more (best effort: a file left behind goes with its batch). */
   async forgetFiles(files: ResultFiles, keep?: ResultFiles): Promise<void> {
     const kept = new Set(keep ? Object.values(keep) : []);
-    await Promise.all(Object.values(files).filter((key) => !kept.has(key)).map((key) => this.deps.blobs.delete(key).catch(() => undefined)));
+    await Promise.all(
+      Object.values(files)
+        .filter((key) => !kept.has(key))
+        .map((key) => this.deps.blobs.delete(key).catch(() => undefined)),
+    );
   }
 
   /**
@@ -108,7 +129,8 @@ export class PhotoQueue {
     const now = this.deps.clock();
     const settled = await this.deps.store.transaction(async (r) => {
       const current = await this.lockForSettling(r, item);
-      if (!current || current.status !== 'processing' || (owner !== null && current.lease_owner !== owner)) return false;
+      if (!current || current.status !== 'processing' || (owner !== null && current.lease_owner !== owner))
+        return false;
       await this.deps.credits.release(r, current, now, `photo failed: ${error.code}`);
       await r.items.update(item.id, {
         status: 'failed',
@@ -138,11 +160,21 @@ export class PhotoQueue {
     const expired = await this.deps.store.repos.items.listExpiredLeases(now, 100);
     for (const item of expired) {
       if (item.attempts >= maxAttempts) {
-        await this.settleFailed(item, item.lease_owner, new PhotoError('PROCESSING_FAILED', 'The photo could not be processed; retrying may help.', false));
+        await this.settleFailed(
+          item,
+          item.lease_owner,
+          new PhotoError('PROCESSING_FAILED', 'The photo could not be processed; retrying may help.', false),
+        );
         continue;
       }
       const owner = item.lease_owner ?? '';
-      const requeued = await this.deps.store.repos.items.updateLeased(item.id, owner, { status: 'pending', lease_owner: null, lease_expires_at: null, stage: null, updated_at: now });
+      const requeued = await this.deps.store.repos.items.updateLeased(item.id, owner, {
+        status: 'pending',
+        lease_owner: null,
+        lease_expires_at: null,
+        stage: null,
+        updated_at: now,
+      });
       if (requeued) this.deps.bus.jobChanged(item.job_id);
     }
     if (expired.length) this.deps.bus.workQueued();
@@ -167,10 +199,29 @@ export class PhotoQueue {
   async abandonUnstarted(jobId: string, itemId: string): Promise<boolean> {
     const now = this.deps.clock();
     const abandoned = await this.deps.store.transaction(async (r) => {
-      const [item] = await r.items.transitionForJob(jobId, 'pending', { status: 'failed', error_code: 'CANCELLED', error_message: 'The photo did not start in time and was cancelled; nothing was charged.', error_input_fault: 0, reserved_plan: 0, reserved_pack: 0, finished_at: now, updated_at: now }, [itemId]);
+      const [item] = await r.items.transitionForJob(
+        jobId,
+        'pending',
+        {
+          status: 'failed',
+          error_code: 'CANCELLED',
+          error_message: 'The photo did not start in time and was cancelled; nothing was charged.',
+          error_input_fault: 0,
+          reserved_plan: 0,
+          reserved_pack: 0,
+          finished_at: now,
+          updated_at: now,
+        },
+        [itemId],
+      );
       if (!item) return false;
       await this.deps.credits.release(r, item, now, 'photo did not start before the timeout');
-      await r.jobs.update(jobId, { status: 'cancelled', finished_at: now, expires_at: now + this.deps.resultTtlMs, updated_at: now });
+      await r.jobs.update(jobId, {
+        status: 'cancelled',
+        finished_at: now,
+        expires_at: now + this.deps.resultTtlMs,
+        updated_at: now,
+      });
       return true;
     });
     if (abandoned) this.deps.bus.jobChanged(jobId);

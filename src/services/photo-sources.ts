@@ -17,7 +17,10 @@ export interface UploadedFile {
   truncated: boolean;
 }
 
-type Limits = Pick<Config, 'maxImageBytes' | 'maxUploadBytes' | 'maxZipEntries' | 'maxZipUncompressedBytes' | 'allowPrivateNetworks' | 'dataDir'>;
+type Limits = Pick<
+  Config,
+  'maxImageBytes' | 'maxUploadBytes' | 'maxZipEntries' | 'maxZipUncompressedBytes' | 'allowPrivateNetworks' | 'dataDir'
+>;
 
 const mib = (n: number) => `${Math.round((n / 1024 / 1024) * 10) / 10} MiB`;
 
@@ -26,7 +29,11 @@ function zipSource(name: string, file: string, limits: Limits): PhotoSource {
     name,
     async *entries() {
       try {
-        yield* readZip(file, { maxEntries: limits.maxZipEntries, maxTotalBytes: limits.maxZipUncompressedBytes, maxEntryBytes: limits.maxImageBytes });
+        yield* readZip(file, {
+          maxEntries: limits.maxZipEntries,
+          maxTotalBytes: limits.maxZipUncompressedBytes,
+          maxEntryBytes: limits.maxImageBytes,
+        });
       } catch (err) {
         if (err instanceof ZipError) yield { name: '', reason: err.message };
         else throw err;
@@ -71,7 +78,11 @@ function nameFromUrl(url: string, fallback: string): string {
 }
 
 /** Fetches links one after another (polite to the hosts, bounded memory); each failure is a `rejected` entry. */
-export async function* sourcesFromUrls(urls: string[], zipUrl: string | undefined, limits: Limits): AsyncGenerator<PhotoSource> {
+export async function* sourcesFromUrls(
+  urls: string[],
+  zipUrl: string | undefined,
+  limits: Limits,
+): AsyncGenerator<PhotoSource> {
   const fetchOpts = { allowPrivate: limits.allowPrivateNetworks, timeoutMs: 30_000 };
   for (const [i, url] of urls.entries()) {
     try {
@@ -103,12 +114,22 @@ export async function* sourcesFromUrls(urls: string[], zipUrl: string | undefine
  * The one photo of POST /v1/images `imageUrl`: fetched under the per-image limit, or refused as the
  * spec's 422 PROCESSING_FAILED with the reason (TOO_LARGE, URL_REFUSED, URL_UNREACHABLE).
  */
-export async function fetchOnePhoto(url: string, limits: Pick<Limits, 'maxImageBytes' | 'allowPrivateNetworks'>): Promise<Buffer> {
+export async function fetchOnePhoto(
+  url: string,
+  limits: Pick<Limits, 'maxImageBytes' | 'allowPrivateNetworks'>,
+): Promise<Buffer> {
   try {
-    return (await fetchPublic(url, { allowPrivate: limits.allowPrivateNetworks, maxBytes: limits.maxImageBytes, timeoutMs: 30_000 })).data;
+    return (
+      await fetchPublic(url, {
+        allowPrivate: limits.allowPrivateNetworks,
+        maxBytes: limits.maxImageBytes,
+        timeoutMs: 30_000,
+      })
+    ).data;
   } catch (err) {
     if (err instanceof OutboundError) {
-      const reason = err.kind === 'too-large' ? 'TOO_LARGE' : err.kind === 'refused' ? 'URL_REFUSED' : 'URL_UNREACHABLE';
+      const reason =
+        err.kind === 'too-large' ? 'TOO_LARGE' : err.kind === 'refused' ? 'URL_REFUSED' : 'URL_UNREACHABLE';
       throw new AppError('PROCESSING_FAILED', err.message, { reason }, 422);
     }
     throw err;

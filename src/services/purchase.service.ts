@@ -26,7 +26,10 @@ export interface PurchaseView {
   completedAt: string | null;
 }
 
-export function purchaseView(row: PurchaseRow, instructions: string | null = null): PurchaseView & { accountId: string } {
+export function purchaseView(
+  row: PurchaseRow,
+  instructions: string | null = null,
+): PurchaseView & { accountId: string } {
   return {
     id: row.id,
     accountId: row.account_id,
@@ -41,21 +44,41 @@ export function purchaseView(row: PurchaseRow, instructions: string | null = nul
 }
 
 export class PurchaseService {
-  constructor(private readonly deps: { store: Store; credits: CreditsService; clock: () => number; provider: PaymentProvider }) {}
+  constructor(
+    private readonly deps: { store: Store; credits: CreditsService; clock: () => number; provider: PaymentProvider },
+  ) {}
 
   async buy(accountId: string, packId: string) {
     const pack = CREDIT_PACKS.find((p) => p.id === packId);
-    if (!pack) throw new AppError('VALIDATION', `No credit pack "${packId}"; packs: ${CREDIT_PACKS.map((p) => p.id).join(', ')}.`, { errors: [{ path: 'body/packId', message: 'unknown pack' }] });
-    const row: PurchaseRow = { id: newId('pur'), account_id: accountId, pack_id: pack.id, credits: pack.credits, provider: this.deps.provider.name, provider_ref: null, status: 'pending', created_at: this.deps.clock(), completed_at: null };
+    if (!pack)
+      throw new AppError(
+        'VALIDATION',
+        `No credit pack "${packId}"; packs: ${CREDIT_PACKS.map((p) => p.id).join(', ')}.`,
+        { errors: [{ path: 'body/packId', message: 'unknown pack' }] },
+      );
+    const row: PurchaseRow = {
+      id: newId('pur'),
+      account_id: accountId,
+      pack_id: pack.id,
+      credits: pack.credits,
+      provider: this.deps.provider.name,
+      provider_ref: null,
+      status: 'pending',
+      created_at: this.deps.clock(),
+      completed_at: null,
+    };
     await this.deps.store.repos.purchases.insert(row);
     const started = await this.deps.provider.begin({ id: row.id, accountId, packId: pack.id, credits: pack.credits });
-    if (started.reference) await this.deps.store.repos.purchases.transition(row.id, 'pending', { provider_ref: started.reference });
+    if (started.reference)
+      await this.deps.store.repos.purchases.transition(row.id, 'pending', { provider_ref: started.reference });
     if (started.state === 'paid') return purchaseView(await this.complete(row.id), started.instructions);
     return purchaseView({ ...row, provider_ref: started.reference }, started.instructions);
   }
 
   async list(opts: { accountId?: string; status?: string; limit?: number }) {
-    return (await this.deps.store.repos.purchases.list({ ...opts, limit: opts.limit ?? 100 })).map((row) => purchaseView(row));
+    return (await this.deps.store.repos.purchases.list({ ...opts, limit: opts.limit ?? 100 })).map((row) =>
+      purchaseView(row),
+    );
   }
 
   /** Credits a pending purchase to the pack pool, once: a second call finds it completed and refuses. */
@@ -65,9 +88,19 @@ export class PurchaseService {
       const purchase = await r.purchases.findById(purchaseId);
       if (!purchase) throw new AppError('NOT_FOUND', `No purchase ${purchaseId}.`);
       if (!(await r.purchases.transition(purchaseId, 'pending', { status: 'completed', completed_at: now }))) {
-        throw new AppError('CONFLICT', `Purchase ${purchaseId} is ${purchase.status}, not pending.`, { reason: 'NOT_PENDING' });
+        throw new AppError('CONFLICT', `Purchase ${purchaseId} is ${purchase.status}, not pending.`, {
+          reason: 'NOT_PENDING',
+        });
       }
-      await this.deps.credits.grant(r, purchase.account_id, 'pack', purchase.credits, 'purchase', `credit pack ${purchase.pack_id} (purchase ${purchase.id})`, now);
+      await this.deps.credits.grant(
+        r,
+        purchase.account_id,
+        'pack',
+        purchase.credits,
+        'purchase',
+        `credit pack ${purchase.pack_id} (purchase ${purchase.id})`,
+        now,
+      );
       return { ...purchase, status: 'completed', completed_at: now };
     });
   }
@@ -75,7 +108,10 @@ export class PurchaseService {
   async cancel(purchaseId: string): Promise<PurchaseRow> {
     const purchase = await this.deps.store.repos.purchases.findById(purchaseId);
     if (!purchase) throw new AppError('NOT_FOUND', `No purchase ${purchaseId}.`);
-    if (!(await this.deps.store.repos.purchases.transition(purchaseId, 'pending', { status: 'cancelled' }))) throw new AppError('CONFLICT', `Purchase ${purchaseId} is ${purchase.status}, not pending.`, { reason: 'NOT_PENDING' });
+    if (!(await this.deps.store.repos.purchases.transition(purchaseId, 'pending', { status: 'cancelled' })))
+      throw new AppError('CONFLICT', `Purchase ${purchaseId} is ${purchase.status}, not pending.`, {
+        reason: 'NOT_PENDING',
+      });
     return { ...purchase, status: 'cancelled' };
   }
 }

@@ -107,7 +107,11 @@ export class RateLimitService {
       return { refused: granted ? 0 : retryAfter, requests: status(requests), photos: status(photos) };
     });
     if (outcome.refused) {
-      throw new RateLimitedError(`More than ${requests.limit} requests a minute with this key; retry in ${outcome.refused} s.`, outcome.refused, outcome);
+      throw new RateLimitedError(
+        `More than ${requests.limit} requests a minute with this key; retry in ${outcome.refused} s.`,
+        outcome.refused,
+        outcome,
+      );
     }
     return { requests: outcome.requests, photos: outcome.photos };
   }
@@ -116,7 +120,11 @@ export class RateLimitService {
   async photoStatus(subject: string): Promise<WindowStatus & { retryAfter: number }> {
     const { photos } = this.deps.rules;
     const now = this.deps.clock();
-    const log = live(JSON.parse((await this.deps.store.repos.rateLimits.read(subject)) ?? '{}')[photos.name], photos, now);
+    const log = live(
+      JSON.parse((await this.deps.store.repos.rateLimits.read(subject)) ?? '{}')[photos.name],
+      photos,
+      now,
+    );
     return { ...statusOf(log, photos, now), retryAfter: secondsUntilRoom(log, photos, 1, now) };
   }
 
@@ -124,7 +132,11 @@ export class RateLimitService {
   async requirePhotoBudget(subject: string): Promise<number> {
     const status = await this.photoStatus(subject);
     if (status.remaining > 0) return status.remaining;
-    throw new AppError('RATE_LIMITED', `This key added ${status.limit} photos in the last hour, its hourly budget; retry in ${status.retryAfter} s.`, { retryAfter: status.retryAfter });
+    throw new AppError(
+      'RATE_LIMITED',
+      `This key added ${status.limit} photos in the last hour, its hourly budget; retry in ${status.retryAfter} s.`,
+      { retryAfter: status.retryAfter },
+    );
   }
 
   /**
@@ -139,12 +151,24 @@ export class RateLimitService {
   /** One sign-in attempt for an address; RATE_LIMITED past ten in 15 minutes. */
   async signInAttempt(email: string): Promise<void> {
     const rule = this.deps.rules.signIn;
-    const { granted, retryAfter } = await this.deps.store.transaction((r) => this.take(r, `sign-in:${email}`, rule, 1, { partial: false }));
-    if (!granted) throw new AppError('RATE_LIMITED', `Too many sign-in attempts for this address; retry in ${retryAfter} s.`, { retryAfter });
+    const { granted, retryAfter } = await this.deps.store.transaction((r) =>
+      this.take(r, `sign-in:${email}`, rule, 1, { partial: false }),
+    );
+    if (!granted)
+      throw new AppError('RATE_LIMITED', `Too many sign-in attempts for this address; retry in ${retryAfter} s.`, {
+        retryAfter,
+      });
   }
 
   /** Takes up to `n` (or, not partial, all `n` or nothing) from one window of `subject`; returns the windows as they now are. */
-  private async take(r: Repos, subject: string, rule: WindowRule, n: number, opts: { partial: boolean }, now = this.deps.clock()): Promise<{ granted: number; retryAfter: number; windows: Windows }> {
+  private async take(
+    r: Repos,
+    subject: string,
+    rule: WindowRule,
+    n: number,
+    opts: { partial: boolean },
+    now = this.deps.clock(),
+  ): Promise<{ granted: number; retryAfter: number; windows: Windows }> {
     const windows = JSON.parse(await r.rateLimits.lock(subject, now)) as Windows;
     const log = live(windows[rule.name], rule, now);
     const room = Math.max(0, rule.limit - used(log));

@@ -25,16 +25,36 @@ import { patchSettings } from './settings.ts';
 
 export class RenderService {
   constructor(
-    private readonly deps: { store: Store; blobs: BlobStore; decoder: ImageDecoder; renderer: ImageRenderer; rasters: CheckRasters; queries: BatchQueries; bus: EventBus; clock: () => number },
+    private readonly deps: {
+      store: Store;
+      blobs: BlobStore;
+      decoder: ImageDecoder;
+      renderer: ImageRenderer;
+      rasters: CheckRasters;
+      queries: BatchQueries;
+      bus: EventBus;
+      clock: () => number;
+    },
   ) {}
 
-  async apply(accountId: string, jobId: string, request: ApplyRequest, image: Buffer | null): Promise<Job & { applied: number; skipped: number }> {
+  async apply(
+    accountId: string,
+    jobId: string,
+    request: ApplyRequest,
+    image: Buffer | null,
+  ): Promise<Job & { applied: number; skipped: number }> {
     const job = await this.deps.queries.requireJob(accountId, jobId);
     const items = await this.select(jobId, request.itemIds);
     if (image) await this.deps.decoder.probe(image).catch((err: unknown) => badBackground(err));
     const hasBackgroundImage = image !== null || job.background_blob !== null;
     // Every photo's new settings are checked before anything is rendered: a bad patch changes nothing.
-    const planned = items.map((item) => ({ item, settings: patchSettings(JSON.parse(item.settings) as Settings, request.settings, { hasBackgroundImage, path: 'body/settings' }) }));
+    const planned = items.map((item) => ({
+      item,
+      settings: patchSettings(JSON.parse(item.settings) as Settings, request.settings, {
+        hasBackgroundImage,
+        path: 'body/settings',
+      }),
+    }));
     let background = image;
     if (image) {
       const key = `${blobKeys.background(jobId)}-${randomUUID().slice(0, 8)}`;
@@ -55,7 +75,10 @@ export class RenderService {
   async preview(accountId: string, jobId: string, itemId: string, request: PreviewRequest): Promise<Drawn> {
     const job = await this.deps.queries.requireJob(accountId, jobId);
     const [item] = await this.select(jobId, [itemId]);
-    const settings = patchSettings(JSON.parse(item.settings) as Settings, request.settings ?? {}, { hasBackgroundImage: job.background_blob !== null, path: 'body/settings' });
+    const settings = patchSettings(JSON.parse(item.settings) as Settings, request.settings ?? {}, {
+      hasBackgroundImage: job.background_blob !== null,
+      path: 'body/settings',
+    });
     const rendered = await this.render(item, settings, await this.backgroundFor(job, settings));
     if (!request.format || request.format === rendered.format) return rendered;
     const output = await this.deps.renderer.convert(rendered.output, request.format, 'off');
@@ -83,7 +106,14 @@ export class RenderService {
     const patch = {
       output_format: format,
       output_blob: key,
-      meta: JSON.stringify({ ...meta, output: { ...(meta.output ?? { width: item.source_width, height: item.source_height }), format, bytes: output.length } }),
+      meta: JSON.stringify({
+        ...meta,
+        output: {
+          ...(meta.output ?? { width: item.source_width, height: item.source_height }),
+          format,
+          bytes: output.length,
+        },
+      }),
       rev: item.rev + 1,
       updated_at: this.deps.clock(),
     };
@@ -97,37 +127,58 @@ export class RenderService {
     const items = await this.deps.store.repos.items.listForJob(jobId);
     if (!itemIds) {
       const done = items.filter(isRendered);
-      if (!done.length) throw new AppError('CONFLICT', 'No photo of this batch has finished yet.', { reason: 'NOT_DONE', jobId });
+      if (!done.length)
+        throw new AppError('CONFLICT', 'No photo of this batch has finished yet.', { reason: 'NOT_DONE', jobId });
       return done;
     }
     const byId = new Map(items.map((i) => [i.id, i]));
     return itemIds.map((id) => {
       const item = byId.get(id);
       if (!item) throw notFound('photo');
-      if (!isRendered(item)) throw new AppError('CONFLICT', `Photo ${item.name} is ${item.status}; only finished photos are rendered again.`, { reason: 'NOT_DONE', jobId, itemId: id });
+      if (!isRendered(item))
+        throw new AppError(
+          'CONFLICT',
+          `Photo ${item.name} is ${item.status}; only finished photos are rendered again.`,
+          { reason: 'NOT_DONE', jobId, itemId: id },
+        );
       return item;
     });
   }
 
   private async backgroundFor(job: JobRow, settings: Settings): Promise<Buffer | null> {
-    return settings.background.mode === 'image' && job.background_blob ? this.deps.blobs.get(job.background_blob) : null;
+    return settings.background.mode === 'image' && job.background_blob
+      ? this.deps.blobs.get(job.background_blob)
+      : null;
   }
 
   /** Draws the photo from its stored cut-out and checks it against its preset; no thumbnail. */
-  private async render(item: ItemRow, settings: Settings, background: Buffer | null): Promise<Drawn & { compliance?: Compliance }> {
+  private async render(
+    item: ItemRow,
+    settings: Settings,
+    background: Buffer | null,
+  ): Promise<Drawn & { compliance?: Compliance }> {
     const meta = JSON.parse(item.meta ?? '{}') as ItemMeta;
     const cutout = await this.deps.blobs.get(resultFiles(item).cutout);
     const size = meta.cutout ?? (await this.deps.decoder.size(cutout));
     const drawn = await drawCutout(this.deps, cutout, size, meta.bbox ?? null, settings, background);
     const { rendered, compliance } = await checkRendered(this.deps, drawn, size, meta.bbox ?? null, settings);
-    return { output: rendered.output, format: rendered.format, width: rendered.width, height: rendered.height, compliance };
+    return {
+      output: rendered.output,
+      format: rendered.format,
+      width: rendered.width,
+      height: rendered.height,
+      compliance,
+    };
   }
 
   private async applyOne(item: ItemRow, settings: Settings, background: Buffer | null): Promise<boolean> {
     const rendered = await this.render(item, settings, background);
     const thumb = await this.deps.renderer.thumbnail(rendered.output);
     const token = randomUUID().slice(0, 13);
-    const files = { output: blobKeys.result(item.job_id, item.id, token, 'output'), thumb: blobKeys.result(item.job_id, item.id, token, 'thumb.webp') };
+    const files = {
+      output: blobKeys.result(item.job_id, item.id, token, 'output'),
+      thumb: blobKeys.result(item.job_id, item.id, token, 'thumb.webp'),
+    };
     await Promise.all([this.deps.blobs.put(files.output, rendered.output), this.deps.blobs.put(files.thumb, thumb)]);
     const meta = JSON.parse(item.meta ?? '{}') as ItemMeta;
     const now = this.deps.clock();
@@ -138,7 +189,12 @@ export class RenderService {
       thumb_blob: files.thumb,
       meta: JSON.stringify({
         ...meta,
-        output: { width: rendered.width, height: rendered.height, format: rendered.format, bytes: rendered.output.length },
+        output: {
+          width: rendered.width,
+          height: rendered.height,
+          format: rendered.format,
+          bytes: rendered.output.length,
+        },
         presetId: settings.presetId,
         compliance: rendered.compliance,
       }),
@@ -148,7 +204,9 @@ export class RenderService {
     const previous = resultFiles(item);
     // Whichever files lost are removed; the cut-out stays (it is the photo's, not the render's).
     const stale = done ? [previous.output, previous.thumb] : [files.output, files.thumb];
-    await Promise.all(stale.filter((key) => key !== previous.cutout).map((key) => this.deps.blobs.delete(key).catch(() => undefined)));
+    await Promise.all(
+      stale.filter((key) => key !== previous.cutout).map((key) => this.deps.blobs.delete(key).catch(() => undefined)),
+    );
     return done;
   }
 }
@@ -159,6 +217,7 @@ function isRendered(item: ItemRow): boolean {
 
 function badBackground(err: unknown): never {
   const message = err instanceof Error ? err.message : String(err);
-  throw new AppError('VALIDATION', `The background image is not usable: ${message}`, { errors: [{ path: 'body/image', message }] });
+  throw new AppError('VALIDATION', `The background image is not usable: ${message}`, {
+    errors: [{ path: 'body/image', message }],
+  });
 }
-

@@ -34,10 +34,23 @@ export interface ReportVerdict {
 
 export class ReportService {
   constructor(
-    private readonly deps: { store: Store; blobs: BlobStore; rasters: Pick<CheckRasters, 'photoUnderCutout'>; credits: CreditsService; queries: BatchQueries; bus: EventBus; clock: () => number },
+    private readonly deps: {
+      store: Store;
+      blobs: BlobStore;
+      rasters: Pick<CheckRasters, 'photoUnderCutout'>;
+      credits: CreditsService;
+      queries: BatchQueries;
+      bus: EventBus;
+      clock: () => number;
+    },
   ) {}
 
-  async report(accountId: string, jobId: string, itemId: string, request: ReportRequest): Promise<{ job: Job; verdict: ReportVerdict }> {
+  async report(
+    accountId: string,
+    jobId: string,
+    itemId: string,
+    request: ReportRequest,
+  ): Promise<{ job: Job; verdict: ReportVerdict }> {
     const item = await this.deps.queries.getItem(accountId, jobId, itemId);
     await this.assertReportable(this.deps.store.repos, item);
     const cutoutSize = this.cutoutSize(item);
@@ -50,7 +63,11 @@ export class ReportService {
       const current = await r.items.findForUpdate(itemId);
       if (!current || current.job_id !== jobId) throw notFound('photo');
       if (current.attempts !== item.attempts) {
-        throw new AppError('CONFLICT', 'The photo was run again while the report was judged; report the new result.', { reason: 'NOT_DONE', jobId, itemId });
+        throw new AppError('CONFLICT', 'The photo was run again while the report was judged; report the new result.', {
+          reason: 'NOT_DONE',
+          jobId,
+          itemId,
+        });
       }
       await this.assertReportable(r, current);
       const credits = judged.accepted ? await this.deps.credits.refundClaim(r, current, now) : 0;
@@ -76,7 +93,14 @@ export class ReportService {
     this.deps.bus.jobChanged(jobId);
     return {
       job: await this.deps.queries.getJob(accountId, jobId),
-      verdict: { accepted: judged.accepted, reason: request.reason, region, confidence: judged.confidence, evidence: judged.evidence, metrics: judged.metrics },
+      verdict: {
+        accepted: judged.accepted,
+        reason: request.reason,
+        region,
+        confidence: judged.confidence,
+        evidence: judged.evidence,
+        metrics: judged.metrics,
+      },
     };
   }
 
@@ -84,11 +108,23 @@ export class ReportService {
   private async assertReportable(r: Repos, item: ItemRow): Promise<void> {
     const ids = { jobId: item.job_id, itemId: item.id };
     if (item.status !== 'done' || item.output_format === null) {
-      throw new AppError('CONFLICT', `The photo is ${item.status}; only a finished result can be reported.`, { reason: 'NOT_DONE', ...ids });
+      throw new AppError('CONFLICT', `The photo is ${item.status}; only a finished result can be reported.`, {
+        reason: 'NOT_DONE',
+        ...ids,
+      });
     }
-    if (item.refunded) throw new AppError('CONFLICT', 'The photo was not charged (or was refunded already); there is nothing to refund.', { reason: 'ALREADY_REFUNDED', ...ids });
+    if (item.refunded)
+      throw new AppError(
+        'CONFLICT',
+        'The photo was not charged (or was refunded already); there is nothing to refund.',
+        { reason: 'ALREADY_REFUNDED', ...ids },
+      );
     if (reportsLeft(item, await r.claims.listForItem(item.id)) <= 0) {
-      throw new AppError('CONFLICT', 'This result was reported twice already; run the photo again to report its new result.', { reason: 'NO_ATTEMPTS_LEFT', ...ids });
+      throw new AppError(
+        'CONFLICT',
+        'This result was reported twice already; run the photo again to report its new result.',
+        { reason: 'NO_ATTEMPTS_LEFT', ...ids },
+      );
     }
   }
 
@@ -107,8 +143,16 @@ export class ReportService {
     return { x: region.x, y: region.y, width: region.width, height: region.height };
   }
 
-  private async judge(item: ItemRow, reason: ReportRequest['reason'], region: BBox, size: { width: number; height: number }): Promise<ClaimVerdict> {
-    const [photo, cutout] = await Promise.all([this.deps.blobs.get(item.input_blob), this.deps.blobs.get(resultFiles(item).cutout)]);
+  private async judge(
+    item: ItemRow,
+    reason: ReportRequest['reason'],
+    region: BBox,
+    size: { width: number; height: number },
+  ): Promise<ClaimVerdict> {
+    const [photo, cutout] = await Promise.all([
+      this.deps.blobs.get(item.input_blob),
+      this.deps.blobs.get(resultFiles(item).cutout),
+    ]);
     const img = await this.deps.rasters.photoUnderCutout(photo, cutout, CLAIM_GRID_EDGE);
     return judgeClaimAt(img, size, reason, region);
   }

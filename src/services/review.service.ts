@@ -14,7 +14,11 @@ export function reviewEntry(row: ItemRow, claims: ClaimRow[] = []): ReviewEntry 
     id: item.id,
     name: item.name,
     kind: failed ? 'failed' : 'review',
-    reason: failed ? (item.error?.message ?? 'The photo could not be processed.') : top ? top.label : 'Low overall score',
+    reason: failed
+      ? (item.error?.message ?? 'The photo could not be processed.')
+      : top
+        ? top.label
+        : 'Low overall score',
     code: failed ? (item.error?.code ?? 'PROCESSING_FAILED') : top ? top.code : 'low-score',
     severity: failed ? null : (top?.severity ?? null),
     score: item.quality?.score ?? null,
@@ -26,7 +30,8 @@ export function reviewEntry(row: ItemRow, claims: ClaimRow[] = []): ReviewEntry 
     canRerun: item.canRerun,
     attempts: item.attempts,
   };
-  for (const key of ['thumbUrl', 'outputUrl', 'cutoutUrl', 'inputThumbUrl'] as const) if (item[key]) entry[key] = item[key];
+  for (const key of ['thumbUrl', 'outputUrl', 'cutoutUrl', 'inputThumbUrl'] as const)
+    if (item[key]) entry[key] = item[key];
   return entry;
 }
 
@@ -43,7 +48,9 @@ export class ReviewService {
   async queue(accountId: string, jobId: string): Promise<ReviewQueue> {
     const { job, items, counts, claims } = await this.deps.queries.getRows(accountId, jobId);
     const byItem = groupClaims(claims);
-    const listed = items.filter((r) => r.status === 'failed' || (r.status === 'done' && r.review === 'red')).sort(byUrgency);
+    const listed = items
+      .filter((r) => r.status === 'failed' || (r.status === 'done' && r.review === 'red'))
+      .sort(byUrgency);
     const failed = listed.filter((r) => r.status === 'failed').length;
     return {
       jobId,

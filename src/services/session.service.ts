@@ -33,22 +33,38 @@ export class SessionService {
     if (!account || !ok) throw new AppError('INVALID_CREDENTIALS', 'The e-mail address or the password is wrong.');
     const token = randomBytes(32).toString('base64url');
     const now = this.deps.clock();
-    const row = { id: sha256(token), account_id: account.id, csrf_token: randomBytes(24).toString('base64url'), created_at: now, expires_at: now + SESSION_TTL_MS };
+    const row = {
+      id: sha256(token),
+      account_id: account.id,
+      csrf_token: randomBytes(24).toString('base64url'),
+      created_at: now,
+      expires_at: now + SESSION_TTL_MS,
+    };
     await this.deps.store.repos.sessions.insert(row);
-    return { token, session: { accountId: account.id, email: account.email, csrfToken: row.csrf_token, expiresAt: row.expires_at } };
+    return {
+      token,
+      session: { accountId: account.id, email: account.email, csrfToken: row.csrf_token, expiresAt: row.expires_at },
+    };
   }
 
   /** The session behind a cookie value, or INVALID_SESSION (expired, signed out, or never issued). */
   async authenticate(token: string): Promise<AuthContext & { csrfToken: string }> {
     const row = await this.deps.store.repos.sessions.find(sha256(token), this.deps.clock());
     if (!row) throw new AppError('INVALID_SESSION', 'The studio session has expired or was signed out; sign in again.');
-    return { accountId: row.account_id, via: 'session', credentialId: row.id, keyPrefix: null, csrfToken: row.csrf_token };
+    return {
+      accountId: row.account_id,
+      via: 'session',
+      credentialId: row.id,
+      keyPrefix: null,
+      csrfToken: row.csrf_token,
+    };
   }
 
   async describe(auth: AuthContext): Promise<SessionView> {
     const row = await this.deps.store.repos.sessions.find(auth.credentialId, this.deps.clock());
     const account = await this.deps.store.repos.accounts.findById(auth.accountId);
-    if (!row || !account) throw new AppError('INVALID_SESSION', 'The studio session has expired or was signed out; sign in again.');
+    if (!row || !account)
+      throw new AppError('INVALID_SESSION', 'The studio session has expired or was signed out; sign in again.');
     return { accountId: account.id, email: account.email, csrfToken: row.csrf_token, expiresAt: row.expires_at };
   }
 

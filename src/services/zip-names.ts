@@ -25,14 +25,16 @@ function invalid(message: string, path = 'querystring/pattern'): never {
 export function parsePattern(pattern: string): Set<PatternToken> {
   const used = new Set<PatternToken>();
   for (const match of pattern.matchAll(/\{([^{}]*)\}/g)) {
-    if (!(PATTERN_TOKENS as readonly string[]).includes(match[1])) invalid(`Unknown token {${match[1]}} in pattern; tokens: ${PATTERN_TOKENS.map((t) => `{${t}}`).join(' ')}.`);
+    if (!(PATTERN_TOKENS as readonly string[]).includes(match[1]))
+      invalid(`Unknown token {${match[1]}} in pattern; tokens: ${PATTERN_TOKENS.map((t) => `{${t}}`).join(' ')}.`);
     used.add(match[1] as PatternToken);
   }
   const literal = pattern.replace(/\{[^{}]*\}/g, '');
   if (/[{}]/.test(literal)) invalid('The pattern has an unmatched brace.');
   // The pattern's own text must already be a safe name: no folders, no characters an OS refuses.
   // eslint-disable-next-line no-control-regex
-  if (/[/\\:*?"<>|\u0000-\u001f]/.test(literal)) invalid('The pattern may not contain / \\ : * ? " < > | or control characters.');
+  if (/[/\\:*?"<>|\u0000-\u001f]/.test(literal))
+    invalid('The pattern may not contain / \\ : * ? " < > | or control characters.');
   if (literal.includes('..')) invalid('The pattern may not contain "..".');
   if (used.size === 0 && !literal.trim()) invalid('The pattern is empty.');
   return used;
@@ -47,7 +49,12 @@ export function safePart(value: string): string {
 /** The name for one file (without extension), safe on every OS. */
 export function fillPattern(pattern: string, values: TokenValues): string {
   let name = pattern.replace(/\{([a-z]+)\}/g, (_, token: PatternToken) => safePart(values[token]));
-  name = name.replace(/\.{2,}/g, '.').trim().replace(/[. ]+$/, '').slice(0, MAX_NAME).replace(/[. ]+$/, '');
+  name = name
+    .replace(/\.{2,}/g, '.')
+    .trim()
+    .replace(/[. ]+$/, '')
+    .slice(0, MAX_NAME)
+    .replace(/[. ]+$/, '');
   if (!name) name = `photo-${values.index}`;
   if (RESERVED.test(name)) name = `_${name}`;
   return name;

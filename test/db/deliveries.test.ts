@@ -23,7 +23,8 @@ for (const { dialect, skip } of DIALECTS) {
       const { accounts, batches } = dbTierServices(store, tdb.dataDir, () => now);
       const { accountId } = await accounts.createAccount({ email: `${Math.random()}@x.test`, plan: 10, pack: 0 });
       jobs = [];
-      for (let i = 0; i < 10; i++) jobs.push((await batches.createJob(accountId, { webhookUrl: 'https://hooks.example.com/matte' }, null)).id);
+      for (let i = 0; i < 10; i++)
+        jobs.push((await batches.createJob(accountId, { webhookUrl: 'https://hooks.example.com/matte' }, null)).id);
     });
     afterAll(async () => {
       await store?.close();
@@ -34,7 +35,18 @@ for (const { dialect, skip } of DIALECTS) {
       for (const [j, jobId] of jobs.entries()) {
         for (let k = 1; k <= perJob; k++) {
           const payload = { id: k, event: 'item.done', at: due, jobId, data: {} };
-          await store.repos.deliveries.insert({ id: `${prefix}_${j}_${k}`, job_id: jobId, event_seq: k, event: 'item.done', url: 'https://hooks.example.com/matte', payload: JSON.stringify(payload), status: 'pending', attempts: 0, next_attempt_at: due, created_at: due });
+          await store.repos.deliveries.insert({
+            id: `${prefix}_${j}_${k}`,
+            job_id: jobId,
+            event_seq: k,
+            event: 'item.done',
+            url: 'https://hooks.example.com/matte',
+            payload: JSON.stringify(payload),
+            status: 'pending',
+            attempts: 0,
+            next_attempt_at: due,
+            created_at: due,
+          });
         }
       }
     }
@@ -43,8 +55,12 @@ for (const { dialect, skip } of DIALECTS) {
       await seed('race', 2);
       const claimed: string[] = [];
       // Round 1: eight claimers at once; each batch's first delivery only (its second waits for it).
-      const round1 = await Promise.all(Array.from({ length: 8 }, (_, i) => store.repos.deliveries.claimDue(`owner-${i}`, now, now + 15_000)));
-      const more = await Promise.all(Array.from({ length: 8 }, (_, i) => store.repos.deliveries.claimDue(`owner-${i + 8}`, now, now + 15_000)));
+      const round1 = await Promise.all(
+        Array.from({ length: 8 }, (_, i) => store.repos.deliveries.claimDue(`owner-${i}`, now, now + 15_000)),
+      );
+      const more = await Promise.all(
+        Array.from({ length: 8 }, (_, i) => store.repos.deliveries.claimDue(`owner-${i + 8}`, now, now + 15_000)),
+      );
       for (const d of [...round1, ...more]) if (d) claimed.push(d.id);
       expect(new Set(claimed).size).toBe(claimed.length);
       expect(claimed).toHaveLength(10);
@@ -55,13 +71,28 @@ for (const { dialect, skip } of DIALECTS) {
 
       // Settled by their owners: the second deliveries come free, once each.
       for (const d of [...round1, ...more].filter(Boolean)) {
-        expect(await store.repos.deliveries.settleAttempt(d!.id, d!.lease_owner!, { attempts: 1, lastStatus: 200, lastError: null, next: { status: 'delivered', at: now } })).toBe(true);
+        expect(
+          await store.repos.deliveries.settleAttempt(d!.id, d!.lease_owner!, {
+            attempts: 1,
+            lastStatus: 200,
+            lastError: null,
+            next: { status: 'delivered', at: now },
+          }),
+        ).toBe(true);
       }
-      const second = await Promise.all(Array.from({ length: 12 }, (_, i) => store.repos.deliveries.claimDue(`again-${i}`, now, now + 15_000)));
+      const second = await Promise.all(
+        Array.from({ length: 12 }, (_, i) => store.repos.deliveries.claimDue(`again-${i}`, now, now + 15_000)),
+      );
       const ids = second.filter(Boolean).map((d) => d!.id);
       expect(new Set(ids).size).toBe(ids.length);
       expect(ids.sort()).toEqual(jobs.map((_, j) => `race_${j}_2`).sort());
-      for (const d of second.filter(Boolean)) await store.repos.deliveries.settleAttempt(d!.id, d!.lease_owner!, { attempts: 1, lastStatus: 200, lastError: null, next: { status: 'delivered', at: now } });
+      for (const d of second.filter(Boolean))
+        await store.repos.deliveries.settleAttempt(d!.id, d!.lease_owner!, {
+          attempts: 1,
+          lastStatus: 200,
+          lastError: null,
+          next: { status: 'delivered', at: now },
+        });
       expect(await store.repos.deliveries.nextDueAt(now)).toBeNull();
     });
 
@@ -73,8 +104,22 @@ for (const { dialect, skip } of DIALECTS) {
       // 'a' died mid-attempt; at now + 2000 its lease has run out.
       const again = await store.repos.deliveries.claimDue('b', now + 2000, now + 3000);
       expect(again?.id).toBe(first!.id);
-      expect(await store.repos.deliveries.settleAttempt(first!.id, 'a', { attempts: 1, lastStatus: 200, lastError: null, next: { status: 'delivered', at: now } })).toBe(false);
-      expect(await store.repos.deliveries.settleAttempt(first!.id, 'b', { attempts: 1, lastStatus: 500, lastError: 'x', next: { status: 'pending', at: now + 5000 } })).toBe(true);
+      expect(
+        await store.repos.deliveries.settleAttempt(first!.id, 'a', {
+          attempts: 1,
+          lastStatus: 200,
+          lastError: null,
+          next: { status: 'delivered', at: now },
+        }),
+      ).toBe(false);
+      expect(
+        await store.repos.deliveries.settleAttempt(first!.id, 'b', {
+          attempts: 1,
+          lastStatus: 500,
+          lastError: 'x',
+          next: { status: 'pending', at: now + 5000 },
+        }),
+      ).toBe(true);
       const row = (await store.repos.deliveries.listForJob(first!.job_id)).find((d) => d.id === first!.id)!;
       expect(row).toMatchObject({ status: 'pending', attempts: 1, last_status: 500, lease_owner: null });
       expect(Number(row.next_attempt_at)).toBe(now + 5000);
@@ -133,7 +178,9 @@ describe.skipIf(pg.skip)('the event bus between processes (PostgreSQL LISTEN/NOT
     try {
       const heard: string[] = [];
       const off = b.onJobChanged('job_9', () => heard.push('job_9'));
-      const { rows } = await admin.query("select pid from pg_stat_activity where datname = current_database() and query ilike 'listen%' and pid <> pg_backend_pid()");
+      const { rows } = await admin.query(
+        "select pid from pg_stat_activity where datname = current_database() and query ilike 'listen%' and pid <> pg_backend_pid()",
+      );
       expect(rows.length).toBe(2);
       // Kill both listeners: b must reconnect and wake its waiters (signals may have been lost meanwhile).
       for (const r of rows) await admin.query('select pg_terminate_backend($1)', [r.pid]);
@@ -143,7 +190,11 @@ describe.skipIf(pg.skip)('the event bus between processes (PostgreSQL LISTEN/NOT
       // Once both are back, a's signal reaches b again.
       let back = 0;
       while (back < 2 && Date.now() < deadline) {
-        back = (await admin.query("select count(*)::int as n from pg_stat_activity where datname = current_database() and query ilike 'listen%'")).rows[0].n;
+        back = (
+          await admin.query(
+            "select count(*)::int as n from pg_stat_activity where datname = current_database() and query ilike 'listen%'",
+          )
+        ).rows[0].n;
         await new Promise((r) => setTimeout(r, 50));
       }
       a.jobChanged('job_9');

@@ -15,7 +15,15 @@ import { dbTierServices } from '../helpers/services.ts';
 import { productPhoto } from '../helpers/images.ts';
 
 /** Refusals a random history may meet; anything else (a deadlock, a crash) fails the test. */
-const EXPECTED = new Set(['NO_CREDITS', 'TOO_MANY_ACTIVE', 'NOT_RUNNING', 'CONFLICT', 'NOT_DRAFT', 'VALIDATION', 'NOT_FOUND']);
+const EXPECTED = new Set([
+  'NO_CREDITS',
+  'TOO_MANY_ACTIVE',
+  'NOT_RUNNING',
+  'CONFLICT',
+  'NOT_DRAFT',
+  'VALIDATION',
+  'NOT_FOUND',
+]);
 
 function prng(seed: number) {
   let a = seed >>> 0;
@@ -47,14 +55,18 @@ for (const { dialect, skip } of DIALECTS) {
     it('holds after a randomized history of 400 operations, several at a time', async () => {
       const seed = Number(process.env.MATTE_INVARIANT_SEED ?? Date.now() % 100000);
       const random = prng(seed);
-      const pick = <T,>(xs: T[]): T | undefined => xs[Math.floor(random() * xs.length)];
+      const pick = <T>(xs: T[]): T | undefined => xs[Math.floor(random() * xs.length)];
       const { credits, accounts, batches, queries, intake, queue } = dbTierServices(store, tdb.dataDir, clock);
       const licenses = new LicenseService({ store, credits, clock, maxPhotosPerBatch: 200 });
       const purchases = new PurchaseService({ store, credits, clock, provider: new OperatorApprovalProvider() });
       const photo = await productPhoto(48, 36);
 
       const ids: string[] = [];
-      for (let i = 0; i < 3; i++) ids.push((await accounts.createAccount({ email: `inv${i}-${seed}-${dialect}@x.test`, plan: 5 + i * 3, pack: i })).accountId);
+      for (let i = 0; i < 3; i++)
+        ids.push(
+          (await accounts.createAccount({ email: `inv${i}-${seed}-${dialect}@x.test`, plan: 5 + i * 3, pack: i }))
+            .accountId,
+        );
       const [{ code }] = await licenses.create({ tier: 1, allowance: 12, jobLimit: 200, count: 1 });
       await licenses.redeem(ids[0], code);
       const jobsOf = new Map<string, string[]>(ids.map((id) => [id, []]));
@@ -66,7 +78,11 @@ for (const { dialect, skip } of DIALECTS) {
           const job = await batches.createJob(accountId, {}, null);
           jobsOf.get(accountId)!.push(job.id);
           const n = 1 + Math.floor(random() * 4);
-          await intake.addPhotos(accountId, job.id, Array.from({ length: n }, (_, i) => ({ name: `${i}.jpg`, data: photo })));
+          await intake.addPhotos(
+            accountId,
+            job.id,
+            Array.from({ length: n }, (_, i) => ({ name: `${i}.jpg`, data: photo })),
+          );
           const sample = random() < 0.3 && n > 1 ? { sample: 1 } : {};
           return batches.start(accountId, job.id, sample);
         },
@@ -85,8 +101,22 @@ for (const { dialect, skip } of DIALECTS) {
           const item = await queue.claimNext(owner, LEASE);
           if (!item) return;
           const roll = random();
-          if (roll < 0.5) return queue.settleDone(item, owner, { red: false, quality: { score: 90, flags: [] }, meta: {}, outputFormat: 'png', files: { cutout: 'c', output: 'o', thumb: 't' } });
-          if (roll < 0.65) return queue.settleDone(item, owner, { red: true, quality: { score: 20, flags: [] }, meta: {}, outputFormat: 'png', files: { cutout: 'c', output: 'o', thumb: 't' } });
+          if (roll < 0.5)
+            return queue.settleDone(item, owner, {
+              red: false,
+              quality: { score: 90, flags: [] },
+              meta: {},
+              outputFormat: 'png',
+              files: { cutout: 'c', output: 'o', thumb: 't' },
+            });
+          if (roll < 0.65)
+            return queue.settleDone(item, owner, {
+              red: true,
+              quality: { score: 20, flags: [] },
+              meta: {},
+              outputFormat: 'png',
+              files: { cutout: 'c', output: 'o', thumb: 't' },
+            });
           if (roll < 0.8) return queue.settleFailed(item, owner, new PhotoError('INVALID_IMAGE', 'broken', true));
           // The worker dies: after the lease the photo is queued again (or fails after three attempts).
           now += LEASE + 1;
@@ -116,14 +146,26 @@ for (const { dialect, skip } of DIALECTS) {
           const pool = random() < 0.5 ? 'plan' : 'pack';
           const adjust = random() < 0.4;
           const amount = adjust ? Math.floor(random() * 9) - 6 : 1 + Math.floor(random() * 5);
-          return store.transaction((r) => credits.grant(r, pick(ids)!, pool, amount, adjust ? 'adjust' : 'grant', 'random', now));
+          return store.transaction((r) =>
+            credits.grant(r, pick(ids)!, pool, amount, adjust ? 'adjust' : 'grant', 'random', now),
+          );
         },
         async renew() {
           now += Math.floor(random() * 12) * 86_400_000;
           return licenses.renewDue();
         },
       };
-      const weights: [string, number][] = [['start', 5], ['cancel', 2], ['continue', 2], ['work', 8], ['deleteJob', 1], ['deleteItem', 1], ['purchase', 1], ['grant', 2], ['renew', 1]];
+      const weights: [string, number][] = [
+        ['start', 5],
+        ['cancel', 2],
+        ['continue', 2],
+        ['work', 8],
+        ['deleteJob', 1],
+        ['deleteItem', 1],
+        ['purchase', 1],
+        ['grant', 2],
+        ['renew', 1],
+      ];
       const total = weights.reduce((s, [, w]) => s + w, 0);
       const choose = () => {
         let x = random() * total;
@@ -131,7 +173,7 @@ for (const { dialect, skip } of DIALECTS) {
         return 'work';
       };
 
-      for (let done = 0; done < 400; ) {
+      for (let done = 0; done < 400;) {
         const group = Array.from({ length: 1 + Math.floor(random() * 4) }, choose);
         done += group.length;
         const results = await Promise.allSettled(group.map((name) => ops[name]()));
@@ -139,7 +181,8 @@ for (const { dialect, skip } of DIALECTS) {
           counts[group[i]] = (counts[group[i]] ?? 0) + 1;
           if (r.status === 'rejected') {
             const err = r.reason as unknown;
-            if (!(err instanceof AppError && EXPECTED.has(err.code))) throw new Error(`seed ${seed}: ${group[i]} failed: ${(err as Error).stack ?? err}`);
+            if (!(err instanceof AppError && EXPECTED.has(err.code)))
+              throw new Error(`seed ${seed}: ${group[i]} failed: ${(err as Error).stack ?? err}`);
           }
         });
       }
@@ -147,7 +190,13 @@ for (const { dialect, skip } of DIALECTS) {
       for (;;) {
         const item = await queue.claimNext('drain', LEASE);
         if (!item) break;
-        await queue.settleDone(item, 'drain', { red: false, quality: { score: 90, flags: [] }, meta: {}, outputFormat: 'png', files: { cutout: 'c', output: 'o', thumb: 't' } });
+        await queue.settleDone(item, 'drain', {
+          red: false,
+          quality: { score: 90, flags: [] },
+          meta: {},
+          outputFormat: 'png',
+          files: { cutout: 'c', output: 'o', thumb: 't' },
+        });
       }
       // A renewal with plan credits left, whatever the seed: some histories spend every plan credit
       // before each renewal, and the expiry path would go untested by them.
@@ -187,20 +236,33 @@ for (const { dialect, skip } of DIALECTS) {
           const [itemId, pool] = key.split(':');
           const item = await store.repos.items.findById(itemId);
           const open = item ? (pool === 'plan' ? item.reserved_plan : item.reserved_pack) : 0;
-          const history = () => rows.filter((r) => r.item_id === itemId).map((r) => `${r.kind} ${r.pool} ${r.amount}/${r.units} (${r.reason})`).join('; ');
+          const history = () =>
+            rows
+              .filter((r) => r.item_id === itemId)
+              .map((r) => `${r.kind} ${r.pool} ${r.amount}/${r.units} (${r.reason})`)
+              .join('; ');
           expect(e.reserved, `seed ${seed} ${key}: ${history()}`).toBe(e.released + e.committed + open);
           expect(open, `seed ${seed} ${key} still reserved after the drain`).toBe(0);
         }
         // What photos say they were charged is what the ledger committed.
-        const charged = (await Promise.all((await store.repos.jobs.listIdsForAccount(accountId)).map((j) => store.repos.items.listForJob(j)))).flat();
+        const charged = (
+          await Promise.all(
+            (await store.repos.jobs.listIdsForAccount(accountId)).map((j) => store.repos.items.listForJob(j)),
+          )
+        ).flat();
         for (const item of charged) {
-          const committed = [...perItem].filter(([k]) => k.startsWith(`${item.id}:`)).reduce((s, [, e]) => s + e.committed, 0);
+          const committed = [...perItem]
+            .filter(([k]) => k.startsWith(`${item.id}:`))
+            .reduce((s, [, e]) => s + e.committed, 0);
           expect(item.charged, `seed ${seed} ${item.id}`).toBeLessThanOrEqual(committed);
         }
       }
       // The history was rich enough to mean something.
-      const kinds = new Set((await Promise.all(ids.map((id) => store.repos.ledger.listForAccount(id)))).flat().map((r) => r.kind));
-      for (const kind of ['reserve', 'commit', 'release', 'welcome', 'purchase', 'grant', 'refresh', 'expire']) expect(kinds, `seed ${seed}: no ${kind} row`).toContain(kind);
+      const kinds = new Set(
+        (await Promise.all(ids.map((id) => store.repos.ledger.listForAccount(id)))).flat().map((r) => r.kind),
+      );
+      for (const kind of ['reserve', 'commit', 'release', 'welcome', 'purchase', 'grant', 'refresh', 'expire'])
+        expect(kinds, `seed ${seed}: no ${kind} row`).toContain(kind);
       expect(counts.work).toBeGreaterThan(50);
     });
   });

@@ -42,7 +42,11 @@ for (const { dialect, skip } of DIALECTS) {
       const { accountId } = await accounts.createAccount({ email: `${Math.random()}@x.test`, plan, pack: 0 });
       const job = await batches.createJob(accountId, {}, null);
       const photo = await productPhoto(120, 100);
-      await intake.addPhotos(accountId, job.id, Array.from({ length: photos }, (_, i) => ({ name: `${i}.jpg`, data: photo })));
+      await intake.addPhotos(
+        accountId,
+        job.id,
+        Array.from({ length: photos }, (_, i) => ({ name: `${i}.jpg`, data: photo })),
+      );
       await batches.start(accountId, job.id, {});
       return { accountId, jobId: job.id };
     }
@@ -51,13 +55,19 @@ for (const { dialect, skip } of DIALECTS) {
       const { accountId } = await accounts.createAccount({ email: `migrate-${dialect}@example.com`, plan: 1, pack: 0 });
       const again = await createDatabase({ databaseUrl: tdb.databaseUrl, dataDir: tdb.dataDir });
       try {
-        const applied = await sql<{ name: string }>`select name from matte_migrations order by name`.execute(again.kysely);
+        const applied = await sql<{ name: string }>`select name from matte_migrations order by name`.execute(
+          again.kysely,
+        );
         // Each dated migration once: a second run that applied one again would list it twice.
         const names = applied.rows.map((r) => r.name);
         expect(names.length).toBeGreaterThanOrEqual(5);
         expect(new Set(names).size).toBe(names.length);
         expect(names[0]).toBe('2026-11-21T00-initial');
-        const account = await again.kysely.selectFrom('accounts').select('id').where('id', '=', accountId).executeTakeFirst();
+        const account = await again.kysely
+          .selectFrom('accounts')
+          .select('id')
+          .where('id', '=', accountId)
+          .executeTakeFirst();
         expect(account?.id).toBe(accountId);
       } finally {
         await again.close();
@@ -84,9 +94,33 @@ for (const { dialect, skip } of DIALECTS) {
       expect(second.id).toBe(first.id);
       expect(second.attempts).toBe(2);
       // The dead worker comes back and tries to settle: refused.
-      expect(await queue.settleDone(first, 'dead-worker', { red: false, quality: {}, meta: {}, outputFormat: 'png', files: { cutout: 'c', output: 'o', thumb: 't' } })).toBeNull();
-      expect(await queue.settleDone(second, 'live-worker', { red: false, quality: {}, meta: {}, outputFormat: 'png', files: { cutout: 'c', output: 'o', thumb: 't' } })).not.toBeNull();
-      expect(await queue.settleDone(second, 'live-worker', { red: false, quality: {}, meta: {}, outputFormat: 'png', files: { cutout: 'c', output: 'o', thumb: 't' } })).toBeNull();
+      expect(
+        await queue.settleDone(first, 'dead-worker', {
+          red: false,
+          quality: {},
+          meta: {},
+          outputFormat: 'png',
+          files: { cutout: 'c', output: 'o', thumb: 't' },
+        }),
+      ).toBeNull();
+      expect(
+        await queue.settleDone(second, 'live-worker', {
+          red: false,
+          quality: {},
+          meta: {},
+          outputFormat: 'png',
+          files: { cutout: 'c', output: 'o', thumb: 't' },
+        }),
+      ).not.toBeNull();
+      expect(
+        await queue.settleDone(second, 'live-worker', {
+          red: false,
+          quality: {},
+          meta: {},
+          outputFormat: 'png',
+          files: { cutout: 'c', output: 'o', thumb: 't' },
+        }),
+      ).toBeNull();
       const commits = (await store.repos.ledger.list(accountId, { limit: 50 })).filter((r) => r.kind === 'commit');
       expect(commits).toHaveLength(1);
       expect(await store.repos.ledger.sums(accountId)).toEqual({ plan: 9, pack: 0 });
@@ -110,24 +144,51 @@ for (const { dialect, skip } of DIALECTS) {
       const a = (await queue.claimNext('w', 60_000))!;
       const b = (await queue.claimNext('w', 60_000))!;
       const c = (await queue.claimNext('w', 60_000))!;
-      await queue.settleDone(a, 'w', { red: false, quality: {}, meta: {}, outputFormat: 'png', files: { cutout: 'c', output: 'o', thumb: 't' } });
-      await queue.settleDone(b, 'w', { red: true, quality: {}, meta: {}, outputFormat: 'png', files: { cutout: 'c', output: 'o', thumb: 't' } });
+      await queue.settleDone(a, 'w', {
+        red: false,
+        quality: {},
+        meta: {},
+        outputFormat: 'png',
+        files: { cutout: 'c', output: 'o', thumb: 't' },
+      });
+      await queue.settleDone(b, 'w', {
+        red: true,
+        quality: {},
+        meta: {},
+        outputFormat: 'png',
+        files: { cutout: 'c', output: 'o', thumb: 't' },
+      });
       await queue.settleFailed(c, 'w', new PhotoError('INVALID_IMAGE', 'bad', true));
       const account = (await store.repos.accounts.findById(accountId))!;
       expect(account.plan_credits).toBe(2);
-      expect(await store.repos.ledger.sums(accountId)).toEqual({ plan: account.plan_credits, pack: account.pack_credits });
+      expect(await store.repos.ledger.sums(accountId)).toEqual({
+        plan: account.plan_credits,
+        pack: account.pack_credits,
+      });
       const job = (await store.repos.jobs.findById(jobId))!;
       expect(job.status).toBe('done');
       expect(job.expires_at).toBe(job.finished_at! + 7_200_000);
       const events = await store.repos.events.listForJob(jobId);
-      expect(events.map((e) => e.event)).toEqual(['job.started', 'item.done', 'item.needs_review', 'item.failed', 'job.done']);
+      expect(events.map((e) => e.event)).toEqual([
+        'job.started',
+        'item.done',
+        'item.needs_review',
+        'item.failed',
+        'job.done',
+      ]);
       expect(events.map((e) => e.id)).toEqual([1, 2, 3, 4, 5]);
     });
 
     it('deletes batches two hours after they finish', async () => {
       const { accountId, jobId } = await startedBatch(1);
       const item = (await queue.claimNext('w', 60_000))!;
-      await queue.settleDone(item, 'w', { red: false, quality: {}, meta: {}, outputFormat: 'png', files: { cutout: 'c', output: 'o', thumb: 't' } });
+      await queue.settleDone(item, 'w', {
+        red: false,
+        quality: {},
+        meta: {},
+        outputFormat: 'png',
+        files: { cutout: 'c', output: 'o', thumb: 't' },
+      });
       expect(await queue.deleteExpired()).toBe(0);
       now += 7_200_001;
       expect(await queue.deleteExpired()).toBeGreaterThanOrEqual(1);
@@ -135,7 +196,17 @@ for (const { dialect, skip } of DIALECTS) {
     });
 
     it('remembers an idempotency key once per account and scope', async () => {
-      const row = { account_id: 'acc', scope: 's', key: 'k1234567', fingerprint: 'f', state: 'in_progress', status_code: null, response: null, created_at: now, locked_until: null };
+      const row = {
+        account_id: 'acc',
+        scope: 's',
+        key: 'k1234567',
+        fingerprint: 'f',
+        state: 'in_progress',
+        status_code: null,
+        response: null,
+        created_at: now,
+        locked_until: null,
+      };
       expect(await store.repos.idempotency.begin(row)).toBeUndefined();
       expect((await store.repos.idempotency.begin(row))!.state).toBe('in_progress');
       expect(await store.repos.idempotency.begin({ ...row, scope: 'other' })).toBeUndefined();

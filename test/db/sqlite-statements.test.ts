@@ -24,10 +24,20 @@ describe('cached SQLite statements', () => {
   it('answers through Kysely as fresh statements do, in transactions, and after the schema changed', async () => {
     const raw = new SqliteDatabase(':memory:');
     const cache = new CachedStatements(raw);
-    const db = new Kysely<{ t: { id: number; name: string; extra?: string | null } }>({ dialect: new ImmediateSqliteDialect({ database: cache }) });
+    const db = new Kysely<{ t: { id: number; name: string; extra?: string | null } }>({
+      dialect: new ImmediateSqliteDialect({ database: cache }),
+    });
     try {
-      await db.schema.createTable('t').addColumn('id', 'integer', (c) => c.primaryKey()).addColumn('name', 'text').execute();
-      for (let i = 1; i <= 3; i++) await db.insertInto('t').values({ id: i, name: `n${i}` }).execute();
+      await db.schema
+        .createTable('t')
+        .addColumn('id', 'integer', (c) => c.primaryKey())
+        .addColumn('name', 'text')
+        .execute();
+      for (let i = 1; i <= 3; i++)
+        await db
+          .insertInto('t')
+          .values({ id: i, name: `n${i}` })
+          .execute();
       const byId = (id: number) => db.selectFrom('t').selectAll().where('id', '=', id).executeTakeFirst();
       expect(await byId(2)).toEqual({ id: 2, name: 'n2' });
       expect(await byId(3)).toEqual({ id: 3, name: 'n3' });

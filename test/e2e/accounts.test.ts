@@ -32,16 +32,40 @@ afterAll(async () => {
 
 async function newAccount(plan: number, pack = 0, password?: string) {
   const email = `acct${++seq}-${Date.now()}@example.com`;
-  const args = ['accounts', 'create', '--email', email, '--plan', String(plan), '--pack', String(pack), '--json', ...(password ? ['--password-stdin'] : [])];
+  const args = [
+    'accounts',
+    'create',
+    '--email',
+    email,
+    '--plan',
+    String(plan),
+    '--pack',
+    String(pack),
+    '--json',
+    ...(password ? ['--password-stdin'] : []),
+  ];
   const out = await a.run(args, password);
   expect(out.code, out.stderr).toBe(0);
   const created = JSON.parse(out.stdout) as { accountId: string; apiKey: string };
   return { ...created, email, auth: { authorization: `Bearer ${created.apiKey}` } };
 }
 
-function call(server: RunningServer, auth: Record<string, string>, url: string, init: { method?: string; json?: unknown; headers?: Record<string, string> } = {}) {
-  const headers = { ...auth, ...(init.json !== undefined ? { 'content-type': 'application/json' } : {}), ...init.headers };
-  return fetch(`${server.base}${url}`, { method: init.method ?? 'GET', headers, body: init.json !== undefined ? JSON.stringify(init.json) : undefined });
+function call(
+  server: RunningServer,
+  auth: Record<string, string>,
+  url: string,
+  init: { method?: string; json?: unknown; headers?: Record<string, string> } = {},
+) {
+  const headers = {
+    ...auth,
+    ...(init.json !== undefined ? { 'content-type': 'application/json' } : {}),
+    ...init.headers,
+  };
+  return fetch(`${server.base}${url}`, {
+    method: init.method ?? 'GET',
+    headers,
+    body: init.json !== undefined ? JSON.stringify(init.json) : undefined,
+  });
 }
 
 async function draftWith(server: RunningServer, auth: Record<string, string>, photos: number): Promise<string> {
@@ -49,7 +73,9 @@ async function draftWith(server: RunningServer, auth: Record<string, string>, ph
   const form = new FormData();
   const data = await productPhoto(320, 240);
   for (let i = 0; i < photos; i++) form.append('files', new Blob([new Uint8Array(data)]), `p${i}.jpg`);
-  const added = await (await fetch(`${server.base}/v1/jobs/${job.id}/items`, { method: 'POST', headers: auth, body: form })).json();
+  const added = await (
+    await fetch(`${server.base}/v1/jobs/${job.id}/items`, { method: 'POST', headers: auth, body: form })
+  ).json();
   expect(added.added).toBe(photos);
   return job.id;
 }
@@ -67,7 +93,12 @@ describe.skipIf(!PG_AVAILABLE)('accounts across two server processes on one Post
     const { auth, accountId } = await newAccount(5);
     const jobId = await draftWith(a, auth, 2);
     const answers = await Promise.all(
-      Array.from({ length: 20 }, (_, i) => call(i % 2 ? a : b, auth, `/v1/jobs/${jobId}/start`, { method: 'POST', headers: { 'idempotency-key': 'one-start-0001' } })),
+      Array.from({ length: 20 }, (_, i) =>
+        call(i % 2 ? a : b, auth, `/v1/jobs/${jobId}/start`, {
+          method: 'POST',
+          headers: { 'idempotency-key': 'one-start-0001' },
+        }),
+      ),
     );
     const statuses = answers.map((r) => r.status);
     const bodies = await Promise.all(answers.map((r) => r.json()));
@@ -91,7 +122,9 @@ describe.skipIf(!PG_AVAILABLE)('accounts across two server processes on one Post
   it('parallel starts of batches that together need more than the balance: some 402, never a negative balance', async () => {
     const { auth, accountId } = await newAccount(3);
     const jobs = [await draftWith(a, auth, 2), await draftWith(b, auth, 2)];
-    const answers = await Promise.all(jobs.map((id, i) => call(i ? a : b, auth, `/v1/jobs/${id}/start`, { method: 'POST' })));
+    const answers = await Promise.all(
+      jobs.map((id, i) => call(i ? a : b, auth, `/v1/jobs/${id}/start`, { method: 'POST' })),
+    );
     const statuses = answers.map((r) => r.status).sort();
     expect(statuses).toEqual([202, 402]);
     const refused = await answers.find((r) => r.status === 402)!.json();
@@ -104,7 +137,9 @@ describe.skipIf(!PG_AVAILABLE)('accounts across two server processes on one Post
   it('three batches started at once on two processes: two run, the third gets 409 TOO_MANY_ACTIVE and stays a draft', async () => {
     const { auth } = await newAccount(10);
     const jobs = [await draftWith(a, auth, 1), await draftWith(a, auth, 1), await draftWith(b, auth, 1)];
-    const answers = await Promise.all(jobs.map((id, i) => call(i % 2 ? a : b, auth, `/v1/jobs/${id}/start`, { method: 'POST' })));
+    const answers = await Promise.all(
+      jobs.map((id, i) => call(i % 2 ? a : b, auth, `/v1/jobs/${id}/start`, { method: 'POST' })),
+    );
     expect(answers.map((r) => r.status).sort()).toEqual([202, 202, 409]);
     const refusedAt = answers.findIndex((r) => r.status === 409);
     expect((await answers[refusedAt].json()).code).toBe('TOO_MANY_ACTIVE');
@@ -114,7 +149,7 @@ describe.skipIf(!PG_AVAILABLE)('accounts across two server processes on one Post
     expect(account.credits.plan).toBe(8);
   });
 
-  it('shares one key\'s request budget across both processes: 80 requests at once, 60 answered', async () => {
+  it("shares one key's request budget across both processes: 80 requests at once, 60 answered", async () => {
     const { auth } = await newAccount(0);
     const answers = await Promise.all(Array.from({ length: 80 }, (_, i) => call(i % 2 ? a : b, auth, '/v1/presets')));
     const statuses = answers.map((r) => r.status);
@@ -125,9 +160,12 @@ describe.skipIf(!PG_AVAILABLE)('accounts across two server processes on one Post
     expect((await limited.json()).code).toBe('RATE_LIMITED');
   });
 
-  it('shares one key\'s photo budget across both processes: uploads at once never add more than the budget', async () => {
+  it("shares one key's photo budget across both processes: uploads at once never add more than the budget", async () => {
     const { auth } = await newAccount(0);
-    const jobs = [await (await call(a, auth, '/v1/jobs', { method: 'POST', json: {} })).json(), await (await call(b, auth, '/v1/jobs', { method: 'POST', json: {} })).json()];
+    const jobs = [
+      await (await call(a, auth, '/v1/jobs', { method: 'POST', json: {} })).json(),
+      await (await call(b, auth, '/v1/jobs', { method: 'POST', json: {} })).json(),
+    ];
     const data = await productPhoto(64, 48);
     const upload = (server: RunningServer, jobId: string) => {
       const form = new FormData();
@@ -145,7 +183,11 @@ describe.skipIf(!PG_AVAILABLE)('accounts across two server processes on one Post
 
   it('a studio session signed in on one process works on the other; a key made there, then revoked, is refused on its next call', async () => {
     const { email } = await newAccount(2, 0, PASSWORD);
-    const signIn = await fetch(`${a.base}/v1/session`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email, password: PASSWORD }) });
+    const signIn = await fetch(`${a.base}/v1/session`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email, password: PASSWORD }),
+    });
     expect(signIn.status).toBe(200);
     const cookie = signIn.headers.get('set-cookie')!.split(';')[0];
     const { csrfToken } = await signIn.json();
@@ -166,18 +208,29 @@ describe.skipIf(!PG_AVAILABLE)('accounts across two server processes on one Post
 describe.skipIf(!PG_AVAILABLE)('bin/matte beside the running servers', () => {
   it('licences, purchases, grants and corrections, keys: each verb with --json; bad input exits 2 with a message', async () => {
     const { email, accountId, auth } = await newAccount(0, 0, PASSWORD);
-    const made = JSON.parse((await a.run(['licenses', 'create', '--tier', '2', '--allowance', '30', '--job-limit', '100', '--json'])).stdout);
+    const made = JSON.parse(
+      (await a.run(['licenses', 'create', '--tier', '2', '--allowance', '30', '--job-limit', '100', '--json'])).stdout,
+    );
     const code = made.licenses[0].code as string;
     expect(code).toMatch(/^lic_/);
     const listed = JSON.parse((await a.run(['licenses', 'list', '--status', 'purchased', '--json'])).stdout);
     expect(listed.licenses.map((l: { id: string }) => l.id)).toContain(made.licenses[0].license.id);
     expect(JSON.stringify(listed)).not.toContain(code);
 
-    const signIn = await fetch(`${b.base}/v1/session`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email, password: PASSWORD }) });
-    const studio = { cookie: signIn.headers.get('set-cookie')!.split(';')[0], 'x-csrf-token': (await signIn.json()).csrfToken };
+    const signIn = await fetch(`${b.base}/v1/session`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email, password: PASSWORD }),
+    });
+    const studio = {
+      cookie: signIn.headers.get('set-cookie')!.split(';')[0],
+      'x-csrf-token': (await signIn.json()).csrfToken,
+    };
     const redeemed = await (await call(a, studio, '/v1/license/redeem', { method: 'POST', json: { code } })).json();
     expect(redeemed.credits.plan).toBe(30);
-    const bought = await (await call(b, studio, '/v1/credits/purchases', { method: 'POST', json: { packId: 'pack-100' } })).json();
+    const bought = await (
+      await call(b, studio, '/v1/credits/purchases', { method: 'POST', json: { packId: 'pack-100' } })
+    ).json();
     expect(bought.status).toBe('pending');
     const pending = JSON.parse((await a.run(['purchases', 'list', '--status', 'pending', '--json'])).stdout);
     expect(pending.purchases.map((p: { id: string }) => p.id)).toContain(bought.id);
@@ -188,14 +241,42 @@ describe.skipIf(!PG_AVAILABLE)('bin/matte beside the running servers', () => {
     expect(twice.code).toBe(2);
     expect(twice.stderr).toContain('not pending');
 
-    expect((await a.run(['credits', 'grant', '--account', accountId, '--pool', 'pack', '--amount', '5', '--json'])).code).toBe(0);
-    const adjusted = JSON.parse((await a.run(['credits', 'adjust', '--account', accountId, '--pool', 'plan', '--amount', '-10', '--reason', 'goodwill reversed', '--json'])).stdout);
+    expect(
+      (await a.run(['credits', 'grant', '--account', accountId, '--pool', 'pack', '--amount', '5', '--json'])).code,
+    ).toBe(0);
+    const adjusted = JSON.parse(
+      (
+        await a.run([
+          'credits',
+          'adjust',
+          '--account',
+          accountId,
+          '--pool',
+          'plan',
+          '--amount',
+          '-10',
+          '--reason',
+          'goodwill reversed',
+          '--json',
+        ])
+      ).stdout,
+    );
     expect(adjusted).toMatchObject({ plan: 20, pack: 105 });
     const account = await (await call(b, auth, '/v1/account')).json();
     expect(account.credits).toMatchObject({ plan: 20, pack: 105, total: 125 });
     const ledger = await (await call(a, auth, '/v1/credits/ledger')).json();
-    expect(ledger.entries.slice(0, 4).map((e: { kind: string }) => e.kind)).toEqual(['adjust', 'grant', 'purchase', 'refresh']);
-    expect(ledger.entries[0]).toMatchObject({ pool: 'plan', amount: -10, balanceAfter: 20, reason: 'goodwill reversed' });
+    expect(ledger.entries.slice(0, 4).map((e: { kind: string }) => e.kind)).toEqual([
+      'adjust',
+      'grant',
+      'purchase',
+      'refresh',
+    ]);
+    expect(ledger.entries[0]).toMatchObject({
+      pool: 'plan',
+      amount: -10,
+      balanceAfter: 20,
+      reason: 'goodwill reversed',
+    });
 
     const key = JSON.parse((await a.run(['keys', 'create', '--account', accountId, '--name', 'ops', '--json'])).stdout);
     expect((await call(b, { authorization: `Bearer ${key.apiKey}` }, '/v1/account')).status).toBe(200);
@@ -207,12 +288,24 @@ describe.skipIf(!PG_AVAILABLE)('bin/matte beside the running servers', () => {
     expect(accounts.map((x: { email: string }) => x.email)).toContain(email);
 
     const bad: [string[], RegExp][] = [
-      [['credits', 'grant', '--account', accountId, '--pool', 'gold', '--amount', '5'], /--pool must be one of plan, pack/],
-      [['credits', 'grant', '--account', accountId, '--pool', 'plan', '--amount', 'ten'], /--amount must be a whole number/],
+      [
+        ['credits', 'grant', '--account', accountId, '--pool', 'gold', '--amount', '5'],
+        /--pool must be one of plan, pack/,
+      ],
+      [
+        ['credits', 'grant', '--account', accountId, '--pool', 'plan', '--amount', 'ten'],
+        /--amount must be a whole number/,
+      ],
       [['credits', 'adjust', '--account', accountId, '--pool', 'plan', '--amount', '-1'], /--reason is required/],
-      [['credits', 'adjust', '--account', accountId, '--pool', 'plan', '--amount', '-999', '--reason', 'x'], /cannot go below zero/],
+      [
+        ['credits', 'adjust', '--account', accountId, '--pool', 'plan', '--amount', '-999', '--reason', 'x'],
+        /cannot go below zero/,
+      ],
       [['credits', 'grant', '--account', 'acc_nope', '--pool', 'plan', '--amount', '1'], /no longer exists|No account/],
-      [['licenses', 'create', '--tier', '1', '--allowance', '10', '--job-limit', '500'], /job limit must be a whole number from 1 to 200/],
+      [
+        ['licenses', 'create', '--tier', '1', '--allowance', '10', '--job-limit', '500'],
+        /job limit must be a whole number from 1 to 200/,
+      ],
       [['accounts', 'create', '--email', 'not-an-email'], /not an email address/],
       [['accounts', 'create', '--email', email], /exists already/],
       [['keys', 'revoke', '--account', accountId, '--key', 'key_nope'], /No key/],
@@ -230,6 +323,7 @@ describe.skipIf(!PG_AVAILABLE)('bin/matte beside the running servers', () => {
 
 if (!PG_AVAILABLE) {
   describe('accounts across processes', () => {
-    it.skip('needs PostgreSQL (start it with: pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start)', () => undefined);
+    it.skip('needs PostgreSQL (start it with: pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start)', () =>
+      undefined);
   });
 }

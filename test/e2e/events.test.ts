@@ -19,7 +19,11 @@ function client(server: RunningServer, apiKey: string): Api {
     fetch(`${server.base}${path}`, {
       ...init,
       ...(init.json !== undefined ? { body: JSON.stringify(init.json) } : {}),
-      headers: { authorization: `Bearer ${apiKey}`, ...(init.json !== undefined ? { 'content-type': 'application/json' } : {}), ...(init.headers as Record<string, string>) },
+      headers: {
+        authorization: `Bearer ${apiKey}`,
+        ...(init.json !== undefined ? { 'content-type': 'application/json' } : {}),
+        ...(init.headers as Record<string, string>),
+      },
     });
 }
 
@@ -45,7 +49,9 @@ describe.skipIf(!HAVE_EVAL_DATA)('events with the real model', () => {
   let apiKey: string;
   beforeAll(async () => {
     server = await startServer({ MATTE_WEBHOOK_RETRY_DELAYS_MS: '300,300,300,300' });
-    apiKey = JSON.parse(await server.cli('accounts', 'create', '--email', 'events@example.com', '--plan', '20', '--json')).apiKey;
+    apiKey = JSON.parse(
+      await server.cli('accounts', 'create', '--email', 'events@example.com', '--plan', '20', '--json'),
+    ).apiKey;
     api = client(server, apiKey);
   }, 60_000);
   afterAll(async () => server?.stop());
@@ -54,7 +60,9 @@ describe.skipIf(!HAVE_EVAL_DATA)('events with the real model', () => {
     receiver.requests.length = 0;
     // The receiver fails every first attempt: the retry arrives after later events (out of order),
     // as the spec warns; sorted by id and deduplicated by delivery id, the story is whole.
-    receiver.respond = (req) => ({ status: req.headers['x-matte-attempt'] === '1' && req.body.event === 'item.done' ? 500 : 200 });
+    receiver.respond = (req) => ({
+      status: req.headers['x-matte-attempt'] === '1' && req.body.event === 'item.done' ? 500 : 200,
+    });
     const job = await batchWith(api, photos, { webhookUrl: receiver.url });
     const stream = await openStream(`${server.base}/v1/jobs/${job.id}/events`, { authorization: `Bearer ${apiKey}` });
     expect((await stream.next()).event).toBe('snapshot');
@@ -66,16 +74,22 @@ describe.skipIf(!HAVE_EVAL_DATA)('events with the real model', () => {
     expect(streamed.at(-1)!.event).toBe('job.done');
     for (const e of streamed.slice(1, 4)) expect(['item.done', 'item.needs_review']).toContain(e.event);
 
-    await receiver.waitFor((all) => new Set(all.filter((r) => r.answered === 200 && r.body.jobId === job.id).map((r) => r.body.id)).size === 5, 30_000);
+    await receiver.waitFor(
+      (all) =>
+        new Set(all.filter((r) => r.answered === 200 && r.body.jobId === job.id).map((r) => r.body.id)).size === 5,
+      30_000,
+    );
     const got = receiver.requests.filter((r) => r.body.jobId === job.id);
-    for (const r of got) expect(verifySignature(job.webhookSecret!, r.headers['x-matte-signature'] as string, r.raw)).toBe(true);
+    for (const r of got)
+      expect(verifySignature(job.webhookSecret!, r.headers['x-matte-signature'] as string, r.raw)).toBe(true);
     const byDelivery = new Map<string, (typeof got)[number]>();
     for (const r of got) if (r.answered === 200) byDelivery.set(r.headers['x-matte-delivery'] as string, r);
     const story = [...byDelivery.values()].sort((a, b) => a.body.id - b.body.id).map((r) => r.body);
     expect(story).toEqual(streamed.map((e) => e.body));
     // The item events were each tried twice under the same delivery id.
     const itemTries = got.filter((r) => r.body.event === 'item.done');
-    for (const r of itemTries) expect(itemTries.filter((x) => x.headers['x-matte-delivery'] === r.headers['x-matte-delivery']).length).toBe(2);
+    for (const r of itemTries)
+      expect(itemTries.filter((x) => x.headers['x-matte-delivery'] === r.headers['x-matte-delivery']).length).toBe(2);
   }, 120_000);
   it('gives a delivery up after five failed attempts, and only the selected events are sent', async () => {
     receiver.requests.length = 0;
@@ -90,10 +104,18 @@ describe.skipIf(!HAVE_EVAL_DATA)('events with the real model', () => {
     }
     expect(list.events).toEqual(['job.done']);
     expect(list.deliveries).toHaveLength(1);
-    expect(list.deliveries[0]).toMatchObject({ event: 'job.done', status: 'given_up', attempts: 5, lastStatus: 500, nextAttemptAt: null });
+    expect(list.deliveries[0]).toMatchObject({
+      event: 'job.done',
+      status: 'given_up',
+      attempts: 5,
+      lastStatus: 500,
+      nextAttemptAt: null,
+    });
     await new Promise((r) => setTimeout(r, 700));
     const tries = receiver.requests.filter((r) => r.body.jobId === job.id);
-    expect(tries.map((r) => [r.body.event, r.headers['x-matte-attempt']])).toEqual([1, 2, 3, 4, 5].map((n) => ['job.done', String(n)]));
+    expect(tries.map((r) => [r.body.event, r.headers['x-matte-attempt']])).toEqual(
+      [1, 2, 3, 4, 5].map((n) => ['job.done', String(n)]),
+    );
   }, 120_000);
 });
 
@@ -101,7 +123,9 @@ describe('stopping a server', () => {
   it('ends open streams and exits at once instead of waiting out their ten minutes', async () => {
     const server = await startServer();
     try {
-      const apiKey = JSON.parse(await server.cli('accounts', 'create', '--email', 'stop@example.com', '--plan', '5', '--json')).apiKey;
+      const apiKey = JSON.parse(
+        await server.cli('accounts', 'create', '--email', 'stop@example.com', '--plan', '5', '--json'),
+      ).apiKey;
       const job = await (await client(server, apiKey)('/v1/jobs', { method: 'POST', json: {} })).json();
       const stream = await openStream(`${server.base}/v1/jobs/${job.id}/events`, { authorization: `Bearer ${apiKey}` });
       await stream.next((m) => m.event === 'snapshot');
@@ -123,10 +147,15 @@ describe.skipIf(!HAVE_EVAL_DATA)('a restart in the middle of the retries', () =>
     const dataDir = first.dataDir;
     let second: RunningServer | undefined;
     try {
-      const apiKey = JSON.parse(await first.cli('accounts', 'create', '--email', 'restart@example.com', '--plan', '5', '--json')).apiKey;
+      const apiKey = JSON.parse(
+        await first.cli('accounts', 'create', '--email', 'restart@example.com', '--plan', '5', '--json'),
+      ).apiKey;
       receiver.requests.length = 0;
       receiver.respond = (req) => ({ status: req.headers['x-matte-attempt'] === '1' ? 500 : 200 });
-      const job = await batchWith(client(first, apiKey), photos.slice(0, 1), { webhookUrl: receiver.url, webhookEvents: ['job.started'] });
+      const job = await batchWith(client(first, apiKey), photos.slice(0, 1), {
+        webhookUrl: receiver.url,
+        webhookEvents: ['job.started'],
+      });
       expect((await client(first, apiKey)(`/v1/jobs/${job.id}/start`, { method: 'POST' })).status).toBe(202);
       await receiver.waitFor((all) => all.some((r) => r.body.jobId === job.id), 15_000);
       // Killed once the failed attempt is recorded (the receiver hears it a moment before the server
@@ -177,7 +206,9 @@ describe.skipIf(!HAVE_EVAL_DATA || !PG_AVAILABLE)('two processes on one PostgreS
   });
 
   it('events written by the worker process reach a stream and a long-poll served by the API process', async () => {
-    const apiKey = JSON.parse(await apiOnly.cli('accounts', 'create', '--email', 'pg-events@example.com', '--plan', '5', '--json')).apiKey;
+    const apiKey = JSON.parse(
+      await apiOnly.cli('accounts', 'create', '--email', 'pg-events@example.com', '--plan', '5', '--json'),
+    ).apiKey;
     const api = client(apiOnly, apiKey);
     receiver.requests.length = 0;
     receiver.respond = () => ({ status: 200 });
@@ -198,6 +229,8 @@ describe.skipIf(!HAVE_EVAL_DATA || !PG_AVAILABLE)('two processes on one PostgreS
     expect(eventsOf(stream.messages).map((e) => e.id)).toEqual([1, 2, 3, 4]);
     expect(eventsOf(stream.messages).at(-1)!.event).toBe('job.done');
     await receiver.waitFor((all) => all.filter((r) => r.body.jobId === job.id).length === 4, 30_000);
-    expect(new Set(receiver.requests.filter((r) => r.body.jobId === job.id).map((r) => r.headers['x-matte-delivery'])).size).toBe(4);
+    expect(
+      new Set(receiver.requests.filter((r) => r.body.jobId === job.id).map((r) => r.headers['x-matte-delivery'])).size,
+    ).toBe(4);
   }, 120_000);
 });

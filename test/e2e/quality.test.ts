@@ -17,12 +17,28 @@ beforeAll(async () => {
 afterAll(async () => server?.stop());
 
 async function account(plan: number, pack = 0) {
-  const { apiKey } = JSON.parse(await server.cli('accounts', 'create', '--email', `q${Math.random().toString(16).slice(2)}@example.com`, '--plan', String(plan), '--pack', String(pack), '--json'));
+  const { apiKey } = JSON.parse(
+    await server.cli(
+      'accounts',
+      'create',
+      '--email',
+      `q${Math.random().toString(16).slice(2)}@example.com`,
+      '--plan',
+      String(plan),
+      '--pack',
+      String(pack),
+      '--json',
+    ),
+  );
   const api = (path: string, init: RequestInit & { json?: unknown } = {}) =>
     fetch(`${server.base}${path}`, {
       ...init,
       ...(init.json !== undefined ? { body: JSON.stringify(init.json) } : {}),
-      headers: { authorization: `Bearer ${apiKey}`, ...(init.json !== undefined ? { 'content-type': 'application/json' } : {}), ...(init.headers as Record<string, string>) },
+      headers: {
+        authorization: `Bearer ${apiKey}`,
+        ...(init.json !== undefined ? { 'content-type': 'application/json' } : {}),
+        ...(init.headers as Record<string, string>),
+      },
     });
   return api;
 }
@@ -62,18 +78,27 @@ async function ledgerBalances(api: Api): Promise<void> {
 }
 
 /** Two eval products cut out by their ground truth and laid on white: a vase, and a banana apart from it. */
-async function twoProductsOnWhite(): Promise<{ data: Buffer; banana: { x: number; y: number; width: number; height: number } }> {
+async function twoProductsOnWhite(): Promise<{
+  data: Buffer;
+  banana: { x: number; y: number; width: number; height: number };
+}> {
   const cut = async (id: string, width: number) => {
     const e = entries.get(id)!;
     const rgb = sharp(evalFile(e.image)).removeAlpha();
-    const withAlpha = await rgb.joinChannel(await sharp(evalFile(e.mask)).extractChannel(0).toBuffer()).png().toBuffer();
+    const withAlpha = await rgb
+      .joinChannel(await sharp(evalFile(e.mask)).extractChannel(0).toBuffer())
+      .png()
+      .toBuffer();
     return sharp(withAlpha).resize({ width }).png().toBuffer({ resolveWithObject: true });
   };
   const vase = await cut('grabcut-ceramic', 560);
   const banana = await cut('grabcut-banana1', 150);
   const at = { x: 860, y: 480 };
   const data = await sharp({ create: { width: 1200, height: 800, channels: 3, background: '#ffffff' } })
-    .composite([{ input: vase.data, left: 20, top: 60 }, { input: banana.data, left: at.x, top: at.y }])
+    .composite([
+      { input: vase.data, left: 20, top: 60 },
+      { input: banana.data, left: at.x, top: at.y },
+    ])
     .jpeg({ quality: 92 })
     .toBuffer();
   return { data, banana: { x: at.x, y: at.y, width: banana.info.width, height: banana.info.height } };
@@ -88,7 +113,10 @@ describe.skipIf(!HAVE_EVAL_DATA)('the check against ground truth, with the real 
       .filter((_, i) => i % 2 === 0)
       .slice(0, 10);
     const api = await account(picked.length);
-    const jobId = await batch(api, picked.map((e) => ({ name: `${e.id}.jpg`, data: evalFile(e.image) })));
+    const jobId = await batch(
+      api,
+      picked.map((e) => ({ name: `${e.id}.jpg`, data: evalFile(e.image) })),
+    );
     // Polled every two seconds, not long-polled: ten photos change the batch about sixty times, and the
     // key may make sixty requests a minute.
     for (let i = 0; i < 150; i++) {
@@ -130,7 +158,14 @@ describe.skipIf(!HAVE_EVAL_DATA)('the calibrated check, reviews and reports, wit
     const job = await follow(api, jobId);
     const plant = job.items.find((i: { name: string }) => i.name === 'plant.jpg');
     const vase = job.items.find((i: { name: string }) => i.name === 'vase.jpg');
-    expect(plant).toMatchObject({ status: 'done', review: 'red', refunded: true, credits: 0, canReport: false, canRerun: true });
+    expect(plant).toMatchObject({
+      status: 'done',
+      review: 'red',
+      refunded: true,
+      credits: 0,
+      canReport: false,
+      canRerun: true,
+    });
     expect(plant.quality.score).toBeLessThan(50);
     expect(plant.quality.flags.length).toBeGreaterThan(0);
     for (const f of plant.quality.flags) expect(f.severity).toBeGreaterThan(0);
@@ -147,7 +182,10 @@ describe.skipIf(!HAVE_EVAL_DATA)('the calibrated check, reviews and reports, wit
     expect(account_.credits.plan).toBe(4);
     await ledgerBalances(api);
     // A refunded photo has nothing to give back.
-    const onPlant = await api(`/v1/jobs/${jobId}/items/${plant.id}/report`, { method: 'POST', json: { reason: 'missing-part', region: { x: 0, y: 0, width: 100, height: 100 } } });
+    const onPlant = await api(`/v1/jobs/${jobId}/items/${plant.id}/report`, {
+      method: 'POST',
+      json: { reason: 'missing-part', region: { x: 0, y: 0, width: 100, height: 100 } },
+    });
     expect(onPlant.status).toBe(409);
     expect(await onPlant.json()).toMatchObject({ code: 'CONFLICT', reason: 'ALREADY_REFUNDED' });
   });
@@ -160,19 +198,30 @@ describe.skipIf(!HAVE_EVAL_DATA)('the calibrated check, reviews and reports, wit
     // damaged on purpose is test/http/reports.test.ts).
     const jobId = await batch(api, [{ name: 'toy.jpg', data: evalFile(entries.get('alphamatting-gt12')!.image) }]);
     const photo = (await follow(api, jobId)).items[0];
-    expect(photo, JSON.stringify(photo.quality)).toMatchObject({ status: 'done', review: 'none', credits: 1, canReport: true });
+    expect(photo, JSON.stringify(photo.quality)).toMatchObject({
+      status: 'done',
+      review: 'none',
+      credits: 1,
+      canReport: true,
+    });
     const foot = { x: 43, y: 408, width: 294, height: 119 };
 
-    const rejected = await api(`/v1/jobs/${jobId}/items/${photo.id}/report`, { method: 'POST', json: { reason: 'background-kept', region: { x: 240, y: 160, width: 120, height: 120 } } });
+    const rejected = await api(`/v1/jobs/${jobId}/items/${photo.id}/report`, {
+      method: 'POST',
+      json: { reason: 'background-kept', region: { x: 240, y: 160, width: 120, height: 120 } },
+    });
     expect(rejected.status).toBe(200);
     expect((await rejected.json()).verdict).toMatchObject({ accepted: false, reason: 'background-kept' });
 
     // Does this cut-out lack the foot? The share of the truth's pixels in the region that the cut-out keeps.
     const entry = entries.get('alphamatting-gt12')!;
     const cutout = Buffer.from(await (await api(photo.cutoutUrl)).arrayBuffer());
-    const region = (img: Sharp) => img.extract({ left: foot.x, top: foot.y, width: foot.width, height: foot.height }).raw().toBuffer();
+    const region = (img: Sharp) =>
+      img.extract({ left: foot.x, top: foot.y, width: foot.width, height: foot.height }).raw().toBuffer();
     const truth = await region(sharp(evalFile(entry.mask)).extractChannel(0));
-    const kept = await region(sharp(cutout).ensureAlpha().extractChannel(3).resize(entry.width, entry.height, { fit: 'fill' }));
+    const kept = await region(
+      sharp(cutout).ensureAlpha().extractChannel(3).resize(entry.width, entry.height, { fit: 'fill' }),
+    );
     let inTruth = 0;
     let keptOfTruth = 0;
     for (let i = 0; i < truth.length; i++) {
@@ -183,12 +232,22 @@ describe.skipIf(!HAVE_EVAL_DATA)('the calibrated check, reviews and reports, wit
     }
     const footMissing = keptOfTruth / inTruth < 0.5;
 
-    const second = await api(`/v1/jobs/${jobId}/items/${photo.id}/report`, { method: 'POST', json: { reason: 'missing-part', region: foot, note: 'the left foot is gone' } });
+    const second = await api(`/v1/jobs/${jobId}/items/${photo.id}/report`, {
+      method: 'POST',
+      json: { reason: 'missing-part', region: foot, note: 'the left foot is gone' },
+    });
     const body = await second.json();
     expect(second.status, JSON.stringify(body)).toBe(200);
-    expect(body.verdict, `the cut-out keeps ${keptOfTruth} of the foot's ${inTruth} pixels`).toMatchObject({ accepted: footMissing, reason: 'missing-part', region: foot });
+    expect(body.verdict, `the cut-out keeps ${keptOfTruth} of the foot's ${inTruth} pixels`).toMatchObject({
+      accepted: footMissing,
+      reason: 'missing-part',
+      region: foot,
+    });
     expect(body.verdict.evidence).toMatch(/\d+%/);
-    expect(body.job.items[0].claims.map((c: { verdict: string }) => c.verdict)).toEqual(['rejected', footMissing ? 'accepted' : 'rejected']);
+    expect(body.job.items[0].claims.map((c: { verdict: string }) => c.verdict)).toEqual([
+      'rejected',
+      footMissing ? 'accepted' : 'rejected',
+    ]);
     if (footMissing) {
       expect(body.job.items[0]).toMatchObject({ refunded: true, credits: 0, canReport: false });
       expect((await (await api('/v1/account')).json()).credits.plan).toBe(5);
@@ -199,7 +258,10 @@ describe.skipIf(!HAVE_EVAL_DATA)('the calibrated check, reviews and reports, wit
     }
     await ledgerBalances(api);
 
-    const third = await api(`/v1/jobs/${jobId}/items/${photo.id}/report`, { method: 'POST', json: { reason: 'rough-edges', region: foot } });
+    const third = await api(`/v1/jobs/${jobId}/items/${photo.id}/report`, {
+      method: 'POST',
+      json: { reason: 'rough-edges', region: foot },
+    });
     expect(third.status).toBe(409);
     expect((await third.json()).reason).toMatch(/ALREADY_REFUNDED|NO_ATTEMPTS_LEFT/);
   });
@@ -221,10 +283,17 @@ describe.skipIf(!HAVE_EVAL_DATA)('the calibrated check, reviews and reports, wit
     const api = await account(4);
     const vase = evalFile(entries.get('grabcut-ceramic')!.image);
     // Three photos, one model: the last is still waiting when the batch has just started.
-    const jobId = await batch(api, [{ name: 'a.jpg', data: vase }, { name: 'b.jpg', data: vase }, { name: 'vase.jpg', data: vase }]);
+    const jobId = await batch(api, [
+      { name: 'a.jpg', data: vase },
+      { name: 'b.jpg', data: vase },
+      { name: 'vase.jpg', data: vase },
+    ]);
     const waiting = (await (await api(`/v1/jobs/${jobId}`)).json()).items[2];
     expect(waiting.status).toBe('pending');
-    const early = await api(`/v1/jobs/${jobId}/items/${waiting.id}/report`, { method: 'POST', json: { reason: 'hole', region: { x: 0, y: 0, width: 10, height: 10 } } });
+    const early = await api(`/v1/jobs/${jobId}/items/${waiting.id}/report`, {
+      method: 'POST',
+      json: { reason: 'hole', region: { x: 0, y: 0, width: 10, height: 10 } },
+    });
     expect(early.status).toBe(409);
     expect((await early.json()).reason).toBe('NOT_DONE');
     const busy = await api(`/v1/jobs/${jobId}/items/${waiting.id}/retry`, { method: 'POST', json: { tier: 'light' } });
@@ -237,10 +306,16 @@ describe.skipIf(!HAVE_EVAL_DATA)('the calibrated check, reviews and reports, wit
     expect(heavy.status).toBe(402);
     expect(await heavy.json()).toMatchObject({ code: 'NO_CREDITS', needed: 2, balance: 1 });
     for (const reason of ['background-kept', 'extra-object']) {
-      const res = await api(`/v1/jobs/${jobId}/items/${photo.id}/report`, { method: 'POST', json: { reason, region: { x: 250, y: 200, width: 120, height: 120 } } });
+      const res = await api(`/v1/jobs/${jobId}/items/${photo.id}/report`, {
+        method: 'POST',
+        json: { reason, region: { x: 250, y: 200, width: 120, height: 120 } },
+      });
       expect((await res.json()).verdict.accepted, reason).toBe(false);
     }
-    const third = await api(`/v1/jobs/${jobId}/items/${photo.id}/report`, { method: 'POST', json: { reason: 'hole', region: { x: 250, y: 200, width: 120, height: 120 } } });
+    const third = await api(`/v1/jobs/${jobId}/items/${photo.id}/report`, {
+      method: 'POST',
+      json: { reason: 'hole', region: { x: 250, y: 200, width: 120, height: 120 } },
+    });
     expect(third.status).toBe(409);
     expect((await third.json()).reason).toBe('NO_ATTEMPTS_LEFT');
     expect((await (await api('/v1/account')).json()).credits.plan).toBe(1);
@@ -249,8 +324,13 @@ describe.skipIf(!HAVE_EVAL_DATA)('the calibrated check, reviews and reports, wit
 });
 
 describe.skipIf(!HAVE_EVAL_DATA)('sample runs, stopping and their refusals, with the real model', () => {
-  const photos = () => ['grabcut-ceramic', 'grabcut-book', 'grabcut-teddy'].map((id) => ({ name: `${id}.jpg`, data: evalFile(entries.get(id)!.image) }));
-  const post = (api: Api, path: string, json?: unknown) => api(path, { method: 'POST', ...(json !== undefined ? { json } : {}) });
+  const photos = () =>
+    ['grabcut-ceramic', 'grabcut-book', 'grabcut-teddy'].map((id) => ({
+      name: `${id}.jpg`,
+      data: evalFile(entries.get(id)!.image),
+    }));
+  const post = (api: Api, path: string, json?: unknown) =>
+    api(path, { method: 'POST', ...(json !== undefined ? { json } : {}) });
 
   it('a sample of one runs and pauses (continueUrl); held photos refuse a re-run (HELD); continue runs the rest; then nothing is held', async () => {
     const api = await account(5);
@@ -305,7 +385,11 @@ describe.skipIf(!HAVE_EVAL_DATA)('sample runs, stopping and their refusals, with
     expect((await (await api('/v1/account')).json()).credits.total).toBe(stopped.stopped - 1);
     const broke = await post(api, `/v1/jobs/${jobId}/continue`);
     expect(broke.status).toBe(402);
-    expect(await broke.json()).toMatchObject({ code: 'NO_CREDITS', needed: stopped.stopped, balance: stopped.stopped - 1 });
+    expect(await broke.json()).toMatchObject({
+      code: 'NO_CREDITS',
+      needed: stopped.stopped,
+      balance: stopped.stopped - 1,
+    });
     expect((await (await api(`/v1/jobs/${jobId}`)).json()).counts.held).toBe(stopped.stopped);
     await ledgerBalances(api);
   });

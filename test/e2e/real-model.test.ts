@@ -14,7 +14,9 @@ beforeAll(async () => {
   if (!HAVE_EVAL_DATA) return;
   server = await startServer();
   // The CLI works while the server runs.
-  const created = JSON.parse(await server.cli('accounts', 'create', '--email', 'e2e@example.com', '--plan', '10', '--pack', '5', '--json'));
+  const created = JSON.parse(
+    await server.cli('accounts', 'create', '--email', 'e2e@example.com', '--plan', '10', '--pack', '5', '--json'),
+  );
   expect(Object.keys(created).sort()).toEqual(['accountId', 'apiKey']);
   auth = { authorization: `Bearer ${created.apiKey}` };
 });
@@ -40,7 +42,12 @@ function serverThreads(): ThreadStat[] {
       // Fields after the command name: state is field 3, utime 14, stime 15, nice 19.
       const stat = fs.readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
       const f = stat.split(') ')[1].split(' ');
-      threads.push({ tid: Number(tid), name: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')), cpu: Number(f[11]) + Number(f[12]), nice: Number(f[16]) });
+      threads.push({
+        tid: Number(tid),
+        name: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')),
+        cpu: Number(f[11]) + Number(f[12]),
+        nice: Number(f[16]),
+      });
     } catch {
       // The thread ended while it was listed.
     }
@@ -53,7 +60,11 @@ let overlapping: ThreadStat[] = [];
 
 async function backgroundCleared(cutout: Buffer, entry: EvalEntry): Promise<number> {
   const gt = await sharp(evalFile(entry.mask)).extractChannel(0).raw().toBuffer();
-  const alpha = await sharp(cutout).extractChannel(3).resize(entry.width, entry.height, { fit: 'fill' }).raw().toBuffer();
+  const alpha = await sharp(cutout)
+    .extractChannel(3)
+    .resize(entry.width, entry.height, { fit: 'fill' })
+    .raw()
+    .toBuffer();
   let bg = 0;
   let cleared = 0;
   for (let i = 0; i < gt.length; i++) {
@@ -67,12 +78,22 @@ async function backgroundCleared(cutout: Buffer, entry: EvalEntry): Promise<numb
 
 describe.skipIf(!HAVE_EVAL_DATA)('a batch of real product photos through the real model', () => {
   it('keeps each product (IoU >= 0.9 against ground truth) and makes the background transparent', async () => {
-    const job = await (await api('/v1/jobs', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name: 'e2e' }) })).json();
+    const job = await (
+      await api('/v1/jobs', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ name: 'e2e' }),
+      })
+    ).json();
     const form = new FormData();
-    for (const id of PRODUCTS) form.append('files', new Blob([new Uint8Array(evalFile(entries.get(id)!.image))]), `${id}.jpg`);
+    for (const id of PRODUCTS)
+      form.append('files', new Blob([new Uint8Array(evalFile(entries.get(id)!.image))]), `${id}.jpg`);
     const added = await (await api(`/v1/jobs/${job.id}/items`, { method: 'POST', body: form })).json();
     expect(added.added).toBe(PRODUCTS.length);
-    const started = await api(`/v1/jobs/${job.id}/start`, { method: 'POST', headers: { 'idempotency-key': 'e2e-start-1' } });
+    const started = await api(`/v1/jobs/${job.id}/start`, {
+      method: 'POST',
+      headers: { 'idempotency-key': 'e2e-start-1' },
+    });
     expect(started.status).toBe(202);
 
     let state;
@@ -131,24 +152,38 @@ describe.skipIf(!HAVE_EVAL_DATA)('a batch of real product photos through the rea
     expect(account.credits).toMatchObject({ plan: 10 - PRODUCTS.length, pack: 5 });
   });
 
-  it.skipIf(process.platform !== 'linux')('gives the model threads the CPU first while photos overlap: every other thread but the event loop at nice 10, then back', async () => {
-    const pid = server.proc.pid!;
-    const after = serverThreads();
-    const table = (threads: ThreadStat[]) => JSON.stringify(threads.map((t) => `${t.tid} ${t.name} cpu ${t.cpu} nice ${t.nice}`));
-    // The model's two threads (MATTE_MODEL_THREADS=2) did most of the work, at full priority.
-    const busiest = [...after].sort((a, b) => b.cpu - a.cpu).slice(0, 2).map((t) => t.tid);
-    const during = overlapping;
-    expect(during.length, 'sampled while the batch ran').toBeGreaterThan(0);
-    expect(during.filter((t) => busiest.includes(t.tid)).map((t) => t.nice), table(during)).toEqual([0, 0]);
-    expect(during.find((t) => t.tid === pid)?.nice).toBe(0);
-    const others = during.filter((t) => t.tid !== pid && !busiest.includes(t.tid));
-    // libuv's pool, libvips' and V8's helpers were lowered; at most one idle onnxruntime thread was not.
-    expect(others.filter((t) => t.nice === 10).length, table(during)).toBeGreaterThanOrEqual(4);
-    expect(others.filter((t) => t.nice === 0).length, table(during)).toBeLessThanOrEqual(1);
-    // A photo alone has nothing to yield to: once the worker is idle the helpers have their priority back,
-    // where raising a priority is allowed (root here; elsewhere they stay lowered, as before).
-    if (process.getuid?.() === 0) expect(after.filter((t) => t.nice !== 0), table(after)).toEqual([]);
-  });
+  it.skipIf(process.platform !== 'linux')(
+    'gives the model threads the CPU first while photos overlap: every other thread but the event loop at nice 10, then back',
+    async () => {
+      const pid = server.proc.pid!;
+      const after = serverThreads();
+      const table = (threads: ThreadStat[]) =>
+        JSON.stringify(threads.map((t) => `${t.tid} ${t.name} cpu ${t.cpu} nice ${t.nice}`));
+      // The model's two threads (MATTE_MODEL_THREADS=2) did most of the work, at full priority.
+      const busiest = [...after]
+        .sort((a, b) => b.cpu - a.cpu)
+        .slice(0, 2)
+        .map((t) => t.tid);
+      const during = overlapping;
+      expect(during.length, 'sampled while the batch ran').toBeGreaterThan(0);
+      expect(
+        during.filter((t) => busiest.includes(t.tid)).map((t) => t.nice),
+        table(during),
+      ).toEqual([0, 0]);
+      expect(during.find((t) => t.tid === pid)?.nice).toBe(0);
+      const others = during.filter((t) => t.tid !== pid && !busiest.includes(t.tid));
+      // libuv's pool, libvips' and V8's helpers were lowered; at most one idle onnxruntime thread was not.
+      expect(others.filter((t) => t.nice === 10).length, table(during)).toBeGreaterThanOrEqual(4);
+      expect(others.filter((t) => t.nice === 0).length, table(during)).toBeLessThanOrEqual(1);
+      // A photo alone has nothing to yield to: once the worker is idle the helpers have their priority back,
+      // where raising a priority is allowed (root here; elsewhere they stay lowered, as before).
+      if (process.getuid?.() === 0)
+        expect(
+          after.filter((t) => t.nice !== 0),
+          table(after),
+        ).toEqual([]);
+    },
+  );
 
   it('runs as npm start runs it, with the V8 heap flag that keeps full collections off the answers', () => {
     // package.json's start script: a larger initial old generation, so that V8's full collections (which
@@ -175,9 +210,14 @@ describe.skipIf(!HAVE_EVAL_DATA)('a batch of real product photos through the rea
     // The re-run's pricing, its new revision and its quality; how much heavy gains over light is measured by npm run bench:quality.
     const entry = entries.get('alphamatting-gt17')!;
     // Its own account (and so its own request budget): 1 credit for the first run, 2 for the heavy one.
-    const own = JSON.parse(await server.cli('accounts', 'create', '--email', 'heavy@example.com', '--plan', '3', '--json'));
+    const own = JSON.parse(
+      await server.cli('accounts', 'create', '--email', 'heavy@example.com', '--plan', '3', '--json'),
+    );
     const api = (path: string, init: RequestInit = {}) =>
-      fetch(`${server.base}${path}`, { ...init, headers: { authorization: `Bearer ${own.apiKey}`, ...(init.headers as Record<string, string>) } });
+      fetch(`${server.base}${path}`, {
+        ...init,
+        headers: { authorization: `Bearer ${own.apiKey}`, ...(init.headers as Record<string, string>) },
+      });
     const job = await (await api('/v1/jobs', { method: 'POST' })).json();
     const form = new FormData();
     form.append('files', new Blob([new Uint8Array(evalFile(entry.image))]), 'gt17.jpg');
@@ -195,7 +235,11 @@ describe.skipIf(!HAVE_EVAL_DATA)('a batch of real product photos through the rea
     const light = (await follow()).items[0];
     expect(light).toMatchObject({ status: 'done', tier: 'light' });
     const before = (await (await api('/v1/account')).json()).credits.total;
-    const rerun = await api(`/v1/jobs/${job.id}/items/${light.id}/retry`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ tier: 'heavy' }) });
+    const rerun = await api(`/v1/jobs/${job.id}/items/${light.id}/retry`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ tier: 'heavy' }),
+    });
     expect(rerun.status).toBe(202);
     expect(await rerun.json()).toMatchObject({ charged: 2, tier: 'heavy' });
     const heavy = (await follow()).items[0];

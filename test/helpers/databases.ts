@@ -23,7 +23,9 @@ export async function postgresAvailable(): Promise<boolean> {
 
 export const PG_AVAILABLE = await postgresAvailable();
 if (!PG_AVAILABLE) {
-  console.warn(`[matte tests] PostgreSQL not reachable at ${PG_ADMIN_URL}: PostgreSQL suites are SKIPPED. Start it with: pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start`);
+  console.warn(
+    `[matte tests] PostgreSQL not reachable at ${PG_ADMIN_URL}: PostgreSQL suites are SKIPPED. Start it with: pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start`,
+  );
 }
 
 export interface TestDatabase {
@@ -36,7 +38,12 @@ export interface TestDatabase {
 export async function createTestDatabase(dialect: 'sqlite' | 'postgres'): Promise<TestDatabase> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'matte-db-'));
   if (dialect === 'sqlite') {
-    return { dialect, databaseUrl: '', dataDir, drop: async () => fs.rmSync(dataDir, { recursive: true, force: true }) };
+    return {
+      dialect,
+      databaseUrl: '',
+      dataDir,
+      drop: async () => fs.rmSync(dataDir, { recursive: true, force: true }),
+    };
   }
   const name = `matte_test_${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
   const admin = new pg.Client({ connectionString: PG_ADMIN_URL });

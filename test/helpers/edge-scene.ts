@@ -21,4 +21,3 @@ export function scene() {
   return { rgb, truth, blurred };
 }
 export const mae = (a: Uint8Array, b: Uint8Array) => a.reduce((s, v, i) => s + Math.abs(v - b[i]), 0) / a.length / 255;
-

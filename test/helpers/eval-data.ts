@@ -46,6 +46,11 @@ export function compareAlpha(alpha: Buffer, truth: Buffer): { iou: number; mae: 
 /** IoU of a cutout's alpha >= 128 against ground truth >= 128, at the ground truth's size. */
 export async function iou(cutoutPng: Buffer, entry: EvalEntry): Promise<number> {
   const gt = await sharp(evalFile(entry.mask)).extractChannel(0).raw().toBuffer();
-  const alpha = await sharp(cutoutPng).ensureAlpha().extractChannel(3).resize(entry.width, entry.height, { fit: 'fill' }).raw().toBuffer();
+  const alpha = await sharp(cutoutPng)
+    .ensureAlpha()
+    .extractChannel(3)
+    .resize(entry.width, entry.height, { fit: 'fill' })
+    .raw()
+    .toBuffer();
   return compareAlpha(alpha, gt).iou;
 }

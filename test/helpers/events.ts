@@ -80,13 +80,16 @@ export async function openStream(url: string, headers: Record<string, string>): 
     async next(pred = () => true, timeoutMs = 30_000) {
       const deadline = Date.now() + timeoutMs;
       for (;;) {
-        for (; taken < messages.length; ) {
+        for (; taken < messages.length;) {
           const m = messages[taken++];
           if (pred(m)) return m;
         }
         if (done) throw new Error(`stream ended; read: ${JSON.stringify(messages.map((x) => x.event ?? x.comment))}`);
         const left = deadline - Date.now();
-        if (left <= 0) throw new Error(`no matching message within ${timeoutMs} ms; read: ${JSON.stringify(messages.map((x) => x.event ?? x.comment))}`);
+        if (left <= 0)
+          throw new Error(
+            `no matching message within ${timeoutMs} ms; read: ${JSON.stringify(messages.map((x) => x.event ?? x.comment))}`,
+          );
         await new Promise<void>((resolve) => {
           const timer = setTimeout(resolve, left);
           waiters.push(() => {
@@ -101,7 +104,9 @@ export async function openStream(url: string, headers: Record<string, string>): 
 
 /** Messages carrying an event (not the snapshot, not comments), parsed. */
 export function eventsOf(messages: SseMessage[]): { id: number; event: string; body: Record<string, any> }[] {
-  return messages.filter((m) => m.event && m.event !== 'snapshot').map((m) => ({ id: Number(m.id), event: m.event!, body: JSON.parse(m.data!) }));
+  return messages
+    .filter((m) => m.event && m.event !== 'snapshot')
+    .map((m) => ({ id: Number(m.id), event: m.event!, body: JSON.parse(m.data!) }));
 }
 
 export interface Received {
@@ -135,7 +140,10 @@ export async function startReceiver(): Promise<Receiver> {
     async waitFor(pred, timeoutMs = 30_000) {
       const deadline = Date.now() + timeoutMs;
       while (!pred(requests)) {
-        if (Date.now() > deadline) throw new Error(`receiver: condition not met within ${timeoutMs} ms; got ${JSON.stringify(requests.map((r) => [r.headers['x-matte-event'], r.headers['x-matte-attempt'], r.answered]))}`);
+        if (Date.now() > deadline)
+          throw new Error(
+            `receiver: condition not met within ${timeoutMs} ms; got ${JSON.stringify(requests.map((r) => [r.headers['x-matte-event'], r.headers['x-matte-attempt'], r.answered]))}`,
+          );
         await new Promise((r) => setTimeout(r, 20));
       }
     },
@@ -179,7 +187,12 @@ export async function startReceiver(): Promise<Receiver> {
 }
 
 /** Verifies X-Matte-Signature as a receiver should: HMAC-SHA256 over "t.rawBody", timestamp within 300 s. */
-export function verifySignature(secret: string, header: string | undefined, raw: Buffer, nowSeconds = Math.floor(Date.now() / 1000)): boolean {
+export function verifySignature(
+  secret: string,
+  header: string | undefined,
+  raw: Buffer,
+  nowSeconds = Math.floor(Date.now() / 1000),
+): boolean {
   const m = /^t=(\d+),v1=([0-9a-f]{64})$/.exec(header ?? '');
   if (!m) return false;
   if (Math.abs(nowSeconds - Number(m[1])) > 300) return false;

@@ -30,21 +30,30 @@ export class ThresholdMaskModel implements MaskModel {
     const size = 1024;
     const mask = Buffer.alloc(size * size);
     const histogram = new Uint32Array(256);
-    let minX = size, minY = size, maxX = -1, maxY = -1;
+    let minX = size,
+      minY = size,
+      maxX = -1,
+      maxY = -1;
     for (let i = 0, p = 0; i < mask.length; i++, p += 3) {
       const lum = (rgb[p] + rgb[p + 1] + rgb[p + 2]) / 3;
       const v = lum < 200 ? 255 : 0;
       mask[i] = v;
       histogram[v]++;
       if (v) {
-        const x = i % size, y = Math.floor(i / size);
+        const x = i % size,
+          y = Math.floor(i / size);
         if (x < minX) minX = x;
         if (x > maxX) maxX = x;
         if (y < minY) minY = y;
         if (y > maxY) maxY = y;
       }
     }
-    return { mask, histogram, bbox: maxX < 0 ? null : { x: minX, y: minY, width: maxX - minX + 1, height: maxY - minY + 1 }, runMs: 1 };
+    return {
+      mask,
+      histogram,
+      bbox: maxX < 0 ? null : { x: minX, y: minY, width: maxX - minX + 1, height: maxY - minY + 1 },
+      runMs: 1,
+    };
   }
 
   /** In-process and instant: no threads of its own. */

@@ -5,28 +5,50 @@ import zlib from 'node:zlib';
 
 /** A `w`x`h` white photo with a dark square covering the middle half. */
 export async function productPhoto(w = 400, h = 300, format: 'jpeg' | 'png' | 'webp' = 'jpeg'): Promise<Buffer> {
-  const square = await sharp({ create: { width: Math.round(w / 2), height: Math.round(h / 2), channels: 3, background: { r: 30, g: 60, b: 120 } } }).png().toBuffer();
-  const img = sharp({ create: { width: w, height: h, channels: 3, background: { r: 255, g: 255, b: 255 } } }).composite([{ input: square, left: Math.round(w / 4), top: Math.round(h / 4) }]);
+  const square = await sharp({
+    create: { width: Math.round(w / 2), height: Math.round(h / 2), channels: 3, background: { r: 30, g: 60, b: 120 } },
+  })
+    .png()
+    .toBuffer();
+  const img = sharp({ create: { width: w, height: h, channels: 3, background: { r: 255, g: 255, b: 255 } } }).composite(
+    [{ input: square, left: Math.round(w / 4), top: Math.round(h / 4) }],
+  );
   return img[format]().toBuffer();
 }
 
 export async function exifRotated(): Promise<Buffer> {
   // Stored 400x300 with orientation 6 (rotate 90° clockwise to view): viewed as 300x400.
-  return sharp(await productPhoto(400, 300)).withMetadata({ orientation: 6 }).jpeg().toBuffer();
+  return sharp(await productPhoto(400, 300))
+    .withMetadata({ orientation: 6 })
+    .jpeg()
+    .toBuffer();
 }
 
 export async function cmykJpeg(): Promise<Buffer> {
-  return sharp(await productPhoto()).toColourspace('cmyk').jpeg().toBuffer();
+  return sharp(await productPhoto())
+    .toColourspace('cmyk')
+    .jpeg()
+    .toBuffer();
 }
 
 export async function png16(): Promise<Buffer> {
-  return sharp(await productPhoto(200, 200, 'png')).toColourspace('rgb16').png().toBuffer();
+  return sharp(await productPhoto(200, 200, 'png'))
+    .toColourspace('rgb16')
+    .png()
+    .toBuffer();
 }
 
 /** Product on a transparent background (an already cut-out photo). */
 export async function transparentPng(): Promise<Buffer> {
-  const square = await sharp({ create: { width: 100, height: 100, channels: 4, background: { r: 30, g: 60, b: 120, alpha: 1 } } }).png().toBuffer();
-  return sharp({ create: { width: 200, height: 200, channels: 4, background: { r: 0, g: 0, b: 0, alpha: 0 } } }).composite([{ input: square, left: 50, top: 50 }]).png().toBuffer();
+  const square = await sharp({
+    create: { width: 100, height: 100, channels: 4, background: { r: 30, g: 60, b: 120, alpha: 1 } },
+  })
+    .png()
+    .toBuffer();
+  return sharp({ create: { width: 200, height: 200, channels: 4, background: { r: 0, g: 0, b: 0, alpha: 0 } } })
+    .composite([{ input: square, left: 50, top: 50 }])
+    .png()
+    .toBuffer();
 }
 
 export async function truncatedJpeg(): Promise<Buffer> {
@@ -49,7 +71,12 @@ export function hugePngHeader(width = 100000, height = 100000): Buffer {
   ihdr.writeUInt32BE(height, 4);
   ihdr[8] = 8; // bit depth
   ihdr[9] = 2; // RGB
-  return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk('IHDR', ihdr), chunk('IDAT', zlib.deflateSync(Buffer.alloc(10))), chunk('IEND', Buffer.alloc(0))]);
+  return Buffer.concat([
+    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+    chunk('IHDR', ihdr),
+    chunk('IDAT', zlib.deflateSync(Buffer.alloc(10))),
+    chunk('IEND', Buffer.alloc(0)),
+  ]);
 }
 
 export interface RawZipEntry {

@@ -13,7 +13,9 @@ const ROOT = path.resolve(import.meta.dirname, '../..');
  * started here run as users run them, with the same V8 flags.
  */
 export function startArguments(): string[] {
-  const script = (JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;
+  const script = (
+    JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }
+  ).scripts.start;
   const [command, ...args] = script.trim().split(/\s+/);
   if (command !== 'node') throw new Error(`npm start is expected to run node, not ${command}`);
   return args;
@@ -47,10 +49,21 @@ export interface StartOptions {
   dataDir?: string;
 }
 
-export async function startServer(extraEnv: Record<string, string> = {}, opts: StartOptions = {}): Promise<RunningServer> {
+export async function startServer(
+  extraEnv: Record<string, string> = {},
+  opts: StartOptions = {},
+): Promise<RunningServer> {
   const dataDir = opts.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'matte-e2e-'));
   const port = await freePort();
-  const env = { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'warn', MATTE_ALLOW_PRIVATE_NETWORKS: '1', ...extraEnv };
+  const env = {
+    ...process.env,
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    DATA_DIR: dataDir,
+    LOG_LEVEL: 'warn',
+    MATTE_ALLOW_PRIVATE_NETWORKS: '1',
+    ...extraEnv,
+  };
   const proc = spawn(process.execPath, startArguments(), { cwd: ROOT, env, stdio: ['ignore', 'inherit', 'inherit'] });
   const base = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 60_000;

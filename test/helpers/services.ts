@@ -15,15 +15,40 @@ import type { Store } from '../../src/db/store.ts';
 
 export function dbTierServices(store: Store, dataDir: string, clock: () => number) {
   const credits = new CreditsService();
-  const accounts = new AccountService({ store, credits, clock, limits: { photosPerBatch: 200, activeBatches: 2, requestsPerMinute: 60, photosPerHour: 2000, resultsKeptForHours: 2 } });
+  const accounts = new AccountService({
+    store,
+    credits,
+    clock,
+    limits: {
+      photosPerBatch: 200,
+      activeBatches: 2,
+      requestsPerMinute: 60,
+      photosPerHour: 2000,
+      resultsKeptForHours: 2,
+    },
+  });
   const blobs = new FsBlobStore(`${dataDir}/blobs`);
   const bus = new LocalEventBus();
   const decoder = new ImageDecoder(100_000_000);
   const renderer = new ImageRenderer(100_000_000);
-  const inspector = { probe: (data: Buffer) => decoder.probe(data), thumbnail: (data: Buffer) => renderer.thumbnail(data) };
+  const inspector = {
+    probe: (data: Buffer) => decoder.probe(data),
+    thumbnail: (data: Buffer) => renderer.thumbnail(data),
+  };
   const queries = new BatchQueries({ store, bus, clock, perImageMs: () => 1000 });
   const progress = new BatchProgress(7_200_000);
-  const batches = new BatchService({ store, blobs, credits, bus, inspector, clock, queries, progress, modelState: () => 'ready', allowPrivateNetworks: false });
+  const batches = new BatchService({
+    store,
+    blobs,
+    credits,
+    bus,
+    inspector,
+    clock,
+    queries,
+    progress,
+    modelState: () => 'ready',
+    allowPrivateNetworks: false,
+  });
   const intake = new IntakeService({ store, blobs, inspector, bus, clock, queries });
   const queue = new PhotoQueue({ store, blobs, credits, bus, clock, progress, resultTtlMs: 7_200_000 });
   return { credits, accounts, batches, queries, intake, queue };

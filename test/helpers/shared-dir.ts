@@ -17,11 +17,17 @@ function originDir(): string | undefined {
 }
 
 function find(): string | undefined {
-  const candidates = [process.env.MATTE_SHARED_DIR, path.join(ROOT, '..', 'shared'), originDir() && path.join(originDir()!, '..', 'shared')];
+  const candidates = [
+    process.env.MATTE_SHARED_DIR,
+    path.join(ROOT, '..', 'shared'),
+    originDir() && path.join(originDir()!, '..', 'shared'),
+  ];
   return candidates.find((d): d is string => !!d && fs.existsSync(path.join(d, 'eval-data', 'manifest.json')));
 }
 
 export const SHARED_DIR = find();
 if (!SHARED_DIR) {
-  console.warn('[matte tests] ../shared (spec and eval-data) not found: suites that read it are SKIPPED. Set MATTE_SHARED_DIR to its path.');
+  console.warn(
+    '[matte tests] ../shared (spec and eval-data) not found: suites that read it are SKIPPED. Set MATTE_SHARED_DIR to its path.',
+  );
 }

@@ -14,17 +14,32 @@ export interface TestApp {
   c: Container;
   model: ThresholdMaskModel;
   dataDir: string;
-  account(plan?: number, pack?: number, password?: string): Promise<{ accountId: string; apiKey: string; email: string; auth: { authorization: string } }>;
+  account(
+    plan?: number,
+    pack?: number,
+    password?: string,
+  ): Promise<{ accountId: string; apiKey: string; email: string; auth: { authorization: string } }>;
   close(): Promise<void>;
 }
 
 let n = 0;
 
-export async function createTestApp(overrides: Partial<Config> = {}, opts: { runWorker?: boolean; clock?: () => number } = {}): Promise<TestApp> {
+export async function createTestApp(
+  overrides: Partial<Config> = {},
+  opts: { runWorker?: boolean; clock?: () => number } = {},
+): Promise<TestApp> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'matte-test-'));
-  const config = loadConfig({}, { dataDir, publicBaseUrl: 'http://matte.test', logLevel: 'silent', leaseMs: 5000, ...overrides });
+  const config = loadConfig(
+    {},
+    { dataDir, publicBaseUrl: 'http://matte.test', logLevel: 'silent', leaseMs: 5000, ...overrides },
+  );
   const model = new ThresholdMaskModel();
-  const c = await createContainer(config, { model, log: pino({ level: 'silent' }), runWorker: opts.runWorker ?? true, clock: opts.clock });
+  const c = await createContainer(config, {
+    model,
+    log: pino({ level: 'silent' }),
+    runWorker: opts.runWorker ?? true,
+    clock: opts.clock,
+  });
   const app = await buildApp(c);
   await app.ready();
   c.worker?.start();
@@ -48,20 +63,32 @@ export async function createTestApp(overrides: Partial<Config> = {}, opts: { run
 }
 
 /** multipart/form-data body for app.inject. */
-export function multipart(parts: { name: string; filename?: string; data: Buffer | string; type?: string }[]): { payload: Buffer; headers: Record<string, string> } {
+export function multipart(parts: { name: string; filename?: string; data: Buffer | string; type?: string }[]): {
+  payload: Buffer;
+  headers: Record<string, string>;
+} {
   const boundary = `----matte${Math.random().toString(16).slice(2)}`;
   const chunks: Buffer[] = [];
   for (const p of parts) {
     const disposition = `form-data; name="${p.name}"${p.filename !== undefined ? `; filename="${p.filename}"` : ''}`;
     const type = p.filename !== undefined ? `\r\nContent-Type: ${p.type ?? 'application/octet-stream'}` : '';
-    chunks.push(Buffer.from(`--${boundary}\r\nContent-Disposition: ${disposition}${type}\r\n\r\n`), Buffer.isBuffer(p.data) ? p.data : Buffer.from(p.data), Buffer.from('\r\n'));
+    chunks.push(
+      Buffer.from(`--${boundary}\r\nContent-Disposition: ${disposition}${type}\r\n\r\n`),
+      Buffer.isBuffer(p.data) ? p.data : Buffer.from(p.data),
+      Buffer.from('\r\n'),
+    );
   }
   chunks.push(Buffer.from(`--${boundary}--\r\n`));
   return { payload: Buffer.concat(chunks), headers: { 'content-type': `multipart/form-data; boundary=${boundary}` } };
 }
 
 /** Waits until the batch is no longer queued or running. */
-export async function waitForBatch(app: FastifyInstance, auth: Record<string, string>, jobId: string, timeoutMs = 30_000): Promise<Record<string, unknown>> {
+export async function waitForBatch(
+  app: FastifyInstance,
+  auth: Record<string, string>,
+  jobId: string,
+  timeoutMs = 30_000,
+): Promise<Record<string, unknown>> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const res = await app.inject({ method: 'GET', url: `/v1/jobs/${jobId}?wait=5`, headers: auth });

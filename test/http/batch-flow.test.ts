@@ -17,7 +17,12 @@ async function draft(auth: Record<string, string>, body: object = {}) {
 
 async function upload(auth: Record<string, string>, jobId: string, files: { filename: string; data: Buffer }[]) {
   const form = multipart(files.map((f) => ({ name: 'files', ...f })));
-  return t.app.inject({ method: 'POST', url: `/v1/jobs/${jobId}/items`, headers: { ...auth, ...form.headers }, payload: form.payload });
+  return t.app.inject({
+    method: 'POST',
+    url: `/v1/jobs/${jobId}/items`,
+    headers: { ...auth, ...form.headers },
+    payload: form.payload,
+  });
 }
 
 describe('a batch from upload to cut-out', () => {
@@ -103,14 +108,20 @@ describe('a batch from upload to cut-out', () => {
     const webp = await t.app.inject({ method: 'GET', url: `${item.outputUrl}&format=webp`, headers: auth });
     expect((await sharp(webp.rawPayload).metadata()).format).toBe('webp');
 
-    for (const [url, format] of [[item.thumbUrl, 'webp'], [item.inputThumbUrl, 'webp'], [item.cutoutUrl, 'png']]) {
+    for (const [url, format] of [
+      [item.thumbUrl, 'webp'],
+      [item.inputThumbUrl, 'webp'],
+      [item.cutoutUrl, 'png'],
+    ]) {
       const res = await t.app.inject({ method: 'GET', url, headers: auth });
       expect(res.statusCode).toBe(200);
       const m = await sharp(res.rawPayload).metadata();
       expect(m.format).toBe(format);
       expect(Math.max(m.width!, m.height!)).toBeLessThanOrEqual(512);
     }
-    const cutout = await sharp((await t.app.inject({ method: 'GET', url: item.cutoutUrl, headers: auth })).rawPayload).metadata();
+    const cutout = await sharp(
+      (await t.app.inject({ method: 'GET', url: item.cutoutUrl, headers: auth })).rawPayload,
+    ).metadata();
     expect(cutout.channels).toBe(4);
     const input = await t.app.inject({ method: 'GET', url: item.inputUrl, headers: auth });
     expect(input.headers['content-type']).toBe('image/jpeg');
@@ -122,7 +133,14 @@ describe('a batch from upload to cut-out', () => {
 
   it('renders the batch defaults: white background, custom canvas with fill', async () => {
     const { auth } = await t.account();
-    const job = await draft(auth, { defaults: { presetId: 'custom', customSize: { width: 500, height: 500 }, background: { mode: 'white' }, fill: 0.8 } });
+    const job = await draft(auth, {
+      defaults: {
+        presetId: 'custom',
+        customSize: { width: 500, height: 500 },
+        background: { mode: 'white' },
+        fill: 0.8,
+      },
+    });
     await upload(auth, job.id, [{ filename: 'a.jpg', data: await productPhoto(400, 300) }]);
     await t.app.inject({ method: 'POST', url: `/v1/jobs/${job.id}/start`, headers: auth });
     const done = await waitForBatch(t.app, auth, job.id);
@@ -141,13 +159,22 @@ describe('a batch from upload to cut-out', () => {
     const { auth } = await t.account();
     const job = await draft(auth);
     const created = job.updatedAt;
-    await upload(auth, job.id, [{ filename: 'a.jpg', data: await productPhoto() }, { filename: 'b.jpg', data: await productPhoto() }]);
-    const delta = (await t.app.inject({ method: 'GET', url: `/v1/jobs/${job.id}?since=${created}`, headers: auth })).json();
+    await upload(auth, job.id, [
+      { filename: 'a.jpg', data: await productPhoto() },
+      { filename: 'b.jpg', data: await productPhoto() },
+    ]);
+    const delta = (
+      await t.app.inject({ method: 'GET', url: `/v1/jobs/${job.id}?since=${created}`, headers: auth })
+    ).json();
     expect(delta.delta).toBe(true);
     expect(delta.items).toHaveLength(2);
-    const future = (await t.app.inject({ method: 'GET', url: `/v1/jobs/${job.id}?since=${Date.now() + 60_000}`, headers: auth })).json();
+    const future = (
+      await t.app.inject({ method: 'GET', url: `/v1/jobs/${job.id}?since=${Date.now() + 60_000}`, headers: auth })
+    ).json();
     expect(future.items).toHaveLength(0);
-    const summary = (await t.app.inject({ method: 'GET', url: `/v1/jobs/${job.id}?fields=summary`, headers: auth })).json();
+    const summary = (
+      await t.app.inject({ method: 'GET', url: `/v1/jobs/${job.id}?fields=summary`, headers: auth })
+    ).json();
     expect(summary.items).toBeUndefined();
     expect(summary.counts.total).toBe(2);
     // A draft is not running: wait answers at once. With the timers frozen, a long-poll that waited for
@@ -171,7 +198,9 @@ describe('a batch from upload to cut-out', () => {
     const first = (await t.app.inject({ method: 'GET', url: '/v1/jobs?limit=2', headers: auth })).json();
     expect(first.jobs.map((j: { id: string }) => j.id)).toEqual([ids[2], ids[1]]);
     expect(first.hasMore).toBe(true);
-    const second = (await t.app.inject({ method: 'GET', url: `/v1/jobs?limit=2&before=${first.nextBefore}`, headers: auth })).json();
+    const second = (
+      await t.app.inject({ method: 'GET', url: `/v1/jobs?limit=2&before=${first.nextBefore}`, headers: auth })
+    ).json();
     expect(second.jobs.map((j: { id: string }) => j.id)).toEqual([ids[0]]);
     expect(second.hasMore).toBe(false);
     expect(second.nextBefore).toBeNull();
@@ -182,16 +211,35 @@ describe('a batch from upload to cut-out', () => {
   it('deletes photos (bulk and single) and batches; refuses to delete a running batch', async () => {
     const { auth } = await t.account();
     const job = await draft(auth);
-    const added = (await upload(auth, job.id, [1, 2, 3].map((i) => ({ filename: `${i}.jpg`, data: Buffer.alloc(0) })))).json();
+    const added = (
+      await upload(
+        auth,
+        job.id,
+        [1, 2, 3].map((i) => ({ filename: `${i}.jpg`, data: Buffer.alloc(0) })),
+      )
+    ).json();
     expect(added.added).toBe(0);
-    const real = (await upload(auth, job.id, await Promise.all([1, 2, 3].map(async (i) => ({ filename: `${i}.jpg`, data: await productPhoto() }))))).json();
+    const real = (
+      await upload(
+        auth,
+        job.id,
+        await Promise.all([1, 2, 3].map(async (i) => ({ filename: `${i}.jpg`, data: await productPhoto() }))),
+      )
+    ).json();
     const [a, b, c] = real.items.map((i: { id: string }) => i.id);
-    const bulk = await t.app.inject({ method: 'DELETE', url: `/v1/jobs/${job.id}/items`, headers: auth, payload: { itemIds: [a, b, 'img_unknown'] } });
+    const bulk = await t.app.inject({
+      method: 'DELETE',
+      url: `/v1/jobs/${job.id}/items`,
+      headers: auth,
+      payload: { itemIds: [a, b, 'img_unknown'] },
+    });
     expect(bulk.statusCode).toBe(200);
     expect(bulk.json().removed).toBe(2);
     const single = await t.app.inject({ method: 'DELETE', url: `/v1/jobs/${job.id}/items/${c}`, headers: auth });
     expect(single.json().counts.total).toBe(0);
-    expect((await t.app.inject({ method: 'DELETE', url: `/v1/jobs/${job.id}/items/${c}`, headers: auth })).statusCode).toBe(404);
+    expect(
+      (await t.app.inject({ method: 'DELETE', url: `/v1/jobs/${job.id}/items/${c}`, headers: auth })).statusCode,
+    ).toBe(404);
     expect((await t.app.inject({ method: 'DELETE', url: `/v1/jobs/${job.id}`, headers: auth })).statusCode).toBe(204);
     expect((await t.app.inject({ method: 'GET', url: `/v1/jobs/${job.id}`, headers: auth })).statusCode).toBe(404);
   });
@@ -201,7 +249,10 @@ describe('credits and start rules', () => {
   it('402 NO_CREDITS with needed and balance leaves the batch a draft and the balance untouched', async () => {
     const { auth, accountId } = await t.account(1, 0);
     const job = await draft(auth);
-    await upload(auth, job.id, [{ filename: 'a.jpg', data: await productPhoto() }, { filename: 'b.jpg', data: await productPhoto() }]);
+    await upload(auth, job.id, [
+      { filename: 'a.jpg', data: await productPhoto() },
+      { filename: 'b.jpg', data: await productPhoto() },
+    ]);
     const res = await t.app.inject({ method: 'POST', url: `/v1/jobs/${job.id}/start`, headers: auth });
     expect(res.statusCode).toBe(402);
     expect(res.headers['content-type']).toContain('application/problem+json');
@@ -228,7 +279,11 @@ describe('credits and start rules', () => {
     expect(again.json().code).toBe('NOT_DRAFT');
     const reserves = (await t.c.store.repos.ledger.list(accountId, { limit: 50 })).filter((r) => r.kind === 'reserve');
     expect(reserves).toHaveLength(1);
-    const bad = await t.app.inject({ method: 'POST', url: `/v1/jobs/${job.id}/start`, headers: { ...auth, 'idempotency-key': 'short' } });
+    const bad = await t.app.inject({
+      method: 'POST',
+      url: `/v1/jobs/${job.id}/start`,
+      headers: { ...auth, 'idempotency-key': 'short' },
+    });
     expect(bad.json().code).toBe('VALIDATION');
     const adding = await upload(auth, job.id, [{ filename: 'late.jpg', data: await productPhoto() }]);
     expect(adding.json().code).toBe('NOT_DRAFT');
@@ -237,8 +292,17 @@ describe('credits and start rules', () => {
   it('a sample start runs N photos, pauses, and continue runs (and charges) the rest', async () => {
     const { auth, accountId } = await t.account(10, 0);
     const job = await draft(auth);
-    await upload(auth, job.id, await Promise.all([1, 2, 3, 4].map(async (i) => ({ filename: `${i}.jpg`, data: await productPhoto() }))));
-    const started = await t.app.inject({ method: 'POST', url: `/v1/jobs/${job.id}/start`, headers: auth, payload: { sample: 1 } });
+    await upload(
+      auth,
+      job.id,
+      await Promise.all([1, 2, 3, 4].map(async (i) => ({ filename: `${i}.jpg`, data: await productPhoto() }))),
+    );
+    const started = await t.app.inject({
+      method: 'POST',
+      url: `/v1/jobs/${job.id}/start`,
+      headers: auth,
+      payload: { sample: 1 },
+    });
     const counts = started.json().counts;
     expect(counts.held).toBe(3);
     expect(counts.pending + counts.processing + counts.done).toBe(1); // the worker may have claimed it already
@@ -251,8 +315,12 @@ describe('credits and start rules', () => {
     const done = await waitForBatch(t.app, auth, job.id);
     expect(done.status).toBe('done');
     expect((await t.c.store.repos.accounts.findById(accountId))!.plan_credits).toBe(6);
-    expect((await t.app.inject({ method: 'POST', url: `/v1/jobs/${job.id}/continue`, headers: auth })).json().code).toBe('CONFLICT');
-    expect((await t.app.inject({ method: 'POST', url: `/v1/jobs/${job.id}/cancel`, headers: auth })).json().code).toBe('NOT_RUNNING');
+    expect(
+      (await t.app.inject({ method: 'POST', url: `/v1/jobs/${job.id}/continue`, headers: auth })).json().code,
+    ).toBe('CONFLICT');
+    expect((await t.app.inject({ method: 'POST', url: `/v1/jobs/${job.id}/cancel`, headers: auth })).json().code).toBe(
+      'NOT_RUNNING',
+    );
   });
 
   it('a failed photo is never charged and a model failure says nothing of the model', async () => {
@@ -274,7 +342,9 @@ describe('credits and start rules', () => {
   it('a white photo has no subject: failed NO_SUBJECT, not charged', async () => {
     const { auth, accountId } = await t.account(5, 0);
     const job = await draft(auth);
-    const white = await sharp({ create: { width: 200, height: 200, channels: 3, background: '#ffffff' } }).jpeg().toBuffer();
+    const white = await sharp({ create: { width: 200, height: 200, channels: 3, background: '#ffffff' } })
+      .jpeg()
+      .toBuffer();
     await upload(auth, job.id, [{ filename: 'white.jpg', data: white }]);
     await t.app.inject({ method: 'POST', url: `/v1/jobs/${job.id}/start`, headers: auth });
     const done = await waitForBatch(t.app, auth, job.id);
@@ -301,14 +371,22 @@ describe('long-poll', () => {
       expect(state.items[0].stage).toBe('inference');
       // Nothing changes: the long-poll waits on the bus for a change until its `wait` runs out.
       const listeners = t.c.bus.listenerCount();
-      const holding = t.app.inject({ method: 'GET', url: `/v1/jobs/${job.id}?since=${state.updatedAt}&wait=1`, headers: auth });
+      const holding = t.app.inject({
+        method: 'GET',
+        url: `/v1/jobs/${job.id}?since=${state.updatedAt}&wait=1`,
+        headers: auth,
+      });
       for (let i = 0; i < 100 && t.c.bus.listenerCount() === listeners; i++) await new Promise((r) => setTimeout(r, 5));
       expect(t.c.bus.listenerCount(), 'the long-poll waits for a change').toBeGreaterThan(listeners);
       const held = await holding;
       expect(t.c.bus.listenerCount(), 'and stops listening when it answers').toBe(listeners);
       // `since` is inclusive for the delta (photos changed at or after it); nothing newer happened.
       expect(held.json().items.every((i: { status: string }) => i.status === 'processing')).toBe(true);
-      const waiting = t.app.inject({ method: 'GET', url: `/v1/jobs/${job.id}?since=${state.updatedAt}&wait=30`, headers: auth });
+      const waiting = t.app.inject({
+        method: 'GET',
+        url: `/v1/jobs/${job.id}?since=${state.updatedAt}&wait=30`,
+        headers: auth,
+      });
       setTimeout(release, 100);
       const woke = (await waiting).json();
       expect(woke.delta).toBe(true);
@@ -326,7 +404,11 @@ describe('stopping a batch', () => {
     const { auth, accountId } = await t.account(10, 0);
     const res = await t.app.inject({ method: 'POST', url: '/v1/jobs', headers: auth });
     const job = res.json();
-    await upload(auth, job.id, await Promise.all([1, 2, 3, 4].map(async (i) => ({ filename: `${i}.jpg`, data: await productPhoto() }))));
+    await upload(
+      auth,
+      job.id,
+      await Promise.all([1, 2, 3, 4].map(async (i) => ({ filename: `${i}.jpg`, data: await productPhoto() }))),
+    );
     const release = t.model.hold();
     try {
       await t.app.inject({ method: 'POST', url: `/v1/jobs/${job.id}/start`, headers: auth });

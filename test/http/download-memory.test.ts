@@ -28,39 +28,54 @@ function noisePhoto(seed: number): Promise<Buffer> {
     s = (s * 1103515245 + 12345) >>> 0;
     rgb[i] = (s >>> 16) % 180; // darker than the stand-in model's threshold: all of it is "subject"
   }
-  return sharp(rgb, { raw: { width: w, height: h, channels: 3 } }).jpeg({ quality: 92 }).toBuffer();
+  return sharp(rgb, { raw: { width: w, height: h, channels: 3 } })
+    .jpeg({ quality: 92 })
+    .toBuffer();
 }
 
 describe('a 200-photo download', () => {
-  it(`streams: the server's memory grows by less than ${BOUND_MB} MB for an archive several times that size`, { timeout: 300_000 }, async () => {
-    const acct = await t.account(PHOTOS);
-    const job = (await t.app.inject({ method: 'POST', url: '/v1/jobs', headers: acct.auth, payload: {} })).json();
-    for (let batch = 0; batch < PHOTOS; batch += 50) {
-      const photos = await Promise.all(Array.from({ length: 50 }, (_, i) => noisePhoto(batch + i + 1)));
-      const form = multipart(photos.map((data, i) => ({ name: 'files', filename: `p${batch + i}.jpg`, data, type: 'image/jpeg' })));
-      const res = await t.app.inject({ method: 'POST', url: `/v1/jobs/${job.id}/items`, headers: { ...acct.auth, ...form.headers }, payload: form.payload });
-      expect(res.statusCode, res.body).toBe(200);
-    }
-    await t.app.inject({ method: 'POST', url: `/v1/jobs/${job.id}/start`, headers: acct.auth, payload: {} });
-    const done = await waitForBatch(t.app, acct.auth, job.id, 240_000);
-    expect((done.counts as { done: number }).done).toBe(PHOTOS);
+  it(
+    `streams: the server's memory grows by less than ${BOUND_MB} MB for an archive several times that size`,
+    { timeout: 300_000 },
+    async () => {
+      const acct = await t.account(PHOTOS);
+      const job = (await t.app.inject({ method: 'POST', url: '/v1/jobs', headers: acct.auth, payload: {} })).json();
+      for (let batch = 0; batch < PHOTOS; batch += 50) {
+        const photos = await Promise.all(Array.from({ length: 50 }, (_, i) => noisePhoto(batch + i + 1)));
+        const form = multipart(
+          photos.map((data, i) => ({ name: 'files', filename: `p${batch + i}.jpg`, data, type: 'image/jpeg' })),
+        );
+        const res = await t.app.inject({
+          method: 'POST',
+          url: `/v1/jobs/${job.id}/items`,
+          headers: { ...acct.auth, ...form.headers },
+          payload: form.payload,
+        });
+        expect(res.statusCode, res.body).toBe(200);
+      }
+      await t.app.inject({ method: 'POST', url: `/v1/jobs/${job.id}/start`, headers: acct.auth, payload: {} });
+      const done = await waitForBatch(t.app, acct.auth, job.id, 240_000);
+      expect((done.counts as { done: number }).done).toBe(PHOTOS);
 
-    for (const query of ['', '?optimize=lossless&include=rendered,originals']) {
-      global.gc?.();
-      const before = process.memoryUsage().rss;
-      let peak = before;
-      const timer = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 10);
-      const res = await fetch(`${base}/v1/jobs/${job.id}/download${query}`, { headers: acct.auth });
-      expect(res.status).toBe(200);
-      let bytes = 0;
-      // Read and drop: the client keeps nothing, so what grows is the server's.
-      for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) bytes += chunk.length;
-      clearInterval(timer);
-      const grewMb = (peak - before) / 2 ** 20;
-      const archiveMb = bytes / 2 ** 20;
-      console.log(`download${query || ' (as stored)'}: archive ${archiveMb.toFixed(0)} MB, server RSS grew ${grewMb.toFixed(0)} MB (bound ${BOUND_MB} MB)`);
-      expect(archiveMb).toBeGreaterThan(2 * BOUND_MB);
-      expect(grewMb).toBeLessThan(BOUND_MB);
-    }
-  });
+      for (const query of ['', '?optimize=lossless&include=rendered,originals']) {
+        global.gc?.();
+        const before = process.memoryUsage().rss;
+        let peak = before;
+        const timer = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 10);
+        const res = await fetch(`${base}/v1/jobs/${job.id}/download${query}`, { headers: acct.auth });
+        expect(res.status).toBe(200);
+        let bytes = 0;
+        // Read and drop: the client keeps nothing, so what grows is the server's.
+        for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) bytes += chunk.length;
+        clearInterval(timer);
+        const grewMb = (peak - before) / 2 ** 20;
+        const archiveMb = bytes / 2 ** 20;
+        console.log(
+          `download${query || ' (as stored)'}: archive ${archiveMb.toFixed(0)} MB, server RSS grew ${grewMb.toFixed(0)} MB (bound ${BOUND_MB} MB)`,
+        );
+        expect(archiveMb).toBeGreaterThan(2 * BOUND_MB);
+        expect(grewMb).toBeLessThan(BOUND_MB);
+      }
+    },
+  );
 });

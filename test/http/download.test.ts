@@ -13,16 +13,24 @@ afterAll(async () => t?.close());
 
 async function finished(names: string[]) {
   const acct = await t.account(20);
-  const job = (await t.app.inject({ method: 'POST', url: '/v1/jobs', headers: acct.auth, payload: { name: 'Spring: shoes' } })).json();
+  const job = (
+    await t.app.inject({ method: 'POST', url: '/v1/jobs', headers: acct.auth, payload: { name: 'Spring: shoes' } })
+  ).json();
   const photos = await Promise.all(names.map((_, i) => productPhoto(400 + i * 10, 300)));
   const form = multipart(photos.map((data, i) => ({ name: 'files', filename: names[i], data, type: 'image/jpeg' })));
-  await t.app.inject({ method: 'POST', url: `/v1/jobs/${job.id}/items`, headers: { ...acct.auth, ...form.headers }, payload: form.payload });
+  await t.app.inject({
+    method: 'POST',
+    url: `/v1/jobs/${job.id}/items`,
+    headers: { ...acct.auth, ...form.headers },
+    payload: form.payload,
+  });
   await t.app.inject({ method: 'POST', url: `/v1/jobs/${job.id}/start`, headers: acct.auth, payload: {} });
   const done = await waitForBatch(t.app, acct.auth, job.id);
   return { ...acct, jobId: job.id as string, items: done.items as Array<Record<string, any>> };
 }
 
-const download = (auth: Record<string, string>, jobId: string, query = '') => t.app.inject({ method: 'GET', url: `/v1/jobs/${jobId}/download${query}`, headers: auth });
+const download = (auth: Record<string, string>, jobId: string, query = '') =>
+  t.app.inject({ method: 'GET', url: `/v1/jobs/${jobId}/download${query}`, headers: auth });
 
 describe('downloads', () => {
   it('by default: every finished photo as rendered, named {name}, with a Content-Length; bytes as the file endpoint gives them', async () => {
@@ -47,17 +55,31 @@ describe('downloads', () => {
     expect((await sharp(converted.get('a.webp')!).metadata()).format).toBe('webp');
 
     const groups = await unzip((await download(auth, jobId, '?include=rendered,cutouts,originals')).rawPayload);
-    expect([...groups.keys()].sort()).toEqual(['cutouts/a.png', 'cutouts/b.png', 'originals/a.jpg', 'originals/b.jpg', 'rendered/a.png', 'rendered/b.png']);
+    expect([...groups.keys()].sort()).toEqual([
+      'cutouts/a.png',
+      'cutouts/b.png',
+      'originals/a.jpg',
+      'originals/b.jpg',
+      'rendered/a.png',
+      'rendered/b.png',
+    ]);
     expect((await sharp(groups.get('cutouts/a.png')!).metadata()).channels).toBe(4);
 
-    const presets = await unzip((await download(auth, jobId, '?presets=amazon-main,ebay&pattern={name}-{preset}-{w}x{h}')).rawPayload);
+    const presets = await unzip(
+      (await download(auth, jobId, '?presets=amazon-main,ebay&pattern={name}-{preset}-{w}x{h}')).rawPayload,
+    );
     expect([...presets.keys()].sort()).toEqual([
-      'amazon-main/a-amazon-main-1600x1600.jpg', 'amazon-main/b-amazon-main-1600x1600.jpg',
+      'amazon-main/a-amazon-main-1600x1600.jpg',
+      'amazon-main/b-amazon-main-1600x1600.jpg',
       // eBay keeps the photo's own background (transparent here), so the preset's JPEG becomes PNG.
-      'ebay/a-ebay-1600x1600.png', 'ebay/b-ebay-1600x1600.png',
-      'rendered/a-original-400x300.png', 'rendered/b-original-410x300.png',
+      'ebay/a-ebay-1600x1600.png',
+      'ebay/b-ebay-1600x1600.png',
+      'rendered/a-original-400x300.png',
+      'rendered/b-original-410x300.png',
     ]);
-    const amazon = await sharp(presets.get('amazon-main/a-amazon-main-1600x1600.jpg')!).raw().toBuffer({ resolveWithObject: true });
+    const amazon = await sharp(presets.get('amazon-main/a-amazon-main-1600x1600.jpg')!)
+      .raw()
+      .toBuffer({ resolveWithObject: true });
     expect([amazon.info.width, amazon.info.height]).toEqual([1600, 1600]);
     expect([...amazon.data.subarray(0, 3)]).toEqual([255, 255, 255]);
   });
@@ -113,7 +135,14 @@ describe('downloads', () => {
 
     const draft = (await t.app.inject({ method: 'POST', url: '/v1/jobs', headers: auth, payload: {} })).json();
     const form = multipart([{ name: 'files', filename: 'a.jpg', data: await productPhoto(), type: 'image/jpeg' }]);
-    const added = (await t.app.inject({ method: 'POST', url: `/v1/jobs/${draft.id}/items`, headers: { ...auth, ...form.headers }, payload: form.payload })).json();
+    const added = (
+      await t.app.inject({
+        method: 'POST',
+        url: `/v1/jobs/${draft.id}/items`,
+        headers: { ...auth, ...form.headers },
+        payload: form.payload,
+      })
+    ).json();
     const nothing = await download(auth, draft.id);
     expect(nothing.statusCode).toBe(409);
     expect(nothing.json()).toMatchObject({ code: 'CONFLICT', reason: 'NOT_DONE' });

@@ -15,7 +15,13 @@ let base: string;
 let receiver: Receiver;
 const DELAYS = [150, 300, 450, 600];
 beforeAll(async () => {
-  t = await createTestApp({ requestsPerMinute: 1_000_000, allowPrivateNetworks: true, sseKeepAliveMs: 150, webhookRetryDelaysMs: DELAYS, webhookTimeoutMs: 400 });
+  t = await createTestApp({
+    requestsPerMinute: 1_000_000,
+    allowPrivateNetworks: true,
+    sseKeepAliveMs: 150,
+    webhookRetryDelaysMs: DELAYS,
+    webhookTimeoutMs: 400,
+  });
   await t.app.listen({ port: 0, host: '127.0.0.1' });
   base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
   receiver = await startReceiver();
@@ -25,29 +31,52 @@ afterAll(async () => {
   await t.close();
 });
 
-async function batch(auth: Record<string, string>, photos: number, body: object = {}): Promise<{ id: string; webhookSecret?: string }> {
+async function batch(
+  auth: Record<string, string>,
+  photos: number,
+  body: object = {},
+): Promise<{ id: string; webhookSecret?: string }> {
   const created = await t.app.inject({ method: 'POST', url: '/v1/jobs', headers: auth, payload: body });
   expect(created.statusCode).toBe(201);
   const job = created.json();
-  const files = await Promise.all(Array.from({ length: photos }, async (_, i) => ({ name: 'files', filename: `p${i}.jpg`, data: await productPhoto(300 + i * 10, 200) })));
+  const files = await Promise.all(
+    Array.from({ length: photos }, async (_, i) => ({
+      name: 'files',
+      filename: `p${i}.jpg`,
+      data: await productPhoto(300 + i * 10, 200),
+    })),
+  );
   const form = multipart(files);
-  const added = await t.app.inject({ method: 'POST', url: `/v1/jobs/${job.id}/items`, headers: { ...auth, ...form.headers }, payload: form.payload });
+  const added = await t.app.inject({
+    method: 'POST',
+    url: `/v1/jobs/${job.id}/items`,
+    headers: { ...auth, ...form.headers },
+    payload: form.payload,
+  });
   expect(added.json().added).toBe(photos);
   return job;
 }
 
 /** The batch's first delivery once `until` holds (polled; each poll lets timers run). */
-async function firstDelivery(auth: Record<string, string>, jobId: string, until: (d: Record<string, any>) => boolean, timeoutMs = 5000): Promise<Record<string, any>> {
+async function firstDelivery(
+  auth: Record<string, string>,
+  jobId: string,
+  until: (d: Record<string, any>) => boolean,
+  timeoutMs = 5000,
+): Promise<Record<string, any>> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const d = (await t.app.inject({ method: 'GET', url: `/v1/jobs/${jobId}/webhooks`, headers: auth })).json().deliveries[0];
+    const d = (await t.app.inject({ method: 'GET', url: `/v1/jobs/${jobId}/webhooks`, headers: auth })).json()
+      .deliveries[0];
     if ((d && until(d)) || Date.now() > deadline) return d;
     await new Promise((r) => setTimeout(r, 25));
   }
 }
 
-const start = (auth: Record<string, string>, id: string, body: object = {}) => t.app.inject({ method: 'POST', url: `/v1/jobs/${id}/start`, headers: auth, payload: body });
-const stream = (auth: Record<string, string>, id: string, extra: Record<string, string> = {}) => openStream(`${base}/v1/jobs/${id}/events`, { ...auth, ...extra });
+const start = (auth: Record<string, string>, id: string, body: object = {}) =>
+  t.app.inject({ method: 'POST', url: `/v1/jobs/${id}/start`, headers: auth, payload: body });
+const stream = (auth: Record<string, string>, id: string, extra: Record<string, string> = {}) =>
+  openStream(`${base}/v1/jobs/${id}/events`, { ...auth, ...extra });
 
 describe('GET /v1/jobs/{id}/events', () => {
   it('sends the snapshot first, then every event in id order, and ends after job.done', async () => {
@@ -72,12 +101,34 @@ describe('GET /v1/jobs/{id}/events', () => {
     expect(events.slice(1, 4).map((e) => e.event)).toEqual(['item.done', 'item.done', 'item.done']);
     expect(events[4].event).toBe('job.done');
     for (const e of events) expect(e.body).toMatchObject({ id: e.id, event: e.event, jobId: job.id });
-    expect(events[0].body.data).toEqual({ status: 'queued', counts: expect.objectContaining({ total: 3, pending: 3 }), downloadUrl: null, reviewUrl: `/v1/jobs/${job.id}/review`, continueUrl: null });
+    expect(events[0].body.data).toEqual({
+      status: 'queued',
+      counts: expect.objectContaining({ total: 3, pending: 3 }),
+      downloadUrl: null,
+      reviewUrl: `/v1/jobs/${job.id}/review`,
+      continueUrl: null,
+    });
     const item = events[1].body.data;
-    expect(Object.keys(item).sort()).toEqual(['attempts', 'credits', 'error', 'inputThumbUrl', 'itemId', 'name', 'outputUrl', 'review', 'score', 'status', 'thumbUrl']);
+    expect(Object.keys(item).sort()).toEqual([
+      'attempts',
+      'credits',
+      'error',
+      'inputThumbUrl',
+      'itemId',
+      'name',
+      'outputUrl',
+      'review',
+      'score',
+      'status',
+      'thumbUrl',
+    ]);
     expect(item).toMatchObject({ status: 'done', review: 'none', credits: 1, attempts: 1, error: null });
     expect(typeof item.score).toBe('number');
-    expect(events[4].body.data).toMatchObject({ status: 'done', downloadUrl: `/v1/jobs/${job.id}/download`, counts: expect.objectContaining({ done: 3 }) });
+    expect(events[4].body.data).toMatchObject({
+      status: 'done',
+      downloadUrl: `/v1/jobs/${job.id}/download`,
+      counts: expect.objectContaining({ done: 3 }),
+    });
     // The event's `at` is the change's time; events count up in time too.
     expect(events.map((e) => e.body.at)).toEqual([...events.map((e) => e.body.at)].sort((a, b) => a - b));
   });
@@ -135,10 +186,24 @@ describe('GET /v1/jobs/{id}/events', () => {
     await s.next((m) => m.event === 'snapshot');
     expect((await start(auth, job.id, { sample: 1 })).statusCode).toBe(202);
     const paused = await s.next((m) => m.event === 'job.paused');
-    expect(JSON.parse(paused.data!).data).toMatchObject({ status: 'paused', continueUrl: `/v1/jobs/${job.id}/continue`, counts: expect.objectContaining({ held: 2, done: 1 }) });
-    expect((await t.app.inject({ method: 'POST', url: `/v1/jobs/${job.id}/continue`, headers: auth })).statusCode).toBe(202);
+    expect(JSON.parse(paused.data!).data).toMatchObject({
+      status: 'paused',
+      continueUrl: `/v1/jobs/${job.id}/continue`,
+      counts: expect.objectContaining({ held: 2, done: 1 }),
+    });
+    expect((await t.app.inject({ method: 'POST', url: `/v1/jobs/${job.id}/continue`, headers: auth })).statusCode).toBe(
+      202,
+    );
     await s.ended;
-    expect(eventsOf(s.messages).map((e) => e.event)).toEqual(['job.started', 'item.done', 'job.paused', 'job.started', 'item.done', 'item.done', 'job.done']);
+    expect(eventsOf(s.messages).map((e) => e.event)).toEqual([
+      'job.started',
+      'item.done',
+      'job.paused',
+      'job.started',
+      'item.done',
+      'item.done',
+      'job.done',
+    ]);
     await receiver.waitFor((all) => all.filter((r) => r.body.jobId === job.id).length >= 3);
     await new Promise((r) => setTimeout(r, 100));
     expect(receiver.requests.filter((r) => r.body.jobId === job.id).map((r) => [r.body.id, r.body.event])).toEqual([
@@ -166,7 +231,7 @@ describe('GET /v1/jobs/{id}/events', () => {
     await s.ended;
   });
 
-  it('refuses an unknown batch, another account\'s batch and a malformed Last-Event-ID with problem answers', async () => {
+  it("refuses an unknown batch, another account's batch and a malformed Last-Event-ID with problem answers", async () => {
     const a = await t.account(10);
     const b = await t.account(10);
     const job = await batch(a.auth, 1);
@@ -198,7 +263,8 @@ describe('GET /v1/jobs/{id}/events', () => {
       );
     }
     const deadline = Date.now() + 5000;
-    while (t.c.bus.listenerCount() !== listenersBefore && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    while (t.c.bus.listenerCount() !== listenersBefore && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 20));
     expect(t.c.bus.listenerCount()).toBe(listenersBefore);
     expect(timers()).toBeLessThanOrEqual(timersBefore + 2);
     // The server still answers streams.
@@ -216,7 +282,10 @@ describe('the stream ends after its time limit', () => {
       const { auth } = await short.account(10);
       const created = (await short.app.inject({ method: 'POST', url: '/v1/jobs', headers: auth, payload: {} })).json();
       // The batch never changes and the client never closes: the stream ends only because its time ran out.
-      const s = await openStream(`http://127.0.0.1:${(short.app.server.address() as AddressInfo).port}/v1/jobs/${created.id}/events`, auth);
+      const s = await openStream(
+        `http://127.0.0.1:${(short.app.server.address() as AddressInfo).port}/v1/jobs/${created.id}/events`,
+        auth,
+      );
       await s.ended;
       expect(s.messages[0].event).toBe('snapshot');
       expect(s.messages.filter((m) => m.comment === 'keep-alive').length).toBeGreaterThanOrEqual(1);
@@ -248,12 +317,29 @@ describe('webhooks', () => {
       expect(verifySignature(job.webhookSecret!, r.headers['x-matte-signature'] as string, r.raw)).toBe(true);
       // A wrong secret, or a body changed by one byte, does not verify.
       expect(verifySignature('whsec_other', r.headers['x-matte-signature'] as string, r.raw)).toBe(false);
-      expect(verifySignature(job.webhookSecret!, r.headers['x-matte-signature'] as string, Buffer.concat([r.raw, Buffer.from(' ')]))).toBe(false);
+      expect(
+        verifySignature(
+          job.webhookSecret!,
+          r.headers['x-matte-signature'] as string,
+          Buffer.concat([r.raw, Buffer.from(' ')]),
+        ),
+      ).toBe(false);
     }
     const list = (await t.app.inject({ method: 'GET', url: `/v1/jobs/${job.id}/webhooks`, headers: auth })).json();
     expect(list).toMatchObject({ jobId: job.id, webhookUrl: receiver.url, events: 'all', maxAttempts: 5 });
-    expect(list.deliveries.map((d: { status: string }) => d.status)).toEqual(['delivered', 'delivered', 'delivered', 'delivered']);
-    expect(list.deliveries[0]).toMatchObject({ attempts: 1, lastStatus: 204, lastError: null, nextAttemptAt: null, givenUpAt: null });
+    expect(list.deliveries.map((d: { status: string }) => d.status)).toEqual([
+      'delivered',
+      'delivered',
+      'delivered',
+      'delivered',
+    ]);
+    expect(list.deliveries[0]).toMatchObject({
+      attempts: 1,
+      lastStatus: 204,
+      lastError: null,
+      nextAttemptAt: null,
+      givenUpAt: null,
+    });
     // The payload listed is the body that was sent, byte for byte once serialised.
     expect(JSON.stringify(list.deliveries[0].payload)).toBe(mine[0].raw.toString('utf8'));
     expect(list.deliveries.map((d: { id: string }) => d.id)).toEqual(mine.map((r) => r.headers['x-matte-delivery']));
@@ -268,7 +354,11 @@ describe('webhooks', () => {
     await waitForBatch(t.app, auth, job.id);
     await receiver.waitFor((all) => all.some((r) => r.body.jobId === job.id && r.body.event === 'job.done'));
     await new Promise((r) => setTimeout(r, 200));
-    expect(receiver.requests.filter((r) => r.body.jobId === job.id).map((r) => r.body.event)).toEqual(['item.done', 'item.done', 'job.done']);
+    expect(receiver.requests.filter((r) => r.body.jobId === job.id).map((r) => r.body.event)).toEqual([
+      'item.done',
+      'item.done',
+      'job.done',
+    ]);
     const list = (await t.app.inject({ method: 'GET', url: `/v1/jobs/${job.id}/webhooks`, headers: auth })).json();
     expect(list.events).toEqual(['job.done', 'item.done']);
     expect(list.deliveries).toHaveLength(3);
@@ -277,7 +367,12 @@ describe('webhooks', () => {
   it('retries a failed delivery on the schedule with the same delivery id, then delivers', async () => {
     receiver.requests.length = 0;
     // Each delivery fails twice, then succeeds.
-    receiver.respond = (req) => ({ status: receiver.requests.filter((r) => r.headers['x-matte-delivery'] === req.headers['x-matte-delivery']).length < 2 ? 500 : 200 });
+    receiver.respond = (req) => ({
+      status:
+        receiver.requests.filter((r) => r.headers['x-matte-delivery'] === req.headers['x-matte-delivery']).length < 2
+          ? 500
+          : 200,
+    });
     const { auth } = await t.account(10);
     const job = await batch(auth, 1, { webhookUrl: receiver.url, webhookEvents: ['job.started'] });
     await start(auth, job.id);
@@ -346,7 +441,10 @@ describe('webhooks', () => {
   it('two dispatchers on one database never send the same attempt twice', async () => {
     receiver.requests.length = 0;
     receiver.respond = () => ({ status: 200, delayMs: 20 });
-    const second = new WebhookDispatcher({ store: t.c.store, bus: new LocalEventBus(), clock: Date.now, log: pino({ level: 'silent' }) }, { retryDelaysMs: DELAYS, timeoutMs: 2000, allowPrivateNetworks: true, idlePollMs: 10 });
+    const second = new WebhookDispatcher(
+      { store: t.c.store, bus: new LocalEventBus(), clock: Date.now, log: pino({ level: 'silent' }) },
+      { retryDelaysMs: DELAYS, timeoutMs: 2000, allowPrivateNetworks: true, idlePollMs: 10 },
+    );
     second.start();
     try {
       const { auth } = await t.account(40);
@@ -355,7 +453,9 @@ describe('webhooks', () => {
       for (const job of jobs) expect((await start(auth, job.id)).statusCode).toBe(202);
       for (const job of jobs) await waitForBatch(t.app, auth, job.id);
       const ids = new Set(jobs.map((j) => j.id));
-      await receiver.waitFor((all) => all.filter((r) => ids.has(r.body.jobId) && r.body.event === 'job.done').length === 2);
+      await receiver.waitFor(
+        (all) => all.filter((r) => ids.has(r.body.jobId) && r.body.event === 'job.done').length === 2,
+      );
       await new Promise((r) => setTimeout(r, 300));
       const mine = receiver.requests.filter((r) => ids.has(r.body.jobId));
       // 2 batches x (started + 4 photos + done) = 12 deliveries, each sent once, at its first attempt.
@@ -372,7 +472,9 @@ describe('webhooks', () => {
     const job = await batch(auth, 1);
     const list = (await t.app.inject({ method: 'GET', url: `/v1/jobs/${job.id}/webhooks`, headers: auth })).json();
     expect(list).toEqual({ jobId: job.id, webhookUrl: null, events: null, maxAttempts: 5, deliveries: [] });
-    expect((await t.app.inject({ method: 'GET', url: '/v1/jobs/job_nope/webhooks', headers: auth })).statusCode).toBe(404);
+    expect((await t.app.inject({ method: 'GET', url: '/v1/jobs/job_nope/webhooks', headers: auth })).statusCode).toBe(
+      404,
+    );
   });
 });
 
@@ -403,7 +505,12 @@ describe('webhook bad input and the outbound guard', () => {
       const list = (await strict.app.inject({ method: 'GET', url: '/v1/jobs', headers: auth })).json();
       expect(list.jobs).toEqual([]);
       // A valid one answers the secret once; reading the batch never shows it again.
-      const ok = await strict.app.inject({ method: 'POST', url: '/v1/jobs', headers: auth, payload: { webhookUrl: 'https://hooks.example.com/x' } });
+      const ok = await strict.app.inject({
+        method: 'POST',
+        url: '/v1/jobs',
+        headers: auth,
+        payload: { webhookUrl: 'https://hooks.example.com/x' },
+      });
       expect(ok.statusCode).toBe(201);
       expect(ok.json()).toMatchObject({ webhookUrl: 'https://hooks.example.com/x', webhookEvents: 'all' });
       const read = await strict.app.inject({ method: 'GET', url: `/v1/jobs/${ok.json().id}`, headers: auth });
@@ -419,7 +526,9 @@ describe('webhook bad input and the outbound guard', () => {
     receiver.respond = () => ({ status: 200 });
     const opts = { allowPrivate: false, timeoutMs: 1000, headers: {} };
     await expect(postPublic(receiver.url, Buffer.from('{}'), opts)).rejects.toMatchObject({ kind: 'refused' });
-    await expect(postPublic(receiver.url.replace('127.0.0.1', 'localhost'), Buffer.from('{}'), opts)).rejects.toMatchObject({ kind: 'refused' });
+    await expect(
+      postPublic(receiver.url.replace('127.0.0.1', 'localhost'), Buffer.from('{}'), opts),
+    ).rejects.toMatchObject({ kind: 'refused' });
     expect(receiver.requests).toHaveLength(0);
     expect(await postPublic(receiver.url, Buffer.from('{}'), { ...opts, allowPrivate: true })).toEqual({ status: 200 });
   });

@@ -17,8 +17,17 @@ afterAll(async () => t.close());
 describe('POST /v1/images', () => {
   it('multipart: answers the image with the X-Matte headers and charges one credit', async () => {
     const { auth, accountId } = await t.account(3);
-    const form = multipart([{ name: 'file', filename: 'mug.jpg', data: await productPhoto() }, { name: 'format', data: 'webp' }, { name: 'timeout', data: '30' }]);
-    const res = await t.app.inject({ method: 'POST', url: '/v1/images', headers: { ...auth, ...form.headers }, payload: form.payload });
+    const form = multipart([
+      { name: 'file', filename: 'mug.jpg', data: await productPhoto() },
+      { name: 'format', data: 'webp' },
+      { name: 'timeout', data: '30' },
+    ]);
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/v1/images',
+      headers: { ...auth, ...form.headers },
+      payload: form.payload,
+    });
     expect(res.statusCode).toBe(200);
     expect(res.headers['content-type']).toBe('image/webp');
     expect(res.headers['x-matte-job-id']).toMatch(/^job_/);
@@ -29,7 +38,10 @@ describe('POST /v1/images', () => {
     expect((await sharp(res.rawPayload).metadata()).hasAlpha).toBe(true);
     expect((await t.c.store.repos.accounts.findById(accountId))!.plan_credits).toBe(2);
     // The batch stays readable.
-    expect((await t.app.inject({ method: 'GET', url: `/v1/jobs/${res.headers['x-matte-job-id']}`, headers: auth })).json().status).toBe('done');
+    expect(
+      (await t.app.inject({ method: 'GET', url: `/v1/jobs/${res.headers['x-matte-job-id']}`, headers: auth })).json()
+        .status,
+    ).toBe('done');
   });
 
   it('the photo is decoded while it is stored and queued: the worker takes that head start', async () => {
@@ -37,7 +49,12 @@ describe('POST /v1/images', () => {
     const take = vi.spyOn(PreparedInputs.prototype, 'take');
     try {
       const form = multipart([{ name: 'file', filename: 'vase.jpg', data: await productPhoto(300, 260) }]);
-      const res = await t.app.inject({ method: 'POST', url: '/v1/images', headers: { ...auth, ...form.headers }, payload: form.payload });
+      const res = await t.app.inject({
+        method: 'POST',
+        url: '/v1/images',
+        headers: { ...auth, ...form.headers },
+        payload: form.payload,
+      });
       expect(res.statusCode).toBe(200);
       expect(take).toHaveBeenCalledTimes(1);
       const prepared = take.mock.results[0].value!;
@@ -66,7 +83,9 @@ describe('POST /v1/images', () => {
       expect(again.rawPayload.equals(thumb.rawPayload)).toBe(true);
       // Another account reads nothing of it, and makes nothing.
       const other = await t.account(1);
-      expect((await t.app.inject({ method: 'GET', url: item.inputThumbUrl, headers: other.auth })).statusCode).toBe(404);
+      expect((await t.app.inject({ method: 'GET', url: item.inputThumbUrl, headers: other.auth })).statusCode).toBe(
+        404,
+      );
     } finally {
       take.mockRestore();
     }
@@ -74,18 +93,31 @@ describe('POST /v1/images', () => {
 
   it('JSON with base64 and response=json gives ImageResult; the same Idempotency-Key replays without a second charge', async () => {
     const { auth, accountId } = await t.account(3);
-    const payload: Record<string, unknown> = { imageBase64: (await productPhoto()).toString('base64'), response: 'json', name: 'cup.jpg', settings: { background: { mode: 'white' } } };
+    const payload: Record<string, unknown> = {
+      imageBase64: (await productPhoto()).toString('base64'),
+      response: 'json',
+      name: 'cup.jpg',
+      settings: { background: { mode: 'white' } },
+    };
     const headers = { ...auth, 'idempotency-key': 'image-key-0001' };
     const first = await t.app.inject({ method: 'POST', url: '/v1/images', headers, payload });
     expect(first.statusCode).toBe(200);
     const result = first.json();
-    expect(result).toMatchObject({ status: 'done', charged: 1, review: 'none', refunded: false, statusUrl: `/v1/jobs/${result.jobId}` });
+    expect(result).toMatchObject({
+      status: 'done',
+      charged: 1,
+      review: 'none',
+      refunded: false,
+      statusUrl: `/v1/jobs/${result.jobId}`,
+    });
     expect(result.item.name).toBe('cup.jpg');
     expect(result.item.settings.background.mode).toBe('white');
     const file = await t.app.inject({ method: 'GET', url: result.fileUrl, headers: auth });
     expect(file.statusCode).toBe(200);
     // What is stored is what was asked for: format=webp gives a WebP behind fileUrl too.
-    const webp = (await t.app.inject({ method: 'POST', url: '/v1/images', headers: auth, payload: { ...payload, format: 'webp' } })).json();
+    const webp = (
+      await t.app.inject({ method: 'POST', url: '/v1/images', headers: auth, payload: { ...payload, format: 'webp' } })
+    ).json();
     expect(webp.item.meta.output.format).toBe('webp');
     const stored = await t.app.inject({ method: 'GET', url: webp.fileUrl, headers: auth });
     expect(stored.headers['content-type']).toBe('image/webp');
@@ -93,7 +125,12 @@ describe('POST /v1/images', () => {
     const second = await t.app.inject({ method: 'POST', url: '/v1/images', headers, payload });
     expect(second.json().jobId).toBe(result.jobId);
     expect((await t.c.store.repos.accounts.findById(accountId))!.plan_credits).toBe(1);
-    const reused = await t.app.inject({ method: 'POST', url: '/v1/images', headers, payload: { ...payload, name: 'other.jpg' } });
+    const reused = await t.app.inject({
+      method: 'POST',
+      url: '/v1/images',
+      headers,
+      payload: { ...payload, name: 'other.jpg' },
+    });
     expect(reused.json()).toMatchObject({ code: 'CONFLICT', reason: 'IDEMPOTENCY_KEY_REUSED' });
   });
 
@@ -102,7 +139,16 @@ describe('POST /v1/images', () => {
     const cases: [object, string][] = [
       [{ imageBase64: Buffer.from('hello').toString('base64') }, 'INVALID_IMAGE'],
       [{ imageBase64: (await truncatedJpeg()).toString('base64') }, 'INVALID_IMAGE'],
-      [{ imageBase64: (await sharp({ create: { width: 100, height: 100, channels: 3, background: '#fff' } }).png().toBuffer()).toString('base64') }, 'NO_SUBJECT'],
+      [
+        {
+          imageBase64: (
+            await sharp({ create: { width: 100, height: 100, channels: 3, background: '#fff' } })
+              .png()
+              .toBuffer()
+          ).toString('base64'),
+        },
+        'NO_SUBJECT',
+      ],
       [{ imageUrl: 'http://127.0.0.1:9/x.jpg' }, 'URL_REFUSED'],
     ];
     const jobs = async () => (await t.app.inject({ method: 'GET', url: '/v1/jobs', headers: auth })).json().jobs.length;
@@ -112,14 +158,25 @@ describe('POST /v1/images', () => {
       expect(res.statusCode, reason).toBe(422);
       expect(res.json()).toMatchObject({ code: 'PROCESSING_FAILED', reason });
       // A file that is not a whole image is refused before its batch is started: none is left behind.
-      if (reason === 'INVALID_IMAGE' || reason === 'URL_REFUSED') expect(await jobs(), JSON.stringify(payload).slice(0, 40)).toBe(before);
+      if (reason === 'INVALID_IMAGE' || reason === 'URL_REFUSED')
+        expect(await jobs(), JSON.stringify(payload).slice(0, 40)).toBe(before);
     }
     expect((await t.c.store.repos.accounts.findById(accountId))!.plan_credits).toBe(3);
     expect(await t.c.store.repos.ledger.sums(accountId)).toEqual({ plan: 3, pack: 0 });
-    const both = await t.app.inject({ method: 'POST', url: '/v1/images', headers: auth, payload: { imageUrl: 'https://x/y.jpg', imageBase64: 'AAAA' } });
+    const both = await t.app.inject({
+      method: 'POST',
+      url: '/v1/images',
+      headers: auth,
+      payload: { imageUrl: 'https://x/y.jpg', imageBase64: 'AAAA' },
+    });
     expect(both.json().code).toBe('VALIDATION');
     const noCredits = await t.account(0);
-    const broke = await t.app.inject({ method: 'POST', url: '/v1/images', headers: noCredits.auth, payload: { imageBase64: (await productPhoto()).toString('base64') } });
+    const broke = await t.app.inject({
+      method: 'POST',
+      url: '/v1/images',
+      headers: noCredits.auth,
+      payload: { imageBase64: (await productPhoto()).toString('base64') },
+    });
     expect(broke.json()).toMatchObject({ code: 'NO_CREDITS', needed: 1, balance: 0 });
     expect((await t.app.inject({ method: 'GET', url: '/v1/jobs', headers: noCredits.auth })).json().jobs).toEqual([]);
   });
@@ -134,7 +191,12 @@ describe('POST /v1/images multipart, read in memory', () => {
       const big = Buffer.concat([photo, Buffer.alloc(60_000 - photo.length, 7)]);
       const post = (parts: Parameters<typeof multipart>[0]) => {
         const form = multipart(parts);
-        return small.app.inject({ method: 'POST', url: '/v1/images', headers: { ...auth, ...form.headers }, payload: form.payload });
+        return small.app.inject({
+          method: 'POST',
+          url: '/v1/images',
+          headers: { ...auth, ...form.headers },
+          payload: form.payload,
+        });
       };
       const tooLarge = await post([{ name: 'file', filename: 'big.jpg', data: big }]);
       expect(tooLarge.statusCode).toBe(422);
@@ -154,9 +216,16 @@ describe('POST /v1/images multipart, read in memory', () => {
       expect((await small.app.inject({ method: 'GET', url: '/v1/jobs', headers: auth })).json().jobs).toEqual([]);
       expect(await small.c.store.repos.ledger.sums(accountId)).toEqual({ plan: 3, pack: 0 });
       // Nothing was written for the uploads: they were never on disk.
-      expect(fs.existsSync(path.join(small.c.config.dataDir, 'tmp')) ? fs.readdirSync(path.join(small.c.config.dataDir, 'tmp')) : []).toEqual([]);
+      expect(
+        fs.existsSync(path.join(small.c.config.dataDir, 'tmp'))
+          ? fs.readdirSync(path.join(small.c.config.dataDir, 'tmp'))
+          : [],
+      ).toEqual([]);
       // A photo within the limit goes through.
-      const ok = await post([{ name: 'file', filename: 'p.jpg', data: photo }, { name: 'response', data: 'json' }]);
+      const ok = await post([
+        { name: 'file', filename: 'p.jpg', data: photo },
+        { name: 'response', data: 'json' },
+      ]);
       expect(ok.statusCode).toBe(200);
     } finally {
       await small.close();
@@ -164,7 +233,7 @@ describe('POST /v1/images multipart, read in memory', () => {
   });
 });
 
-describe('a batch\'s and a re-render\'s background, read in memory', () => {
+describe("a batch's and a re-render's background, read in memory", () => {
   it('over the byte limit, or in another field, is 400 VALIDATION naming the field; no batch is made', async () => {
     const small = await createTestApp({ maxImageBytes: 50_000 });
     try {
@@ -178,8 +247,22 @@ describe('a batch\'s and a re-render\'s background, read in memory', () => {
       const cases: [string, Parameters<typeof multipart>[0], string][] = [
         ['/v1/jobs', [{ name: 'background', filename: 'bg.jpg', data: big }], 'body/background'],
         ['/v1/jobs', [{ name: 'image', filename: 'bg.jpg', data: photo }], 'body/image'],
-        ['/v1/jobs/job_none/apply', [{ name: 'payload', data: '{"settings":{}}' }, { name: 'image', filename: 'bg.jpg', data: big }], 'body/image'],
-        ['/v1/jobs/job_none/apply', [{ name: 'payload', data: '{"settings":{}}' }, { name: 'background', filename: 'bg.jpg', data: photo }], 'body/background'],
+        [
+          '/v1/jobs/job_none/apply',
+          [
+            { name: 'payload', data: '{"settings":{}}' },
+            { name: 'image', filename: 'bg.jpg', data: big },
+          ],
+          'body/image',
+        ],
+        [
+          '/v1/jobs/job_none/apply',
+          [
+            { name: 'payload', data: '{"settings":{}}' },
+            { name: 'background', filename: 'bg.jpg', data: photo },
+          ],
+          'body/background',
+        ],
       ];
       for (const [url, parts, field] of cases) {
         const res = await post(url, parts);
@@ -197,35 +280,48 @@ describe('a batch\'s and a re-render\'s background, read in memory', () => {
 });
 
 describe('GET /v1/openapi.json', () => {
-  it.skipIf(!SHARED_DIR)('is public, OpenAPI 3.1, version 1.0.0, and covers every path of the spec with schemas', async () => {
-    const res = await t.app.inject({ method: 'GET', url: '/v1/openapi.json' });
-    expect(res.statusCode).toBe(200);
-    const doc = res.json();
-    expect(doc.openapi).toBe('3.1.0');
-    expect(doc.info.version).toBe('1.0.0');
-    // Every endpoint the spec names, read from the spec itself.
-    const spec = readFileSync(path.join(SHARED_DIR!, 'spec', 'api-spec.md'), 'utf8');
-    const specPaths = new Set([...spec.matchAll(/\*\*(GET|POST|DELETE) (\/v1\/[^*\s]+)\*\*/g)].map((m) => `${m[1].toLowerCase()} ${m[2]}`));
-    expect(specPaths.size).toBeGreaterThan(20);
-    for (const entry of specPaths) {
-      const [method, path] = entry.split(' ');
-      if (path === '/v1/openapi.json') continue;
-      const op = doc.paths[path]?.[method];
-      expect(op, entry).toBeDefined();
-      expect(Object.keys(op.responses).length, entry).toBeGreaterThan(1);
-    }
-    const create = doc.paths['/v1/jobs'].post;
-    expect(Object.keys(create.requestBody.content)).toEqual(['application/json', 'multipart/form-data']);
-    expect(create.requestBody.content['application/json'].schema.properties.defaults.properties.sharpen).toMatchObject({ minimum: 0, maximum: 100 });
-    expect(doc.paths['/v1/images'].post.requestBody.content['application/json'].schema.properties).toHaveProperty('imageBase64');
-  });
+  it.skipIf(!SHARED_DIR)(
+    'is public, OpenAPI 3.1, version 1.0.0, and covers every path of the spec with schemas',
+    async () => {
+      const res = await t.app.inject({ method: 'GET', url: '/v1/openapi.json' });
+      expect(res.statusCode).toBe(200);
+      const doc = res.json();
+      expect(doc.openapi).toBe('3.1.0');
+      expect(doc.info.version).toBe('1.0.0');
+      // Every endpoint the spec names, read from the spec itself.
+      const spec = readFileSync(path.join(SHARED_DIR!, 'spec', 'api-spec.md'), 'utf8');
+      const specPaths = new Set(
+        [...spec.matchAll(/\*\*(GET|POST|DELETE) (\/v1\/[^*\s]+)\*\*/g)].map((m) => `${m[1].toLowerCase()} ${m[2]}`),
+      );
+      expect(specPaths.size).toBeGreaterThan(20);
+      for (const entry of specPaths) {
+        const [method, path] = entry.split(' ');
+        if (path === '/v1/openapi.json') continue;
+        const op = doc.paths[path]?.[method];
+        expect(op, entry).toBeDefined();
+        expect(Object.keys(op.responses).length, entry).toBeGreaterThan(1);
+      }
+      const create = doc.paths['/v1/jobs'].post;
+      expect(Object.keys(create.requestBody.content)).toEqual(['application/json', 'multipart/form-data']);
+      expect(
+        create.requestBody.content['application/json'].schema.properties.defaults.properties.sharpen,
+      ).toMatchObject({ minimum: 0, maximum: 100 });
+      expect(doc.paths['/v1/images'].post.requestBody.content['application/json'].schema.properties).toHaveProperty(
+        'imageBase64',
+      );
+    },
+  );
 
   it('documents exactly what the routes validate: a field the document lacks is refused', async () => {
     const doc = (await t.app.inject({ method: 'GET', url: '/v1/openapi.json' })).json();
     const { auth } = await t.account();
     const props = Object.keys(doc.paths['/v1/jobs'].post.requestBody.content['application/json'].schema.properties);
     expect(props.sort()).toEqual(['defaults', 'name', 'webhookEvents', 'webhookUrl']);
-    expect((await t.app.inject({ method: 'POST', url: '/v1/jobs', headers: auth, payload: { name: 'ok' } })).statusCode).toBe(201);
-    expect((await t.app.inject({ method: 'POST', url: '/v1/jobs', headers: auth, payload: { title: 'no' } })).statusCode).toBe(400);
+    expect(
+      (await t.app.inject({ method: 'POST', url: '/v1/jobs', headers: auth, payload: { name: 'ok' } })).statusCode,
+    ).toBe(201);
+    expect(
+      (await t.app.inject({ method: 'POST', url: '/v1/jobs', headers: auth, payload: { title: 'no' } })).statusCode,
+    ).toBe(400);
   });
 });

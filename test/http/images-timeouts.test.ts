@@ -10,7 +10,12 @@ describe('POST /v1/images at its timeout', () => {
     const t = await createTestApp({}, { runWorker: false }); // nothing claims photos
     apps.push(t);
     const { auth, accountId } = await t.account(2);
-    const res = await t.app.inject({ method: 'POST', url: '/v1/images', headers: auth, payload: { imageBase64: (await productPhoto()).toString('base64'), timeout: 5 } });
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/v1/images',
+      headers: auth,
+      payload: { imageBase64: (await productPhoto()).toString('base64'), timeout: 5 },
+    });
     expect(res.statusCode).toBe(504);
     const body = res.json();
     expect(body).toMatchObject({ code: 'TIMEOUT', reason: 'NOT_STARTED' });
@@ -25,7 +30,12 @@ describe('POST /v1/images at its timeout', () => {
     apps.push(t);
     const { auth, accountId } = await t.account(2);
     const release = t.model.hold();
-    const res = await t.app.inject({ method: 'POST', url: '/v1/images', headers: auth, payload: { imageBase64: (await productPhoto()).toString('base64'), timeout: 5 } });
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/v1/images',
+      headers: auth,
+      payload: { imageBase64: (await productPhoto()).toString('base64'), timeout: 5 },
+    });
     expect(res.statusCode).toBe(202);
     const result = res.json();
     expect(result).toMatchObject({ status: 'processing', charged: 0 });

@@ -33,17 +33,35 @@ describe('adding photos by link', () => {
   it('fetches links and ZIP links server-side; failures land in rejected', async () => {
     const { auth } = await open.account();
     const jobId = (await open.app.inject({ method: 'POST', url: '/v1/jobs', headers: auth })).json().id;
-    const res = await open.app.inject({ method: 'POST', url: `/v1/jobs/${jobId}/items`, headers: auth, payload: { urls: [`${base}/shoe.jpg`, `${base}/moved`, `${base}/missing.jpg`, 'ftp://x/y.jpg'], zipUrl: `${base}/all.zip` } });
+    const res = await open.app.inject({
+      method: 'POST',
+      url: `/v1/jobs/${jobId}/items`,
+      headers: auth,
+      payload: {
+        urls: [`${base}/shoe.jpg`, `${base}/moved`, `${base}/missing.jpg`, 'ftp://x/y.jpg'],
+        zipUrl: `${base}/all.zip`,
+      },
+    });
     const body = res.json();
     expect(res.statusCode).toBe(200);
     expect(body.items.map((i: { name: string }) => i.name)).toEqual(['shoe.jpg', 'moved', 'in/zip.jpg']);
-    expect(body.rejected.map((r: { reason: string }) => r.reason)).toEqual([expect.stringMatching(/HTTP 404/), expect.stringMatching(/http and https/)]);
+    expect(body.rejected.map((r: { reason: string }) => r.reason)).toEqual([
+      expect.stringMatching(/HTTP 404/),
+      expect.stringMatching(/http and https/),
+    ]);
   });
 
   it('refuses loopback and private hosts by default', async () => {
     const { auth } = await closed.account();
     const jobId = (await closed.app.inject({ method: 'POST', url: '/v1/jobs', headers: auth })).json().id;
-    const body = (await closed.app.inject({ method: 'POST', url: `/v1/jobs/${jobId}/items`, headers: auth, payload: { urls: [`${base}/shoe.jpg`, 'http://10.0.0.1/x.jpg', 'http://localhost:1/x.jpg'] } })).json();
+    const body = (
+      await closed.app.inject({
+        method: 'POST',
+        url: `/v1/jobs/${jobId}/items`,
+        headers: auth,
+        payload: { urls: [`${base}/shoe.jpg`, 'http://10.0.0.1/x.jpg', 'http://localhost:1/x.jpg'] },
+      })
+    ).json();
     expect(body.added).toBe(0);
     expect(body.rejected).toHaveLength(3);
     for (const r of body.rejected) expect(r.reason).toMatch(/Private and loopback/);
@@ -53,14 +71,29 @@ describe('adding photos by link', () => {
 describe('multipart batch creation', () => {
   it('takes options and a background image; photos are composed onto it', async () => {
     const { auth } = await open.account();
-    const red = await sharp({ create: { width: 50, height: 50, channels: 3, background: '#ff0000' } }).png().toBuffer();
-    const form = multipart([{ name: 'options', data: JSON.stringify({ background: { mode: 'image' } }) }, { name: 'background', filename: 'bg.png', data: red }]);
-    const created = await open.app.inject({ method: 'POST', url: '/v1/jobs', headers: { ...auth, ...form.headers }, payload: form.payload });
+    const red = await sharp({ create: { width: 50, height: 50, channels: 3, background: '#ff0000' } })
+      .png()
+      .toBuffer();
+    const form = multipart([
+      { name: 'options', data: JSON.stringify({ background: { mode: 'image' } }) },
+      { name: 'background', filename: 'bg.png', data: red },
+    ]);
+    const created = await open.app.inject({
+      method: 'POST',
+      url: '/v1/jobs',
+      headers: { ...auth, ...form.headers },
+      payload: form.payload,
+    });
     expect(created.statusCode).toBe(201);
     const job = created.json();
     expect(job.options.defaults.background).toEqual({ mode: 'image', hasImage: true });
     const files = multipart([{ name: 'files', filename: 'a.jpg', data: await productPhoto(400, 300) }]);
-    await open.app.inject({ method: 'POST', url: `/v1/jobs/${job.id}/items`, headers: { ...auth, ...files.headers }, payload: files.payload });
+    await open.app.inject({
+      method: 'POST',
+      url: `/v1/jobs/${job.id}/items`,
+      headers: { ...auth, ...files.headers },
+      payload: files.payload,
+    });
     await open.app.inject({ method: 'POST', url: `/v1/jobs/${job.id}/start`, headers: auth });
     const done = await waitForBatch(open.app, auth, job.id);
     const item = (done.items as Array<Record<string, any>>)[0];
@@ -72,10 +105,20 @@ describe('multipart batch creation', () => {
   it('refuses mode image without an image, and bad options JSON', async () => {
     const { auth } = await open.account();
     const noImage = multipart([{ name: 'options', data: JSON.stringify({ background: { mode: 'image' } }) }]);
-    const res = await open.app.inject({ method: 'POST', url: '/v1/jobs', headers: { ...auth, ...noImage.headers }, payload: noImage.payload });
+    const res = await open.app.inject({
+      method: 'POST',
+      url: '/v1/jobs',
+      headers: { ...auth, ...noImage.headers },
+      payload: noImage.payload,
+    });
     expect(res.json()).toMatchObject({ code: 'VALIDATION' });
     const badJson = multipart([{ name: 'options', data: '{nope' }]);
-    const bad = await open.app.inject({ method: 'POST', url: '/v1/jobs', headers: { ...auth, ...badJson.headers }, payload: badJson.payload });
+    const bad = await open.app.inject({
+      method: 'POST',
+      url: '/v1/jobs',
+      headers: { ...auth, ...badJson.headers },
+      payload: badJson.payload,
+    });
     expect(bad.json().errors[0].path).toBe('body/options');
   });
 });
@@ -83,12 +126,25 @@ describe('multipart batch creation', () => {
 describe('animated input', () => {
   it('takes the first frame', async () => {
     const { auth } = await open.account();
-    const frame = (colour: string) => sharp({ create: { width: 120, height: 100, channels: 3, background: colour } }).png().toBuffer();
-    const animated = await sharp([await productPhoto(120, 100, 'png'), await frame('#ffffff'), await frame('#f0f0f0')], { join: { animated: true } }).webp().toBuffer();
+    const frame = (colour: string) =>
+      sharp({ create: { width: 120, height: 100, channels: 3, background: colour } })
+        .png()
+        .toBuffer();
+    const animated = await sharp(
+      [await productPhoto(120, 100, 'png'), await frame('#ffffff'), await frame('#f0f0f0')],
+      { join: { animated: true } },
+    )
+      .webp()
+      .toBuffer();
     expect((await sharp(animated).metadata()).pages).toBe(3);
     const jobId = (await open.app.inject({ method: 'POST', url: '/v1/jobs', headers: auth })).json().id;
     const form = multipart([{ name: 'files', filename: 'anim.webp', data: animated }]);
-    await open.app.inject({ method: 'POST', url: `/v1/jobs/${jobId}/items`, headers: { ...auth, ...form.headers }, payload: form.payload });
+    await open.app.inject({
+      method: 'POST',
+      url: `/v1/jobs/${jobId}/items`,
+      headers: { ...auth, ...form.headers },
+      payload: form.payload,
+    });
     await open.app.inject({ method: 'POST', url: `/v1/jobs/${jobId}/start`, headers: auth });
     const done = await waitForBatch(open.app, auth, jobId);
     const item = (done.items as Array<Record<string, any>>)[0];

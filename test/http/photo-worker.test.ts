@@ -35,13 +35,30 @@ describe('helper thread priority in the worker', () => {
     const calls: string[] = [];
     const priority = { apply: () => (calls.push('apply'), 0), restore: () => (calls.push('restore'), 0) };
     const worker = new PhotoWorker(
-      { queue: t.c.queue, blobs: t.c.blobs, pipeline: { decoder: t.c.decoder, renderer: t.c.renderer, rasters: t.c.rasters, model: t.model, cutouts }, bus: t.c.bus, stats: t.c.stats, priority, log: pino({ level: 'silent' }) },
+      {
+        queue: t.c.queue,
+        blobs: t.c.blobs,
+        pipeline: { decoder: t.c.decoder, renderer: t.c.renderer, rasters: t.c.rasters, model: t.model, cutouts },
+        bus: t.c.bus,
+        stats: t.c.stats,
+        priority,
+        log: pino({ level: 'silent' }),
+      },
       { concurrency: 2, leaseMs: 5000, maxAttempts: 3, idlePollMs: 20 },
     );
     const { accountId } = await t.account(10);
     const run = async (photos: number) => {
       const job = await t.c.batches.createJob(accountId, {}, null);
-      await t.c.intake.addPhotos(accountId, job.id, await Promise.all(Array.from({ length: photos }, async (_, i) => ({ name: `p${i}.jpg`, data: await productPhoto(200 + i, 160) }))));
+      await t.c.intake.addPhotos(
+        accountId,
+        job.id,
+        await Promise.all(
+          Array.from({ length: photos }, async (_, i) => ({
+            name: `p${i}.jpg`,
+            data: await productPhoto(200 + i, 160),
+          })),
+        ),
+      );
       await t.c.batches.start(accountId, job.id, {});
       return job.id;
     };
@@ -73,12 +90,27 @@ describe('helper thread priority in the worker', () => {
 
 /** Result files of one batch on disk (a result's files carry its token: `<token>-cutout.png`). */
 const resultFilesOnDisk = (jobId: string) =>
-  (fs.readdirSync(t.dataDir, { recursive: true }) as string[]).filter((f) => String(f).includes(jobId) && /\/[0-9a-f]{8}-[0-9a-f]{4}-(cutout\.png|output|thumb\.webp)/.test(String(f)));
+  (fs.readdirSync(t.dataDir, { recursive: true }) as string[]).filter(
+    (f) => String(f).includes(jobId) && /\/[0-9a-f]{8}-[0-9a-f]{4}-(cutout\.png|output|thumb\.webp)/.test(String(f)),
+  );
 
 /** Runs one photo of a new batch through a worker with these parts, to its end. */
 async function runOne(parts: { renderer?: ImageRenderer; blobs?: BlobStore }) {
   const worker = new PhotoWorker(
-    { queue: t.c.queue, blobs: parts.blobs ?? t.c.blobs, pipeline: { decoder: t.c.decoder, renderer: parts.renderer ?? t.c.renderer, rasters: t.c.rasters, model: t.model, cutouts }, bus: t.c.bus, stats: t.c.stats, log: pino({ level: 'silent' }) },
+    {
+      queue: t.c.queue,
+      blobs: parts.blobs ?? t.c.blobs,
+      pipeline: {
+        decoder: t.c.decoder,
+        renderer: parts.renderer ?? t.c.renderer,
+        rasters: t.c.rasters,
+        model: t.model,
+        cutouts,
+      },
+      bus: t.c.bus,
+      stats: t.c.stats,
+      log: pino({ level: 'silent' }),
+    },
     { concurrency: 1, leaseMs: 5000, maxAttempts: 1, idlePollMs: 20 },
   );
   const { accountId, auth } = await t.account(5);
@@ -87,7 +119,10 @@ async function runOne(parts: { renderer?: ImageRenderer; blobs?: BlobStore }) {
   await t.c.batches.start(accountId, job.id, {});
   worker.start();
   try {
-    await until(async () => ['done', 'failed'].includes((await t.c.queries.getJob(accountId, job.id)).items[0].status), 'the photo');
+    await until(
+      async () => ['done', 'failed'].includes((await t.c.queries.getJob(accountId, job.id)).items[0].status),
+      'the photo',
+    );
   } finally {
     await worker.stop();
   }
@@ -122,13 +157,21 @@ describe('result files', () => {
     expect(thumbnails).toBe(1);
     const thumbFiles = () => resultFilesOnDisk(jobId).filter((f) => f.endsWith('-thumb.webp'));
     expect(thumbFiles()).toEqual([]);
-    const res = await t.app.inject({ method: 'GET', url: `/v1/jobs/${jobId}/items/${item.id}/file?variant=thumb`, headers: auth });
+    const res = await t.app.inject({
+      method: 'GET',
+      url: `/v1/jobs/${jobId}/items/${item.id}/file?variant=thumb`,
+      headers: auth,
+    });
     expect(res.statusCode).toBe(200);
     expect(res.headers['content-type']).toBe('image/webp');
     const meta = await sharp(res.rawPayload).metadata();
     expect([meta.format, Math.max(meta.width!, meta.height!)]).toEqual(['webp', 300]);
     expect(thumbFiles()).toHaveLength(1);
-    const again = await t.app.inject({ method: 'GET', url: `/v1/jobs/${jobId}/items/${item.id}/file?variant=thumb`, headers: auth });
+    const again = await t.app.inject({
+      method: 'GET',
+      url: `/v1/jobs/${jobId}/items/${item.id}/file?variant=thumb`,
+      headers: auth,
+    });
     expect(Buffer.compare(again.rawPayload, res.rawPayload)).toBe(0);
   });
 

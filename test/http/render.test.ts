@@ -18,14 +18,20 @@ async function finished(count = 1) {
   const job = (await t.app.inject({ method: 'POST', url: '/v1/jobs', headers: acct.auth, payload: {} })).json();
   const photos = await Promise.all(Array.from({ length: count }, () => productPhoto()));
   const real = multipart(photos.map((data, i) => ({ name: 'files', filename: `p${i}.jpg`, data, type: 'image/jpeg' })));
-  await t.app.inject({ method: 'POST', url: `/v1/jobs/${job.id}/items`, headers: { ...acct.auth, ...real.headers }, payload: real.payload });
+  await t.app.inject({
+    method: 'POST',
+    url: `/v1/jobs/${job.id}/items`,
+    headers: { ...acct.auth, ...real.headers },
+    payload: real.payload,
+  });
   await t.app.inject({ method: 'POST', url: `/v1/jobs/${job.id}/start`, headers: acct.auth, payload: {} });
   const done = await waitForBatch(t.app, acct.auth, job.id);
   return { ...acct, jobId: job.id as string, items: done.items as Array<Record<string, any>> };
 }
 
 const get = (auth: Record<string, string>, url: string) => t.app.inject({ method: 'GET', url, headers: auth });
-const files = (jobId: string) => fs.readdirSync(path.join(t.dataDir, 'blobs', 'jobs', jobId), { recursive: true }).map(String);
+const files = (jobId: string) =>
+  fs.readdirSync(path.join(t.dataDir, 'blobs', 'jobs', jobId), { recursive: true }).map(String);
 
 describe('apply', () => {
   it('re-renders with a preset from the stored cut-out: new output, rev up, no model call, no charge; the old render is removed', async () => {
@@ -34,7 +40,12 @@ describe('apply', () => {
     const calls = t.model.calls;
     const ledger = await t.c.store.repos.ledger.sums(accountId);
     const oldOutput = (await get(auth, before.outputUrl)).rawPayload;
-    const res = await t.app.inject({ method: 'POST', url: `/v1/jobs/${jobId}/apply`, headers: auth, payload: { settings: { presetId: 'amazon-main' } } });
+    const res = await t.app.inject({
+      method: 'POST',
+      url: `/v1/jobs/${jobId}/apply`,
+      headers: auth,
+      payload: { settings: { presetId: 'amazon-main' } },
+    });
     expect(res.statusCode, res.body).toBe(200);
     const body = res.json();
     expect(body).toMatchObject({ applied: 1, skipped: 0 });
@@ -53,19 +64,37 @@ describe('apply', () => {
     expect(after.credits).toBe(1);
   });
 
-  it('changes only what the patch names; a multipart background image becomes the batch\'s and shows behind the product', async () => {
+  it("changes only what the patch names; a multipart background image becomes the batch's and shows behind the product", async () => {
     const { auth, jobId, items } = await finished();
-    await t.app.inject({ method: 'POST', url: `/v1/jobs/${jobId}/apply`, headers: auth, payload: { settings: { brightness: 10 } } });
-    const red = await sharp({ create: { width: 64, height: 64, channels: 3, background: '#ff0000' } }).png().toBuffer();
+    await t.app.inject({
+      method: 'POST',
+      url: `/v1/jobs/${jobId}/apply`,
+      headers: auth,
+      payload: { settings: { brightness: 10 } },
+    });
+    const red = await sharp({ create: { width: 64, height: 64, channels: 3, background: '#ff0000' } })
+      .png()
+      .toBuffer();
     const form = multipart([
-      { name: 'payload', data: JSON.stringify({ itemIds: [items[0].id], settings: { background: { mode: 'image' } } }) },
+      {
+        name: 'payload',
+        data: JSON.stringify({ itemIds: [items[0].id], settings: { background: { mode: 'image' } } }),
+      },
       { name: 'image', filename: 'red.png', data: red, type: 'image/png' },
     ]);
-    const res = await t.app.inject({ method: 'POST', url: `/v1/jobs/${jobId}/apply`, headers: { ...auth, ...form.headers }, payload: form.payload });
+    const res = await t.app.inject({
+      method: 'POST',
+      url: `/v1/jobs/${jobId}/apply`,
+      headers: { ...auth, ...form.headers },
+      payload: form.payload,
+    });
     expect(res.statusCode, res.body).toBe(200);
     const item = res.json().items[0];
     expect(item.settings).toMatchObject({ brightness: 10, background: { mode: 'image', hasImage: true } });
-    const { data } = await sharp((await get(auth, item.outputUrl)).rawPayload).removeAlpha().raw().toBuffer({ resolveWithObject: true });
+    const { data } = await sharp((await get(auth, item.outputUrl)).rawPayload)
+      .removeAlpha()
+      .raw()
+      .toBuffer({ resolveWithObject: true });
     expect([...data.subarray(0, 3)]).toEqual([255, 0, 0]);
   });
 
@@ -85,7 +114,12 @@ describe('apply', () => {
       {},
     ];
     for (const payload of bad) {
-      const res = await t.app.inject({ method: 'POST', url: `/v1/jobs/${jobId}/apply`, headers: auth, payload: payload as object });
+      const res = await t.app.inject({
+        method: 'POST',
+        url: `/v1/jobs/${jobId}/apply`,
+        headers: auth,
+        payload: payload as object,
+      });
       expect(res.statusCode, JSON.stringify(payload)).toBe(400);
       expect(res.headers['content-type']).toContain('application/problem+json');
     }
@@ -93,16 +127,35 @@ describe('apply', () => {
       { name: 'payload', data: JSON.stringify({ settings: { background: { mode: 'image' } } }) },
       { name: 'image', filename: 'x.png', data: 'this is text', type: 'image/png' },
     ]);
-    const res = await t.app.inject({ method: 'POST', url: `/v1/jobs/${jobId}/apply`, headers: { ...auth, ...notImage.headers }, payload: notImage.payload });
+    const res = await t.app.inject({
+      method: 'POST',
+      url: `/v1/jobs/${jobId}/apply`,
+      headers: { ...auth, ...notImage.headers },
+      payload: notImage.payload,
+    });
     expect(res.statusCode).toBe(400);
     expect(res.json().errors[0].path).toBe('body/image');
-    expect((await t.app.inject({ method: 'POST', url: `/v1/jobs/${jobId}/apply`, headers: auth, payload: { itemIds: ['itm_nope'], settings: {} } })).statusCode).toBe(404);
+    expect(
+      (
+        await t.app.inject({
+          method: 'POST',
+          url: `/v1/jobs/${jobId}/apply`,
+          headers: auth,
+          payload: { itemIds: ['itm_nope'], settings: {} },
+        })
+      ).statusCode,
+    ).toBe(404);
     const after = (await get(auth, `/v1/jobs/${jobId}`)).json().items[0];
     expect(after.rev).toBe(items[0].rev);
     expect(after.settings).toEqual(items[0].settings);
 
     const draft = (await t.app.inject({ method: 'POST', url: '/v1/jobs', headers: auth, payload: {} })).json();
-    const none = await t.app.inject({ method: 'POST', url: `/v1/jobs/${draft.id}/apply`, headers: auth, payload: { settings: { flip: true } } });
+    const none = await t.app.inject({
+      method: 'POST',
+      url: `/v1/jobs/${draft.id}/apply`,
+      headers: auth,
+      payload: { settings: { flip: true } },
+    });
     expect(none.statusCode).toBe(409);
     expect(none.json()).toMatchObject({ code: 'CONFLICT', reason: 'NOT_DONE' });
   });
@@ -112,7 +165,18 @@ describe('preview', () => {
   it('answers the rendered image with X-Output-Size and saves nothing', async () => {
     const { auth, jobId, items } = await finished();
     const url = `/v1/jobs/${jobId}/items/${items[0].id}/preview`;
-    const res = await t.app.inject({ method: 'POST', url, headers: auth, payload: { settings: { presetId: 'custom', customSize: { width: 500, height: 300 }, background: { mode: 'solid', color: '#00ff00' } } } });
+    const res = await t.app.inject({
+      method: 'POST',
+      url,
+      headers: auth,
+      payload: {
+        settings: {
+          presetId: 'custom',
+          customSize: { width: 500, height: 300 },
+          background: { mode: 'solid', color: '#00ff00' },
+        },
+      },
+    });
     expect(res.statusCode, res.body).toBe(200);
     expect(res.headers['x-output-size']).toBe('500x300');
     expect(res.headers['content-type']).toBe('image/png');
@@ -122,15 +186,30 @@ describe('preview', () => {
     expect(webp.headers['x-output-size']).toBe(`${items[0].meta.output.width}x${items[0].meta.output.height}`);
     const after = (await get(auth, `/v1/jobs/${jobId}`)).json().items[0];
     expect(after.rev).toBe(items[0].rev);
-    expect((await t.app.inject({ method: 'POST', url, headers: auth, payload: { settings: { presetId: 'nope' } } })).statusCode).toBe(400);
+    expect(
+      (await t.app.inject({ method: 'POST', url, headers: auth, payload: { settings: { presetId: 'nope' } } }))
+        .statusCode,
+    ).toBe(400);
   });
 
   it('is 409 NOT_DONE for a photo that has not finished', async () => {
     const acct = await t.account(10);
     const job = (await t.app.inject({ method: 'POST', url: '/v1/jobs', headers: acct.auth, payload: {} })).json();
     const form = multipart([{ name: 'files', filename: 'a.jpg', data: await productPhoto(), type: 'image/jpeg' }]);
-    const added = (await t.app.inject({ method: 'POST', url: `/v1/jobs/${job.id}/items`, headers: { ...acct.auth, ...form.headers }, payload: form.payload })).json();
-    const res = await t.app.inject({ method: 'POST', url: `/v1/jobs/${job.id}/items/${added.items[0].id}/preview`, headers: acct.auth, payload: {} });
+    const added = (
+      await t.app.inject({
+        method: 'POST',
+        url: `/v1/jobs/${job.id}/items`,
+        headers: { ...acct.auth, ...form.headers },
+        payload: form.payload,
+      })
+    ).json();
+    const res = await t.app.inject({
+      method: 'POST',
+      url: `/v1/jobs/${job.id}/items/${added.items[0].id}/preview`,
+      headers: acct.auth,
+      payload: {},
+    });
     expect(res.statusCode).toBe(409);
     expect(res.json().reason).toBe('NOT_DONE');
   });
@@ -139,32 +218,76 @@ describe('preview', () => {
 describe('marketplace compliance', () => {
   it('reports per photo whether the output meets its preset, and what was fixed', async () => {
     const { auth, jobId } = await finished();
-    const amazon = (await t.app.inject({ method: 'POST', url: `/v1/jobs/${jobId}/apply`, headers: auth, payload: { settings: { presetId: 'amazon-main' } } })).json().items[0];
+    const amazon = (
+      await t.app.inject({
+        method: 'POST',
+        url: `/v1/jobs/${jobId}/apply`,
+        headers: auth,
+        payload: { settings: { presetId: 'amazon-main' } },
+      })
+    ).json().items[0];
     expect(amazon.meta.compliance).toMatchObject({ presetId: 'amazon-main', meets: true });
-    expect(amazon.meta.compliance.checks.map((c: { check: string; ok: boolean }) => [c.check, c.ok])).toEqual([['size', true], ['background', true], ['fill', true], ['bytes', true]]);
+    expect(amazon.meta.compliance.checks.map((c: { check: string; ok: boolean }) => [c.check, c.ok])).toEqual([
+      ['size', true],
+      ['background', true],
+      ['fill', true],
+      ['bytes', true],
+    ]);
     expect(amazon.meta.compliance.fixed.join(' ')).toMatch(/white/);
     // Pure white around the product, exactly RGB 255.
-    const out = await sharp((await get(auth, amazon.outputUrl)).rawPayload).raw().toBuffer({ resolveWithObject: true });
+    const out = await sharp((await get(auth, amazon.outputUrl)).rawPayload)
+      .raw()
+      .toBuffer({ resolveWithObject: true });
     expect([...out.data.subarray(0, 3)]).toEqual([255, 255, 255]);
 
-    const transparent = (await t.app.inject({ method: 'POST', url: `/v1/jobs/${jobId}/apply`, headers: auth, payload: { settings: { background: { mode: 'transparent' } } } })).json().items[0];
+    const transparent = (
+      await t.app.inject({
+        method: 'POST',
+        url: `/v1/jobs/${jobId}/apply`,
+        headers: auth,
+        payload: { settings: { background: { mode: 'transparent' } } },
+      })
+    ).json().items[0];
     expect(transparent.meta.compliance.meets).toBe(false);
-    expect(transparent.meta.compliance.checks.find((c: { check: string }) => c.check === 'background')).toMatchObject({ ok: false });
+    expect(transparent.meta.compliance.checks.find((c: { check: string }) => c.check === 'background')).toMatchObject({
+      ok: false,
+    });
 
-    const original = (await t.app.inject({ method: 'POST', url: `/v1/jobs/${jobId}/apply`, headers: auth, payload: { settings: { presetId: 'original' } } })).json().items[0];
+    const original = (
+      await t.app.inject({
+        method: 'POST',
+        url: `/v1/jobs/${jobId}/apply`,
+        headers: auth,
+        payload: { settings: { presetId: 'original' } },
+      })
+    ).json().items[0];
     expect(original.meta.compliance).toBeUndefined();
   });
 
-  it('re-encodes an output over the preset\'s upload limit until it fits, and says so', async () => {
+  it("re-encodes an output over the preset's upload limit until it fits, and says so", async () => {
     const acct = await t.account(10);
-    const job = (await t.app.inject({ method: 'POST', url: '/v1/jobs', headers: acct.auth, payload: { defaults: { presetId: 'temu' } } })).json();
+    const job = (
+      await t.app.inject({
+        method: 'POST',
+        url: '/v1/jobs',
+        headers: acct.auth,
+        payload: { defaults: { presetId: 'temu' } },
+      })
+    ).json();
     // Noise at 1600x1600 does not fit temu's 2 MB at the preset's quality.
     const rgb = Buffer.alloc(1600 * 1600 * 3);
     let seed = 1;
     for (let i = 0; i < rgb.length; i++) rgb[i] = ((seed = (seed * 1103515245 + 12345) >>> 0) >>> 16) % 180;
-    const noise = await sharp(rgb, { raw: { width: 1600, height: 1600, channels: 3 } }).jpeg({ quality: 95 }).toBuffer();
+    const noise = await sharp(rgb, { raw: { width: 1600, height: 1600, channels: 3 } })
+      .jpeg({ quality: 95 })
+      .toBuffer();
     const form = multipart([{ name: 'files', filename: 'noise.jpg', data: noise, type: 'image/jpeg' }]);
-    await t.app.inject({ method: 'POST', url: `/v1/jobs/${job.id}/items`, headers: { ...acct.auth, ...form.headers }, payload: form.payload });
+    await t.app.inject({
+      method: 'POST',
+      url: `/v1/jobs/${job.id}/items`,
+      headers: { ...acct.auth, ...form.headers },
+      payload: form.payload,
+    });
     await t.app.inject({ method: 'POST', url: `/v1/jobs/${job.id}/start`, headers: acct.auth, payload: {} });
     const item = (await waitForBatch(t.app, acct.auth, job.id)).items as Array<Record<string, any>>;
     const compliance = item[0].meta.compliance;

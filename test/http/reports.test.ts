@@ -14,14 +14,17 @@ afterAll(async () => t?.close());
 
 /** 400x300, white, a dark blue product with a pale pink part on its right (which the fake model drops). */
 async function productWithPalePart(): Promise<Buffer> {
-  const w = 400, h = 300;
+  const w = 400,
+    h = 300;
   const rgb = Buffer.alloc(w * h * 3, 255);
   const paint = (x0: number, y0: number, x1: number, y1: number, c: number[]) => {
     for (let y = y0; y < y1; y++) for (let x = x0; x < x1; x++) rgb.set(c, (y * w + x) * 3);
   };
   paint(60, 60, 220, 240, [30, 40, 120]);
   paint(220, 100, 300, 200, [250, 170, 200]);
-  return sharp(rgb, { raw: { width: w, height: h, channels: 3 } }).png().toBuffer();
+  return sharp(rgb, { raw: { width: w, height: h, channels: 3 } })
+    .png()
+    .toBuffer();
 }
 const MISSING = { x: 220, y: 100, width: 80, height: 100 };
 const ON_PRODUCT = { x: 80, y: 80, width: 100, height: 100 };
@@ -29,8 +32,15 @@ const ON_PRODUCT = { x: 80, y: 80, width: 100, height: 100 };
 async function finishedPhoto(plan = 5, pack = 0) {
   const acct = await t.account(plan, pack);
   const job = (await t.app.inject({ method: 'POST', url: '/v1/jobs', headers: acct.auth, payload: {} })).json();
-  const form = multipart([{ name: 'files', filename: 'vase.png', data: await productWithPalePart(), type: 'image/png' }]);
-  await t.app.inject({ method: 'POST', url: `/v1/jobs/${job.id}/items`, headers: { ...acct.auth, ...form.headers }, payload: form.payload });
+  const form = multipart([
+    { name: 'files', filename: 'vase.png', data: await productWithPalePart(), type: 'image/png' },
+  ]);
+  await t.app.inject({
+    method: 'POST',
+    url: `/v1/jobs/${job.id}/items`,
+    headers: { ...acct.auth, ...form.headers },
+    payload: form.payload,
+  });
   await t.app.inject({ method: 'POST', url: `/v1/jobs/${job.id}/start`, headers: acct.auth, payload: {} });
   const done = await waitForBatch(t.app, acct.auth, job.id);
   const item = (done.items as Array<Record<string, any>>)[0];
@@ -38,14 +48,30 @@ async function finishedPhoto(plan = 5, pack = 0) {
 }
 
 const report = (auth: Record<string, string>, jobId: string, itemId: string, payload: unknown) =>
-  t.app.inject({ method: 'POST', url: `/v1/jobs/${jobId}/items/${itemId}/report`, headers: auth, payload: payload as object });
+  t.app.inject({
+    method: 'POST',
+    url: `/v1/jobs/${jobId}/items/${itemId}/report`,
+    headers: auth,
+    payload: payload as object,
+  });
 
 describe('reports', () => {
   it('accepts a report the pixels back: the credit comes back as a claim row, the photo is refunded and keeps the claim', async () => {
     const { auth, accountId, jobId, item } = await finishedPhoto(5);
-    expect(item).toMatchObject({ status: 'done', review: 'none', refunded: false, credits: 1, canReport: true, claims: [] });
+    expect(item).toMatchObject({
+      status: 'done',
+      review: 'none',
+      refunded: false,
+      credits: 1,
+      canReport: true,
+      claims: [],
+    });
     expect(item.meta.cutout).toEqual({ width: 400, height: 300 });
-    const res = await report(auth, jobId, item.id, { reason: 'missing-part', region: MISSING, note: 'the pink handle is gone' });
+    const res = await report(auth, jobId, item.id, {
+      reason: 'missing-part',
+      region: MISSING,
+      note: 'the pink handle is gone',
+    });
     expect(res.statusCode, res.body).toBe(200);
     const { job, verdict } = res.json();
     expect(verdict).toMatchObject({ accepted: true, reason: 'missing-part', region: MISSING });
@@ -54,7 +80,14 @@ describe('reports', () => {
     expect(verdict.metrics.subjectLikeShare).toBeGreaterThan(0.5);
     const after = job.items[0];
     expect(after).toMatchObject({ refunded: true, credits: 0, canReport: false, review: 'none' });
-    expect(after.claims).toEqual([expect.objectContaining({ reason: 'missing-part', verdict: 'accepted', region: MISSING, evidence: verdict.evidence })]);
+    expect(after.claims).toEqual([
+      expect.objectContaining({
+        reason: 'missing-part',
+        verdict: 'accepted',
+        region: MISSING,
+        evidence: verdict.evidence,
+      }),
+    ]);
     expect(job.counts.refunded).toBe(1);
 
     const account = (await t.c.store.repos.accounts.findById(accountId))!;
@@ -78,7 +111,10 @@ describe('reports', () => {
     expect(first.json().job.items[0]).toMatchObject({ refunded: false, credits: 1, canReport: true });
     const second = await report(auth, jobId, item.id, { reason: 'extra-object', region: ON_PRODUCT });
     expect(second.json().verdict.accepted).toBe(false);
-    expect(second.json().job.items[0].claims.map((c: { verdict: string }) => c.verdict)).toEqual(['rejected', 'rejected']);
+    expect(second.json().job.items[0].claims.map((c: { verdict: string }) => c.verdict)).toEqual([
+      'rejected',
+      'rejected',
+    ]);
     expect(second.json().job.items[0].canReport).toBe(false);
     const third = await report(auth, jobId, item.id, { reason: 'missing-part', region: MISSING });
     expect(third.statusCode).toBe(409);
@@ -87,7 +123,12 @@ describe('reports', () => {
     expect(await t.c.store.repos.ledger.sums(accountId)).toEqual({ plan: 4, pack: 0 });
 
     // A re-run makes a new result, which may be reported again; its claim refunds the re-run's charge.
-    const rerun = await t.app.inject({ method: 'POST', url: `/v1/jobs/${jobId}/items/${item.id}/retry`, headers: auth, payload: { tier: 'heavy' } });
+    const rerun = await t.app.inject({
+      method: 'POST',
+      url: `/v1/jobs/${jobId}/items/${item.id}/retry`,
+      headers: auth,
+      payload: { tier: 'heavy' },
+    });
     expect(rerun.statusCode, rerun.body).toBe(202);
     const notDone = await report(auth, jobId, item.id, { reason: 'missing-part', region: MISSING });
     if (notDone.statusCode === 409) expect(notDone.json().reason).toBe('NOT_DONE');
@@ -114,12 +155,21 @@ describe('reports', () => {
   it('refuses what cannot be reported and changes nothing: 409 NOT_DONE, ALREADY_REFUNDED (flagged), 400, 404', async () => {
     const acct = await t.account(5);
     const job = (await t.app.inject({ method: 'POST', url: '/v1/jobs', headers: acct.auth, payload: {} })).json();
-    const black = await sharp({ create: { width: 200, height: 160, channels: 3, background: '#000000' } }).jpeg().toBuffer();
+    const black = await sharp({ create: { width: 200, height: 160, channels: 3, background: '#000000' } })
+      .jpeg()
+      .toBuffer();
     const form = multipart([
       { name: 'files', filename: 'vase.png', data: await productWithPalePart(), type: 'image/png' },
       { name: 'files', filename: 'black.jpg', data: black, type: 'image/jpeg' },
     ]);
-    const added = (await t.app.inject({ method: 'POST', url: `/v1/jobs/${job.id}/items`, headers: { ...acct.auth, ...form.headers }, payload: form.payload })).json();
+    const added = (
+      await t.app.inject({
+        method: 'POST',
+        url: `/v1/jobs/${job.id}/items`,
+        headers: { ...acct.auth, ...form.headers },
+        payload: form.payload,
+      })
+    ).json();
     const draftItem = added.items[0];
     const draft = await report(acct.auth, job.id, draftItem.id, { reason: 'missing-part', region: MISSING });
     expect(draft.statusCode).toBe(409);
@@ -128,7 +178,10 @@ describe('reports', () => {
     const done = await waitForBatch(t.app, acct.auth, job.id);
     const flagged = (done.items as Array<Record<string, any>>).find((i) => i.name === 'black.jpg')!;
     expect(flagged).toMatchObject({ review: 'red', refunded: true, canReport: false });
-    const onFlagged = await report(acct.auth, job.id, flagged.id, { reason: 'background-kept', region: { x: 0, y: 0, width: 50, height: 50 } });
+    const onFlagged = await report(acct.auth, job.id, flagged.id, {
+      reason: 'background-kept',
+      region: { x: 0, y: 0, width: 50, height: 50 },
+    });
     expect(onFlagged.json()).toMatchObject({ code: 'CONFLICT', reason: 'ALREADY_REFUNDED' });
 
     const bad = [
@@ -157,9 +210,12 @@ describe('reports', () => {
 
   it('two reports sent at once on one result refund once', async () => {
     const { auth, accountId, jobId, item } = await finishedPhoto(5);
-    const results = await Promise.all([1, 2, 3].map(() => report(auth, jobId, item.id, { reason: 'missing-part', region: MISSING })));
+    const results = await Promise.all(
+      [1, 2, 3].map(() => report(auth, jobId, item.id, { reason: 'missing-part', region: MISSING })),
+    );
     expect(results.filter((r) => r.statusCode === 200 && r.json().verdict.accepted)).toHaveLength(1);
-    for (const r of results.filter((x) => x.statusCode !== 200)) expect(r.json().reason).toMatch(/ALREADY_REFUNDED|NO_ATTEMPTS_LEFT/);
+    for (const r of results.filter((x) => x.statusCode !== 200))
+      expect(r.json().reason).toMatch(/ALREADY_REFUNDED|NO_ATTEMPTS_LEFT/);
     expect((await t.c.store.repos.accounts.findById(accountId))!.plan_credits).toBe(5);
     expect(await t.c.store.repos.ledger.sums(accountId)).toEqual({ plan: 5, pack: 0 });
   });

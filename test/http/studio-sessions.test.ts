@@ -53,17 +53,34 @@ describe('studio sessions', () => {
 
   it('refuses a wrong password and an unknown address alike (401 INVALID_CREDENTIALS), and stops guessing after ten tries (429)', async () => {
     const { email } = await t.account(0, 0, PASSWORD);
-    const wrong = await t.app.inject({ method: 'POST', url: '/v1/session', payload: { email, password: 'not the password' } });
+    const wrong = await t.app.inject({
+      method: 'POST',
+      url: '/v1/session',
+      payload: { email, password: 'not the password' },
+    });
     expect(wrong.statusCode).toBe(401);
     expect(wrong.headers['content-type']).toContain('application/problem+json');
     expect(wrong.json().code).toBe('INVALID_CREDENTIALS');
     expect(wrong.headers['set-cookie']).toBeUndefined();
-    const unknown = await t.app.inject({ method: 'POST', url: '/v1/session', payload: { email: 'nobody@example.com', password: PASSWORD } });
+    const unknown = await t.app.inject({
+      method: 'POST',
+      url: '/v1/session',
+      payload: { email: 'nobody@example.com', password: PASSWORD },
+    });
     expect(unknown.json().code).toBe('INVALID_CREDENTIALS');
     // Accounts made without a password cannot sign in at all.
     const noPassword = await t.account();
-    expect((await t.app.inject({ method: 'POST', url: '/v1/session', payload: { email: noPassword.email, password: PASSWORD } })).json().code).toBe('INVALID_CREDENTIALS');
-    for (let i = 0; i < 9; i++) await t.app.inject({ method: 'POST', url: '/v1/session', payload: { email, password: 'still wrong' } });
+    expect(
+      (
+        await t.app.inject({
+          method: 'POST',
+          url: '/v1/session',
+          payload: { email: noPassword.email, password: PASSWORD },
+        })
+      ).json().code,
+    ).toBe('INVALID_CREDENTIALS');
+    for (let i = 0; i < 9; i++)
+      await t.app.inject({ method: 'POST', url: '/v1/session', payload: { email, password: 'still wrong' } });
     const limited = await t.app.inject({ method: 'POST', url: '/v1/session', payload: { email, password: PASSWORD } });
     expect(limited.statusCode).toBe(429);
     expect(limited.json().code).toBe('RATE_LIMITED');
@@ -75,13 +92,30 @@ describe('studio sessions', () => {
   it('refuses changes made with a session but without its CSRF token (403 CSRF_FAILED); reads need none', async () => {
     const { email } = await t.account(5, 0, PASSWORD);
     const s = await signIn(email);
-    const noToken = await t.app.inject({ method: 'POST', url: '/v1/keys', headers: { cookie: s.cookie }, payload: { name: 'x' } });
+    const noToken = await t.app.inject({
+      method: 'POST',
+      url: '/v1/keys',
+      headers: { cookie: s.cookie },
+      payload: { name: 'x' },
+    });
     expect(noToken.statusCode).toBe(403);
     expect(noToken.json().code).toBe('CSRF_FAILED');
-    const wrongToken = await t.app.inject({ method: 'POST', url: '/v1/jobs', headers: { cookie: s.cookie, 'x-csrf-token': 'A'.repeat(32) }, payload: {} });
+    const wrongToken = await t.app.inject({
+      method: 'POST',
+      url: '/v1/jobs',
+      headers: { cookie: s.cookie, 'x-csrf-token': 'A'.repeat(32) },
+      payload: {},
+    });
     expect(wrongToken.json().code).toBe('CSRF_FAILED');
-    expect((await t.app.inject({ method: 'GET', url: '/v1/keys', headers: { cookie: s.cookie } })).statusCode).toBe(200);
-    const ok = await t.app.inject({ method: 'POST', url: '/v1/jobs', headers: { cookie: s.cookie, 'x-csrf-token': s.csrf }, payload: { name: 'from the studio' } });
+    expect((await t.app.inject({ method: 'GET', url: '/v1/keys', headers: { cookie: s.cookie } })).statusCode).toBe(
+      200,
+    );
+    const ok = await t.app.inject({
+      method: 'POST',
+      url: '/v1/jobs',
+      headers: { cookie: s.cookie, 'x-csrf-token': s.csrf },
+      payload: { name: 'from the studio' },
+    });
     expect(ok.statusCode).toBe(201);
   });
 
@@ -114,7 +148,9 @@ describe('studio sessions', () => {
     const after = (await t.app.inject({ method: 'GET', url: '/v1/keys', headers: { cookie: s.cookie } })).json().keys;
     expect(after.map((k: { state: string }) => k.state)).toEqual(['active', 'revoked']);
     expect((await t.app.inject({ method: 'GET', url: '/v1/account', headers: auth })).statusCode).toBe(200);
-    expect((await t.app.inject({ method: 'DELETE', url: '/v1/keys/key_unknown', headers })).json().code).toBe('NOT_FOUND');
+    expect((await t.app.inject({ method: 'DELETE', url: '/v1/keys/key_unknown', headers })).json().code).toBe(
+      'NOT_FOUND',
+    );
   });
 
   it('allows ten active keys: the eleventh is 409 KEY_LIMIT; revoking one makes room', async () => {
@@ -122,13 +158,24 @@ describe('studio sessions', () => {
     const s = await signIn(email);
     const headers = { cookie: s.cookie, 'x-csrf-token': s.csrf };
     // The account has its default key: nine more make ten.
-    const made = await Promise.all(Array.from({ length: 9 }, (_, i) => t.app.inject({ method: 'POST', url: '/v1/keys', headers, payload: { name: `k${i}` } })));
+    const made = await Promise.all(
+      Array.from({ length: 9 }, (_, i) =>
+        t.app.inject({ method: 'POST', url: '/v1/keys', headers, payload: { name: `k${i}` } }),
+      ),
+    );
     expect(made.map((r) => r.statusCode)).toEqual(Array(9).fill(201));
-    const eleventh = await t.app.inject({ method: 'POST', url: '/v1/keys', headers, payload: { name: 'one too many' } });
+    const eleventh = await t.app.inject({
+      method: 'POST',
+      url: '/v1/keys',
+      headers,
+      payload: { name: 'one too many' },
+    });
     expect(eleventh.statusCode).toBe(409);
     expect(eleventh.json().code).toBe('KEY_LIMIT');
     await t.app.inject({ method: 'DELETE', url: `/v1/keys/${made[0].json().key.id}`, headers });
-    expect((await t.app.inject({ method: 'POST', url: '/v1/keys', headers, payload: { name: 'room again' } })).statusCode).toBe(201);
+    expect(
+      (await t.app.inject({ method: 'POST', url: '/v1/keys', headers, payload: { name: 'room again' } })).statusCode,
+    ).toBe(201);
     const bad = await t.app.inject({ method: 'POST', url: '/v1/keys', headers, payload: { name: '' } });
     expect(bad.json().code).toBe('VALIDATION');
   });
@@ -136,7 +183,12 @@ describe('studio sessions', () => {
   it('answers 403 SESSION_REQUIRED to a key calling any session-only operation, and changes nothing', async () => {
     const { auth, accountId } = await t.account(5, 0, PASSWORD);
     for (const op of SESSION_ONLY) {
-      const res = await t.app.inject({ method: op.method, url: op.url, headers: auth, ...('payload' in op ? { payload: op.payload } : {}) });
+      const res = await t.app.inject({
+        method: op.method,
+        url: op.url,
+        headers: auth,
+        ...('payload' in op ? { payload: op.payload } : {}),
+      });
       expect(res.statusCode, `${op.method} ${op.url}`).toBe(403);
       expect(res.json().code, `${op.method} ${op.url}`).toBe('SESSION_REQUIRED');
     }
@@ -147,11 +199,23 @@ describe('studio sessions', () => {
   it('judges a request with a bearer on the bearer alone: a valid cookie rescues neither a bad key nor a key calling studio operations', async () => {
     const { email, auth } = await t.account(5, 0, PASSWORD);
     const s = await signIn(email);
-    const badKey = await t.app.inject({ method: 'GET', url: '/v1/account', headers: { cookie: s.cookie, authorization: `Bearer mk_${'x'.repeat(40)}` } });
+    const badKey = await t.app.inject({
+      method: 'GET',
+      url: '/v1/account',
+      headers: { cookie: s.cookie, authorization: `Bearer mk_${'x'.repeat(40)}` },
+    });
     expect(badKey.json().code).toBe('INVALID_KEY');
-    const keyWithCookie = await t.app.inject({ method: 'GET', url: '/v1/keys', headers: { ...auth, cookie: s.cookie, 'x-csrf-token': s.csrf } });
+    const keyWithCookie = await t.app.inject({
+      method: 'GET',
+      url: '/v1/keys',
+      headers: { ...auth, cookie: s.cookie, 'x-csrf-token': s.csrf },
+    });
     expect(keyWithCookie.json().code).toBe('SESSION_REQUIRED');
-    const garbage = await t.app.inject({ method: 'GET', url: '/v1/account', headers: { cookie: 'matte_session=nope' } });
+    const garbage = await t.app.inject({
+      method: 'GET',
+      url: '/v1/account',
+      headers: { cookie: 'matte_session=nope' },
+    });
     expect(garbage.statusCode).toBe(401);
     expect(garbage.json().code).toBe('INVALID_SESSION');
     expect((await t.app.inject({ method: 'GET', url: '/v1/account' })).json().code).toBe('UNAUTHENTICATED');
@@ -160,10 +224,16 @@ describe('studio sessions', () => {
   it('signs out: the cookie is cleared and the session no longer works', async () => {
     const { email } = await t.account(0, 0, PASSWORD);
     const s = await signIn(email);
-    const out = await t.app.inject({ method: 'DELETE', url: '/v1/session', headers: { cookie: s.cookie, 'x-csrf-token': s.csrf } });
+    const out = await t.app.inject({
+      method: 'DELETE',
+      url: '/v1/session',
+      headers: { cookie: s.cookie, 'x-csrf-token': s.csrf },
+    });
     expect(out.statusCode).toBe(204);
     expect(String(out.headers['set-cookie'])).toMatch(/matte_session=;.*Max-Age=0/);
-    expect((await t.app.inject({ method: 'GET', url: '/v1/account', headers: { cookie: s.cookie } })).json().code).toBe('INVALID_SESSION');
+    expect((await t.app.inject({ method: 'GET', url: '/v1/account', headers: { cookie: s.cookie } })).json().code).toBe(
+      'INVALID_SESSION',
+    );
   });
 });
 
@@ -183,8 +253,21 @@ describe('licences and purchases', () => {
     expect(account.limits.photosPerBatch).toBe(50);
     const again = await t.app.inject({ method: 'POST', url: '/v1/license/redeem', headers, payload: { code } });
     expect(again.json()).toMatchObject({ code: 'CONFLICT', reason: 'ALREADY_REDEEMED' });
-    expect((await t.app.inject({ method: 'POST', url: '/v1/license/redeem', headers, payload: { code: `lic_${'u'.repeat(24)}` } })).json().code).toBe('NOT_FOUND');
-    expect((await t.app.inject({ method: 'POST', url: '/v1/license/redeem', headers, payload: { code: 'not a code' } })).json().code).toBe('VALIDATION');
+    expect(
+      (
+        await t.app.inject({
+          method: 'POST',
+          url: '/v1/license/redeem',
+          headers,
+          payload: { code: `lic_${'u'.repeat(24)}` },
+        })
+      ).json().code,
+    ).toBe('NOT_FOUND');
+    expect(
+      (
+        await t.app.inject({ method: 'POST', url: '/v1/license/redeem', headers, payload: { code: 'not a code' } })
+      ).json().code,
+    ).toBe('VALIDATION');
     const refresh = (await t.c.store.repos.ledger.list(accountId, { limit: 5 })).find((r) => r.kind === 'refresh');
     expect(refresh).toMatchObject({ pool: 'plan', amount: 500, balance_after: 500 });
   });
@@ -193,11 +276,25 @@ describe('licences and purchases', () => {
     const { email, auth } = await t.account(0, 0, PASSWORD);
     const [{ code }] = await t.c.licenses.create({ tier: 1, allowance: 10, jobLimit: 2, count: 1 });
     const s = await signIn(email);
-    await t.app.inject({ method: 'POST', url: '/v1/license/redeem', headers: { cookie: s.cookie, 'x-csrf-token': s.csrf }, payload: { code } });
+    await t.app.inject({
+      method: 'POST',
+      url: '/v1/license/redeem',
+      headers: { cookie: s.cookie, 'x-csrf-token': s.csrf },
+      payload: { code },
+    });
     const job = (await t.app.inject({ method: 'POST', url: '/v1/jobs', headers: auth, payload: {} })).json();
     const photo = await productPhoto();
-    const form = multipart([1, 2, 3].map((i) => ({ name: 'files', filename: `${i}.jpg`, data: photo, type: 'image/jpeg' })));
-    const added = (await t.app.inject({ method: 'POST', url: `/v1/jobs/${job.id}/items`, headers: { ...auth, ...form.headers }, payload: form.payload })).json();
+    const form = multipart(
+      [1, 2, 3].map((i) => ({ name: 'files', filename: `${i}.jpg`, data: photo, type: 'image/jpeg' })),
+    );
+    const added = (
+      await t.app.inject({
+        method: 'POST',
+        url: `/v1/jobs/${job.id}/items`,
+        headers: { ...auth, ...form.headers },
+        payload: form.payload,
+      })
+    ).json();
     expect(added.added).toBe(2);
     expect(added.rejected[0].reason).toContain('2 photos');
   });
@@ -206,20 +303,42 @@ describe('licences and purchases', () => {
     const { email, accountId } = await t.account(0, 0, PASSWORD);
     const s = await signIn(email);
     const headers = { cookie: s.cookie, 'x-csrf-token': s.csrf };
-    const packs = (await t.app.inject({ method: 'GET', url: '/v1/credits/packs', headers: { cookie: s.cookie } })).json().packs;
+    const packs = (
+      await t.app.inject({ method: 'GET', url: '/v1/credits/packs', headers: { cookie: s.cookie } })
+    ).json().packs;
     expect(packs[0]).toEqual({ id: 'pack-100', credits: 100 });
-    const bought = await t.app.inject({ method: 'POST', url: '/v1/credits/purchases', headers, payload: { packId: 'pack-500' } });
+    const bought = await t.app.inject({
+      method: 'POST',
+      url: '/v1/credits/purchases',
+      headers,
+      payload: { packId: 'pack-500' },
+    });
     expect(bought.statusCode).toBe(202);
-    expect(bought.json()).toMatchObject({ packId: 'pack-500', credits: 500, status: 'pending', provider: 'operator', completedAt: null });
+    expect(bought.json()).toMatchObject({
+      packId: 'pack-500',
+      credits: 500,
+      status: 'pending',
+      provider: 'operator',
+      completedAt: null,
+    });
     expect(bought.json()).not.toHaveProperty('accountId');
     expect((await t.c.store.repos.accounts.findById(accountId))!.pack_credits).toBe(0);
     await t.c.purchases.complete(bought.json().id);
-    await expect(t.c.purchases.complete(bought.json().id)).rejects.toMatchObject({ code: 'CONFLICT', extras: { reason: 'NOT_PENDING' } });
-    const listed = (await t.app.inject({ method: 'GET', url: '/v1/credits/purchases', headers: { cookie: s.cookie } })).json().purchases;
+    await expect(t.c.purchases.complete(bought.json().id)).rejects.toMatchObject({
+      code: 'CONFLICT',
+      extras: { reason: 'NOT_PENDING' },
+    });
+    const listed = (
+      await t.app.inject({ method: 'GET', url: '/v1/credits/purchases', headers: { cookie: s.cookie } })
+    ).json().purchases;
     expect(listed[0]).toMatchObject({ status: 'completed' });
     expect((await t.c.store.repos.accounts.findById(accountId))!.pack_credits).toBe(500);
     expect(await t.c.store.repos.ledger.sums(accountId)).toEqual({ plan: 0, pack: 500 });
-    expect((await t.app.inject({ method: 'POST', url: '/v1/credits/purchases', headers, payload: { packId: 'pack-7' } })).json().code).toBe('VALIDATION');
+    expect(
+      (
+        await t.app.inject({ method: 'POST', url: '/v1/credits/purchases', headers, payload: { packId: 'pack-7' } })
+      ).json().code,
+    ).toBe('VALIDATION');
   });
 });
 
@@ -231,19 +350,36 @@ describe('deleting the account', () => {
     // A started batch whose photos wait (the worker is held) holds a reservation.
     const job = (await t.app.inject({ method: 'POST', url: '/v1/jobs', headers: auth, payload: {} })).json();
     const form = multipart([{ name: 'files', filename: 'a.jpg', data: await productPhoto(), type: 'image/jpeg' }]);
-    await t.app.inject({ method: 'POST', url: `/v1/jobs/${job.id}/items`, headers: { ...auth, ...form.headers }, payload: form.payload });
+    await t.app.inject({
+      method: 'POST',
+      url: `/v1/jobs/${job.id}/items`,
+      headers: { ...auth, ...form.headers },
+      payload: form.payload,
+    });
     const release = t.model.hold();
     try {
       await t.app.inject({ method: 'POST', url: `/v1/jobs/${job.id}/start`, headers: auth });
-      const wrong = await t.app.inject({ method: 'DELETE', url: '/v1/account', headers, payload: { password: 'not it at all' } });
+      const wrong = await t.app.inject({
+        method: 'DELETE',
+        url: '/v1/account',
+        headers,
+        payload: { password: 'not it at all' },
+      });
       expect(wrong.json().code).toBe('INVALID_CREDENTIALS');
-      const deleted = await t.app.inject({ method: 'DELETE', url: '/v1/account', headers, payload: { password: PASSWORD } });
+      const deleted = await t.app.inject({
+        method: 'DELETE',
+        url: '/v1/account',
+        headers,
+        payload: { password: PASSWORD },
+      });
       expect(deleted.statusCode).toBe(204);
     } finally {
       release();
     }
     expect((await t.app.inject({ method: 'GET', url: '/v1/account', headers: auth })).json().code).toBe('INVALID_KEY');
-    expect((await t.app.inject({ method: 'GET', url: '/v1/account', headers: { cookie: s.cookie } })).json().code).toBe('INVALID_SESSION');
+    expect((await t.app.inject({ method: 'GET', url: '/v1/account', headers: { cookie: s.cookie } })).json().code).toBe(
+      'INVALID_SESSION',
+    );
     const account = (await t.c.store.repos.accounts.findById(accountId))!;
     expect(account.deleted_at).not.toBeNull();
     expect(account.plan_credits).toBe(10);
@@ -256,7 +392,9 @@ describe('deleting the account', () => {
     const dir = `${t.dataDir}/blobs/jobs/${job.id}`;
     expect(existsSync(dir) ? readdirSync(dir) : []).toEqual([]);
     // Signing in again is refused.
-    expect((await t.app.inject({ method: 'POST', url: '/v1/session', payload: { email, password: PASSWORD } })).json().code).toBe('INVALID_CREDENTIALS');
+    expect(
+      (await t.app.inject({ method: 'POST', url: '/v1/session', payload: { email, password: PASSWORD } })).json().code,
+    ).toBe('INVALID_CREDENTIALS');
   });
 });
 
@@ -270,12 +408,24 @@ describe('monthly renewal', () => {
       await timed.c.licenses.redeem(accountId, code);
       await timed.c.store.transaction((r) => timed.c.credits.grant(r, accountId, 'plan', -12, 'adjust', 'spent', now));
       const before = (await timed.app.inject({ method: 'GET', url: '/v1/account', headers: auth })).json();
-      expect(before.credits).toMatchObject({ plan: 18, pack: 4, planResetsInDays: 28, expiring: { credits: 18, at: '2027-02-28T09:00:00.000Z' } });
+      expect(before.credits).toMatchObject({
+        plan: 18,
+        pack: 4,
+        planResetsInDays: 28,
+        expiring: { credits: 18, at: '2027-02-28T09:00:00.000Z' },
+      });
       now = Date.UTC(2027, 1, 28, 10); // the 31st clamps to February's last day
       const after = (await timed.app.inject({ method: 'GET', url: '/v1/account', headers: auth })).json();
-      expect(after.credits).toMatchObject({ plan: 30, pack: 4, planResetsInDays: 31, expiring: { credits: 30, at: '2027-03-31T09:00:00.000Z' } });
+      expect(after.credits).toMatchObject({
+        plan: 30,
+        pack: 4,
+        planResetsInDays: 31,
+        expiring: { credits: 30, at: '2027-03-31T09:00:00.000Z' },
+      });
       // A second read in the same period renews nothing.
-      expect((await timed.app.inject({ method: 'GET', url: '/v1/account', headers: auth })).json().credits.plan).toBe(30);
+      expect((await timed.app.inject({ method: 'GET', url: '/v1/account', headers: auth })).json().credits.plan).toBe(
+        30,
+      );
       const kinds = (await timed.c.store.repos.ledger.listForAccount(accountId)).map((r) => `${r.kind} ${r.amount}`);
       expect(kinds.slice(-2)).toEqual(['expire -18', 'refresh 30']);
       expect(kinds.filter((k) => k.startsWith('refresh'))).toHaveLength(2);

@@ -18,7 +18,11 @@ const rasters = new CheckRasters(100_000_000);
 
 /** The photo as the model sees it (1024² RGB) and its ground-truth mask at the same size. */
 async function photoAndTruth(entry: EvalEntry) {
-  const rgb = await sharp(evalFile(entry.image)).removeAlpha().resize(N, N, { fit: 'fill', kernel: 'lanczos3' }).raw().toBuffer();
+  const rgb = await sharp(evalFile(entry.image))
+    .removeAlpha()
+    .resize(N, N, { fit: 'fill', kernel: 'lanczos3' })
+    .raw()
+    .toBuffer();
   const mask = await sharp(evalFile(entry.mask)).extractChannel(0).resize(N, N, { fit: 'fill' }).raw().toBuffer();
   return { rgb, mask };
 }
@@ -37,10 +41,16 @@ function withSecondObject(rgb: Buffer, mask: Buffer): { rgb: Buffer; mask: Buffe
   const out = Buffer.from(mask);
   // A corner whose block, with a 32 px margin, holds none of the subject.
   const free = (x0: number, y0: number) => {
-    for (let y = Math.max(0, y0 - 32); y < Math.min(N, y0 + 160); y++) for (let x = Math.max(0, x0 - 32); x < Math.min(N, x0 + 160); x++) if (mask[y * N + x] >= 128) return false;
+    for (let y = Math.max(0, y0 - 32); y < Math.min(N, y0 + 160); y++)
+      for (let x = Math.max(0, x0 - 32); x < Math.min(N, x0 + 160); x++) if (mask[y * N + x] >= 128) return false;
     return true;
   };
-  const corner = [[16, 16], [N - 144, 16], [16, N - 144], [N - 144, N - 144]].find(([x, y]) => free(x, y));
+  const corner = [
+    [16, 16],
+    [N - 144, 16],
+    [16, N - 144],
+    [N - 144, N - 144],
+  ].find(([x, y]) => free(x, y));
   if (!corner) throw new Error('no free corner for a second object');
   const [cx, cy] = corner;
   for (let y = cy; y < cy + 128; y++) {

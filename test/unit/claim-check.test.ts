@@ -7,7 +7,9 @@ const BLUE = [30, 40, 140];
 const WHITE = [250, 250, 250];
 
 /** A white photo with a blue product (50..150 square), cut out exactly; `edit` changes pixels. */
-function cutout(edit: (x: number, y: number, px: { rgb: number[]; alpha: number }) => void = () => undefined): ClaimImage {
+function cutout(
+  edit: (x: number, y: number, px: { rgb: number[]; alpha: number }) => void = () => undefined,
+): ClaimImage {
   const rgba = new Uint8Array(N * N * 4);
   for (let y = 0; y < N; y++) {
     for (let x = 0; x < N; x++) {
@@ -19,41 +21,52 @@ function cutout(edit: (x: number, y: number, px: { rgb: number[]; alpha: number 
   }
   return { width: N, height: N, rgba };
 }
-const within = (x: number, y: number, x0: number, y0: number, x1: number, y1: number) => x >= x0 && x < x1 && y >= y0 && y < y1;
+const within = (x: number, y: number, x0: number, y0: number, x1: number, y1: number) =>
+  x >= x0 && x < x1 && y >= y0 && y < y1;
 
 describe('the report check', () => {
   it('hole: a transparent patch of product colours inside the product, not a real gap showing the background', () => {
-    const holed = cutout((x, y, px) => { if (within(x, y, 80, 80, 120, 120)) px.alpha = 0; });
+    const holed = cutout((x, y, px) => {
+      if (within(x, y, 80, 80, 120, 120)) px.alpha = 0;
+    });
     const v = judgeClaim(holed, 'hole', { x: 75, y: 75, width: 50, height: 50 });
     expect(v).toMatchObject({ accepted: true });
     expect(v.metrics.notBackgroundShare).toBeGreaterThan(0.9);
     expect(v.evidence).toMatch(/\d+% of the region is transparent/);
     expect(judgeClaim(cutout(), 'hole', { x: 75, y: 75, width: 50, height: 50 }).accepted).toBe(false);
-    const realGap = cutout((x, y, px) => { if (within(x, y, 80, 80, 120, 120)) {
+    const realGap = cutout((x, y, px) => {
+      if (within(x, y, 80, 80, 120, 120)) {
         px.alpha = 0;
         px.rgb = [...WHITE];
-      } });
+      }
+    });
     expect(judgeClaim(realGap, 'hole', { x: 75, y: 75, width: 50, height: 50 }).accepted).toBe(false);
   });
 
   it('background-kept: kept pixels with the colours of the background beside them', () => {
-    const kept = cutout((x, y, px) => { if (within(x, y, 150, 60, 185, 140)) px.alpha = 255; });
+    const kept = cutout((x, y, px) => {
+      if (within(x, y, 150, 60, 185, 140)) px.alpha = 255;
+    });
     expect(judgeClaim(kept, 'background-kept', { x: 150, y: 60, width: 35, height: 80 }).accepted).toBe(true);
     expect(judgeClaim(kept, 'background-kept', { x: 60, y: 60, width: 60, height: 60 }).accepted).toBe(false);
     expect(judgeClaim(cutout(), 'background-kept', { x: 160, y: 60, width: 30, height: 80 }).accepted).toBe(false);
   });
 
   it('missing-part: cut-away pixels of product colours that join the product, not background beside it', () => {
-    const cut = cutout((x, y, px) => { if (within(x, y, 120, 50, 150, 150)) px.alpha = 0; });
+    const cut = cutout((x, y, px) => {
+      if (within(x, y, 120, 50, 150, 150)) px.alpha = 0;
+    });
     expect(judgeClaim(cut, 'missing-part', { x: 118, y: 50, width: 34, height: 100 }).accepted).toBe(true);
     expect(judgeClaim(cutout(), 'missing-part', { x: 140, y: 60, width: 40, height: 80 }).accepted).toBe(false);
   });
 
   it('extra-object: kept pixels apart from the main product', () => {
-    const extra = cutout((x, y, px) => { if (within(x, y, 165, 165, 190, 190)) {
+    const extra = cutout((x, y, px) => {
+      if (within(x, y, 165, 165, 190, 190)) {
         px.alpha = 255;
         px.rgb = [200, 30, 30];
-      } });
+      }
+    });
     const v = judgeClaim(extra, 'extra-object', { x: 160, y: 160, width: 35, height: 35 });
     expect(v.accepted).toBe(true);
     expect(v.metrics.parts).toBe(2);
@@ -62,8 +75,10 @@ describe('the report check', () => {
 
   it('rough-edges: a ragged outline that cuts against the colours, not a clean one', () => {
     let seed = 7;
-    const rand = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
-    const rough = cutout((x, y, px) => { if (y >= 60 && y < 140 && Math.abs(x - 150) <= 3 && rand() < 0.5) px.alpha = px.alpha ? 0 : 255; });
+    const rand = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+    const rough = cutout((x, y, px) => {
+      if (y >= 60 && y < 140 && Math.abs(x - 150) <= 3 && rand() < 0.5) px.alpha = px.alpha ? 0 : 255;
+    });
     const v = judgeClaim(rough, 'rough-edges', { x: 135, y: 60, width: 30, height: 80 });
     expect(v.accepted).toBe(true);
     expect(v.metrics.raggedness).toBeGreaterThan(1.35);

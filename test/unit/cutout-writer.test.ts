@@ -15,7 +15,11 @@ describe('cut-out writer', () => {
   afterAll(() => writer.close());
   const decoder = new ImageDecoder(100_000_000);
 
-  async function expectCutout(photo: { rgb: Buffer; alpha: Buffer | null; width: number; height: number }, low: { rgb: Buffer; alpha: Buffer }, pool = writer) {
+  async function expectCutout(
+    photo: { rgb: Buffer; alpha: Buffer | null; width: number; height: number },
+    low: { rgb: Buffer; alpha: Buffer },
+    pool = writer,
+  ) {
     const cut = pool.write(photo, low, 64);
     const [png, preview] = await Promise.all([cut.png, cut.preview]);
     // The parts a caller may write as they come (head, a part per band, tail) join into the same PNG.
@@ -92,18 +96,29 @@ describe('cut-out writer', () => {
     }
   });
 
-  it('caps the alpha with the photo\'s own transparency; a one-pixel photo works', async () => {
+  it("caps the alpha with the photo's own transparency; a one-pixel photo works", async () => {
     const { rgb, blurred } = scene();
     const sourceAlpha = Buffer.alloc(W * H, 255);
     sourceAlpha.fill(0, 0, W * 10); // the top rows were transparent in the upload
     await expectCutout({ rgb: Buffer.from(rgb), alpha: sourceAlpha, width: W, height: H }, lowOf(rgb, blurred, W, H));
-    await expectCutout({ rgb: Buffer.from([9, 8, 7]), alpha: null, width: 1, height: 1 }, { rgb: Buffer.from([9, 8, 7]), alpha: Buffer.from([200]) });
+    await expectCutout(
+      { rgb: Buffer.from([9, 8, 7]), alpha: null, width: 1, height: 1 },
+      { rgb: Buffer.from([9, 8, 7]), alpha: Buffer.from([200]) },
+    );
   });
 
   it.skipIf(!HAVE_EVAL_DATA)('on a real photo at a scale with uneven grid cells (3001 x 1999)', async () => {
     const entry = evalEntries().find((e) => e.kind === 'product')!;
-    const decoded = await decoder.decode(await sharp(evalFile(entry.image)).resize(3001, 1999, { fit: 'fill' }).png().toBuffer());
-    const mask = await sharp(evalFile(entry.mask)).greyscale().resize(1024, 1024, { fit: 'fill' }).blur(3).extractChannel(0).raw().toBuffer();
+    const decoded = await decoder.decode(
+      await sharp(evalFile(entry.image)).resize(3001, 1999, { fit: 'fill' }).png().toBuffer(),
+    );
+    const mask = await sharp(evalFile(entry.mask))
+      .greyscale()
+      .resize(1024, 1024, { fit: 'fill' })
+      .blur(3)
+      .extractChannel(0)
+      .raw()
+      .toBuffer();
     const png = await expectCutout(decoded, await refineInputs(decoder, decoded, mask));
     // The PNG's own checksums hold (zlib verifies Adler-32 and sharp the chunks' CRCs as it decodes).
     expect(png.subarray(1, 4).toString()).toBe('PNG');
@@ -156,17 +171,24 @@ describe('cut-out writer', () => {
     expect(even[1]).toBe(500);
     // The subject and its edges in the lower half only: the upper band takes more rows.
     const lower = new Uint8Array(grid.w * grid.h);
-    for (let y = grid.h / 2; y < grid.h; y++) for (let x = 0; x < grid.w; x++) lower[y * grid.w + x] = x % 7 === 0 ? 128 : 255;
+    for (let y = grid.h / 2; y < grid.h; y++)
+      for (let x = 0; x < grid.w; x++) lower[y * grid.w + x] = x % 7 === 0 ? 128 : 255;
     const skewed = bandCuts(width, height, 4, 2, lower);
     check(skewed, 2, 4);
     expect(skewed[1]).toBeGreaterThan(560);
     // Three bands, and as many bands as blocks (each one block), and one band.
     check(bandCuts(width, height, 5, 3, lower), 3, 5);
-    expect(bandCuts(width, 9, 3, 3, new Uint8Array(refineGrid(width, 9).w * refineGrid(width, 9).h))).toEqual([0, 3, 6, 9]);
-    expect(bandCuts(width, 10, 3, 4, new Uint8Array(refineGrid(width, 10).w * refineGrid(width, 10).h).fill(255))).toEqual([0, 3, 6, 9, 10]);
+    expect(bandCuts(width, 9, 3, 3, new Uint8Array(refineGrid(width, 9).w * refineGrid(width, 9).h))).toEqual([
+      0, 3, 6, 9,
+    ]);
+    expect(
+      bandCuts(width, 10, 3, 4, new Uint8Array(refineGrid(width, 10).w * refineGrid(width, 10).h).fill(255)),
+    ).toEqual([0, 3, 6, 9, 10]);
     expect(bandCuts(width, height, 4, 1, lower)).toEqual([0, height]);
     // More bands asked for than there are blocks: one block each.
-    expect(bandCuts(width, 7, 3, 5, new Uint8Array(refineGrid(width, 7).w * refineGrid(width, 7).h))).toEqual([0, 3, 6, 7]);
+    expect(bandCuts(width, 7, 3, 5, new Uint8Array(refineGrid(width, 7).w * refineGrid(width, 7).h))).toEqual([
+      0, 3, 6, 7,
+    ]);
   });
 
   it('warms up by writing a photo on every thread, and still writes right afterwards', async () => {

@@ -14,7 +14,7 @@ describe('edge refinement', () => {
     expect(alpha[10 * W + 110]).toBe(0);
   });
 
-  it('works from the reduced inputs alone (the service\'s way): no upsampled mask needed', () => {
+  it("works from the reduced inputs alone (the service's way): no upsampled mask needed", () => {
     const { rgb, truth, blurred } = scene();
     const grid = refineGrid(W, H, 60);
     const f = W / grid.w;
@@ -50,8 +50,14 @@ describe('edge refinement', () => {
     const { rgb, blurred } = scene();
     for (const opts of [{}, { grid: 50 }, { guided: false, steepen: 1 }]) {
       const whole = refineEdges({ rgb, alpha: blurred, width: W, height: H }, opts);
-      for (const cuts of [[0, 1, H], [0, 33, 34, 79, H], [0, 40, H]]) {
-        const bands = cuts.slice(1).map((y1, i) => refineRows({ rgb, alpha: blurred, width: W, height: H }, opts, cuts[i], y1));
+      for (const cuts of [
+        [0, 1, H],
+        [0, 33, 34, 79, H],
+        [0, 40, H],
+      ]) {
+        const bands = cuts
+          .slice(1)
+          .map((y1, i) => refineRows({ rgb, alpha: blurred, width: W, height: H }, opts, cuts[i], y1));
         expect(Buffer.concat(bands.map((b) => Buffer.from(b.alpha))).equals(Buffer.from(whole.alpha))).toBe(true);
         expect(Buffer.concat(bands.map((b) => Buffer.from(b.rgb))).equals(Buffer.from(whole.rgb))).toBe(true);
       }
@@ -64,11 +70,22 @@ describe('edge refinement', () => {
     expect(spans(mask, 6, 4)).toMatchObject({ rowStart: 1, rowEnd: 3, colStart: 2, colEnd: 5 });
     const none = spans(new Uint8Array(6 * 4), 6, 4);
     expect(none.rowStart >= none.rowEnd && none.colStart >= none.colEnd).toBe(true);
-    expect([...boxMean(Float32Array.from({ length: 24 }, () => 1), 6, 4, 1, undefined, none)]).toEqual(new Array(24).fill(0));
+    expect([
+      ...boxMean(
+        Float32Array.from({ length: 24 }, () => 1),
+        6,
+        4,
+        1,
+        undefined,
+        none,
+      ),
+    ]).toEqual(new Array(24).fill(0));
   });
 
   it('boxMean: the mean of every clipped window, and only where asked', () => {
-    const w = 9, h = 7, src = Float32Array.from({ length: w * h }, (_, i) => (i * 37) % 11);
+    const w = 9,
+      h = 7,
+      src = Float32Array.from({ length: w * h }, (_, i) => (i * 37) % 11);
     const only = new Uint8Array(w * h);
     only[3 * w + 4] = only[0] = only[w * h - 1] = 1;
     for (const r of [1, 3]) {
@@ -95,7 +112,14 @@ describe('edge refinement', () => {
           // the columns left of it never written.
           const inner = new Uint8Array(w * h);
           inner[5 * w + 6] = inner[4 * w + 7] = 1;
-          const late = boxMean(src, w, h, r, Float64Array.from({ length: 200 }, (_, i) => i * 1e6 + 7), spans(inner, w, h));
+          const late = boxMean(
+            src,
+            w,
+            h,
+            r,
+            Float64Array.from({ length: 200 }, (_, i) => i * 1e6 + 7),
+            spans(inner, w, h),
+          );
           expect([late[5 * w + 6], late[4 * w + 7]]).toEqual([all[5 * w + 6], all[4 * w + 7]]);
         }
       }

@@ -15,7 +15,9 @@ function installed(): { name: string; dir: string; json: Record<string, unknown>
     if (!fs.existsSync(modules)) return;
     for (const entry of fs.readdirSync(modules)) {
       if (entry.startsWith('.')) continue;
-      const names = entry.startsWith('@') ? fs.readdirSync(path.join(modules, entry)).map((n) => `${entry}/${n}`) : [entry];
+      const names = entry.startsWith('@')
+        ? fs.readdirSync(path.join(modules, entry)).map((n) => `${entry}/${n}`)
+        : [entry];
       for (const name of names) {
         const dir = path.join(modules, name);
         const file = path.join(dir, 'package.json');
@@ -38,10 +40,17 @@ describe('install hygiene', () => {
     expect(packages.length).toBeGreaterThan(100);
     const scripted = packages.filter(({ json, dir }) => {
       const scripts = (json.scripts ?? {}) as Record<string, string>;
-      return ['preinstall', 'install', 'postinstall'].some((s) => scripts[s]) || (fs.existsSync(path.join(dir, 'binding.gyp')) && !scripts.install);
+      return (
+        ['preinstall', 'install', 'postinstall'].some((s) => scripts[s]) ||
+        (fs.existsSync(path.join(dir, 'binding.gyp')) && !scripts.install)
+      );
     });
     expect(scripted.map((p) => p.name).sort()).toEqual(expect.arrayContaining(['better-sqlite3', 'onnxruntime-node']));
-    for (const { name } of scripted) expect(Object.keys(pkg.allowScripts), `${name} has an install script that allowScripts does not decide`).toContain(name);
+    for (const { name } of scripted)
+      expect(
+        Object.keys(pkg.allowScripts),
+        `${name} has an install script that allowScripts does not decide`,
+      ).toContain(name);
     // onnxruntime-node's script only downloads CUDA binaries; its CPU binaries ship in the package.
     expect(pkg.allowScripts['onnxruntime-node']).toBe(false);
   });
@@ -52,6 +61,8 @@ describe('install hygiene', () => {
       const engines = json.engines as Record<string, string> | undefined;
       return typeof engines?.node === 'string' && !satisfies(node, engines.node);
     });
-    expect(refusing.map((p) => `${p.name}@${p.json.version} wants node ${(p.json.engines as Record<string, string>).node}`)).toEqual([]);
+    expect(
+      refusing.map((p) => `${p.name}@${p.json.version} wants node ${(p.json.engines as Record<string, string>).node}`),
+    ).toEqual([]);
   });
 });

@@ -49,6 +49,8 @@ describe('ONNX mask model', () => {
     const closing = new OnnxMaskModel({ modelPath: '', threads: 1 });
     await closing.ready();
     await closing.close();
-    await expect(closing.predict(Buffer.alloc(MODEL_INPUT_SIZE * MODEL_INPUT_SIZE * 3))).rejects.toThrow(/closed|exited/);
+    await expect(closing.predict(Buffer.alloc(MODEL_INPUT_SIZE * MODEL_INPUT_SIZE * 3))).rejects.toThrow(
+      /closed|exited/,
+    );
   });
 });

@@ -6,13 +6,25 @@ import { areaAxis, reduceArea } from '../../src/imaging/mask-reduce.mjs';
 describe('area-average reduction', () => {
   it('gives each cell the mean of the whole pixels it covers', () => {
     const src = Uint8Array.from([10, 20, 30, 40, 50, 60, 70, 80, 0, 0, 255, 255, 0, 0, 255, 255]);
-    expect([...reduceArea(src, 4, 4, 2, 2)]).toEqual([Math.round((10 + 20 + 50 + 60) / 4), Math.round((30 + 40 + 70 + 80) / 4), 0, 255]);
+    expect([...reduceArea(src, 4, 4, 2, 2)]).toEqual([
+      Math.round((10 + 20 + 50 + 60) / 4),
+      Math.round((30 + 40 + 70 + 80) / 4),
+      0,
+      255,
+    ]);
   });
 
   it('weights a pixel cut by a cell border by the share inside the cell', () => {
     // Three pixels into two cells of 1.5 pixels: [0, 1.5) and [1.5, 3).
-    expect(areaAxis(3, 2)).toEqual({ first: Int32Array.from([0, 1]), offset: Int32Array.from([0, 2, 4]), weight: Int32Array.from([2, 1, 1, 2]) });
-    expect([...reduceArea(Uint8Array.from([0, 90, 255]), 3, 1, 2, 1)]).toEqual([Math.round(90 / 3), Math.round((90 + 2 * 255) / 3)]);
+    expect(areaAxis(3, 2)).toEqual({
+      first: Int32Array.from([0, 1]),
+      offset: Int32Array.from([0, 2, 4]),
+      weight: Int32Array.from([2, 1, 1, 2]),
+    });
+    expect([...reduceArea(Uint8Array.from([0, 90, 255]), 3, 1, 2, 1)]).toEqual([
+      Math.round(90 / 3),
+      Math.round((90 + 2 * 255) / 3),
+    ]);
   });
 
   it('rounds halves up, keeps a flat mask flat and the same size unchanged', () => {

@@ -6,7 +6,14 @@ import { diagnose } from '../../src/pipeline/diagnose.ts';
 import { refineInputs } from '../../src/pipeline/segment.ts';
 import { maskStatistics } from '../../src/imaging/model-io.mjs';
 import { CHECK_GRID } from '../../src/pipeline/check/features.ts';
-import { brokenProbability, chooseThreshold, fitLogistic, loadCalibration, MODEL_FEATURES, scoreFor } from '../../src/pipeline/check/calibration.ts';
+import {
+  brokenProbability,
+  chooseThreshold,
+  fitLogistic,
+  loadCalibration,
+  MODEL_FEATURES,
+  scoreFor,
+} from '../../src/pipeline/check/calibration.ts';
 import { ImageDecoder } from '../../src/adapters/images/decoder.ts';
 import { ImageRenderer } from '../../src/adapters/images/renderer.ts';
 import { CheckRasters } from '../../src/adapters/images/rasters.ts';
@@ -17,7 +24,15 @@ import { WorkerCutoutWriter } from '../../src/imaging/cutout-writer.ts';
 import { checkEntryName } from '../../src/adapters/zip-archive.adapter.ts';
 import { fetchPublic, isPrivateAddress } from '../../src/adapters/outbound-http.adapter.ts';
 import { resolveSettings } from '../../src/services/settings.ts';
-import { cmykJpeg, exifRotated, hugePngHeader, png16, productPhoto, transparentPng, truncatedJpeg } from '../helpers/images.ts';
+import {
+  cmykJpeg,
+  exifRotated,
+  hugePngHeader,
+  png16,
+  productPhoto,
+  transparentPng,
+  truncatedJpeg,
+} from '../helpers/images.ts';
 
 const base = resolveSettings(undefined, { hasBackgroundImage: false, path: '/defaults' });
 
@@ -33,7 +48,11 @@ describe('compose: layout', () => {
     const l = planLayout({ width: 400, height: 300 }, { x: 100, y: 75, width: 200, height: 150 }, s);
     expect(l.crop).toEqual({ left: 100, top: 75, width: 200, height: 150 });
     expect(l.place).toEqual({ left: 250, top: 313, width: 500, height: 375 });
-    const tl = planLayout({ width: 400, height: 300 }, { x: 100, y: 75, width: 200, height: 150 }, { ...s, align: 'top-left' });
+    const tl = planLayout(
+      { width: 400, height: 300 },
+      { x: 100, y: 75, width: 200, height: 150 },
+      { ...s, align: 'top-left' },
+    );
     expect([tl.place.left, tl.place.top]).toEqual([250, 250]);
     const r = planLayout({ width: 400, height: 300 }, null, { ...base, rotate: 90 });
     expect(r.canvas).toEqual({ width: 300, height: 400 });
@@ -48,8 +67,12 @@ describe('compose: layout', () => {
     expect(outputFormatFor(base)).toBe('png');
   });
   it('refuses solid without a colour and image without an image', () => {
-    expect(() => resolveSettings({ background: { mode: 'solid' } }, { hasBackgroundImage: false, path: '/d' })).toThrow(/color/);
-    expect(() => resolveSettings({ background: { mode: 'image' } }, { hasBackgroundImage: false, path: '/d' })).toThrow(/image/);
+    expect(() => resolveSettings({ background: { mode: 'solid' } }, { hasBackgroundImage: false, path: '/d' })).toThrow(
+      /color/,
+    );
+    expect(() => resolveSettings({ background: { mode: 'image' } }, { hasBackgroundImage: false, path: '/d' })).toThrow(
+      /image/,
+    );
   });
 });
 
@@ -64,7 +87,8 @@ describe('diagnose: the calibrated check', () => {
     return { rgb, prediction: { mask, ...maskStatistics(mask, N) } };
   };
   const rasters = new CheckRasters(100_000_000);
-  const run = async (s: ReturnType<typeof scene>, cutout = { width: 2048, height: 1024 }) => diagnose(s.prediction, await rasters.checkGrid(s.prediction.mask, s.rgb, N, CHECK_GRID), N, cutout);
+  const run = async (s: ReturnType<typeof scene>, cutout = { width: 2048, height: 1024 }) =>
+    diagnose(s.prediction, await rasters.checkGrid(s.prediction.mask, s.rgb, N, CHECK_GRID), N, cutout);
 
   it('scores a clean cut-out high, not red, and maps the bbox to cutout pixels', async () => {
     const d = await run(scene([[256, 256, 768, 768]], [[256, 256, 768, 768, 255]]));
@@ -80,7 +104,17 @@ describe('diagnose: the calibrated check', () => {
     expect(d.quality.flags[0]).toMatchObject({ code: 'background-kept', severity: 1 });
   });
   it('sends a mask of guesses to review, flagged low-confidence with where the guesses are', async () => {
-    const d = await run(scene([[256, 256, 768, 768]], [[256, 256, 768, 768, 255], [100, 100, 900, 250, 100], [100, 768, 900, 900, 100]]), { width: N, height: N });
+    const d = await run(
+      scene(
+        [[256, 256, 768, 768]],
+        [
+          [256, 256, 768, 768, 255],
+          [100, 100, 900, 250, 100],
+          [100, 768, 900, 900, 100],
+        ],
+      ),
+      { width: N, height: N },
+    );
     expect(d.red).toBe(true);
     const flag = d.quality.flags.find((f) => f.code === 'low-confidence')!;
     expect(flag.severity).toBeGreaterThan(0);
@@ -93,10 +127,35 @@ describe('diagnose: the calibrated check', () => {
     expect(flag.bbox!.x).toBeGreaterThanOrEqual(440);
   });
   it('flags a second separate object and a hole inside the subject', async () => {
-    const two = await run(scene([[100, 100, 500, 500], [700, 700, 900, 900]], [[100, 100, 500, 500, 255], [700, 700, 900, 900, 255]]), { width: N, height: N });
-    expect(two.quality.flags.find((f) => f.code === 'multiple-objects')).toMatchObject({ bbox: { x: 700, y: 700, width: 200, height: 200 } });
-    const holed = await run(scene([[200, 200, 800, 800]], [[200, 200, 800, 800, 255], [350, 350, 650, 650, 0]]), { width: N, height: N });
-    expect(holed.quality.flags.find((f) => f.code === 'hole-in-subject')).toMatchObject({ bbox: { x: 352, y: 352, width: 296, height: 296 } });
+    const two = await run(
+      scene(
+        [
+          [100, 100, 500, 500],
+          [700, 700, 900, 900],
+        ],
+        [
+          [100, 100, 500, 500, 255],
+          [700, 700, 900, 900, 255],
+        ],
+      ),
+      { width: N, height: N },
+    );
+    expect(two.quality.flags.find((f) => f.code === 'multiple-objects')).toMatchObject({
+      bbox: { x: 700, y: 700, width: 200, height: 200 },
+    });
+    const holed = await run(
+      scene(
+        [[200, 200, 800, 800]],
+        [
+          [200, 200, 800, 800, 255],
+          [350, 350, 650, 650, 0],
+        ],
+      ),
+      { width: N, height: N },
+    );
+    expect(holed.quality.flags.find((f) => f.code === 'hole-in-subject')).toMatchObject({
+      bbox: { x: 352, y: 352, width: 296, height: 296 },
+    });
   });
   it('the score is below 50 exactly when the calibrated probability reaches the threshold', () => {
     for (const t of [0.1, 0.24, 0.6]) {
@@ -114,7 +173,14 @@ describe('diagnose: the calibrated check', () => {
     const ys = xs.map(([v]) => v >= 10);
     const a = fitLogistic(xs, ys);
     expect(a).toEqual(fitLogistic(xs, ys));
-    const cal = { features: MODEL_FEATURES, ...a, threshold: chooseThreshold(xs.map((x) => brokenProbability({ ...a, features: [], threshold: 1 }, x)), ys.map((y) => !y)) };
+    const cal = {
+      features: MODEL_FEATURES,
+      ...a,
+      threshold: chooseThreshold(
+        xs.map((x) => brokenProbability({ ...a, features: [], threshold: 1 }, x)),
+        ys.map((y) => !y),
+      ),
+    };
     expect(xs.map((x) => brokenProbability(cal, x) >= cal.threshold)).toEqual(ys);
   });
 });
@@ -134,7 +200,11 @@ describe('image codec', () => {
     const srgb = Buffer.alloc(32 * 32 * 3);
     for (let i = 0; i < srgb.length; i += 3) srgb.set([200, 100, 50], i);
     // Stored as Display P3 (other numbers for the same colour), with EXIF.
-    const p3 = await sharp(srgb, { raw: { width: 32, height: 32, channels: 3 } }).withIccProfile('p3').withExif({ IFD0: { Copyright: 'x' } }).jpeg({ quality: 100 }).toBuffer();
+    const p3 = await sharp(srgb, { raw: { width: 32, height: 32, channels: 3 } })
+      .withIccProfile('p3')
+      .withExif({ IFD0: { Copyright: 'x' } })
+      .jpeg({ quality: 100 })
+      .toBuffer();
     const stored = await sharp(p3).keepIccProfile().raw().toBuffer();
     expect(Math.abs(stored[0] - 200)).toBeGreaterThan(5);
     const decoded = await decoder.decode(p3);
@@ -182,7 +252,11 @@ describe('image codec', () => {
     expect(exportKeepsStored('png', 5000, 'png', 'lossless')).toBe(false);
     expect(exportKeepsStored('png', 5000, 'png', 'web')).toBe(false);
     // exportOutput follows the same rule: the very buffer back, or a new encoding.
-    const stored = await sharp({ create: { width: 8, height: 8, channels: 4, background: { r: 1, g: 2, b: 3, alpha: 1 } } }).png().toBuffer();
+    const stored = await sharp({
+      create: { width: 8, height: 8, channels: 4, background: { r: 1, g: 2, b: 3, alpha: 1 } },
+    })
+      .png()
+      .toBuffer();
     expect(await renderer.exportOutput(stored, 'png', 'png', 'off')).toBe(stored);
     expect(await renderer.exportOutput(stored, 'png', 'png', 'marketplace', stored.length - 1)).not.toBe(stored);
   });
@@ -201,11 +275,23 @@ describe('ZIP entry names', () => {
     ['./x.jpg', 'x.jpg'],
     ['dir\\win.jpg', 'dir/win.jpg'],
   ])('accepts %s', (raw, name) => expect(checkEntryName(raw)).toEqual({ name }));
-  it.each(['../x.jpg', 'a/../../x.jpg', '/abs.jpg', 'C:/x.jpg', 'a\u0000b.jpg', ''])('refuses %j', (raw) => expect(checkEntryName(raw)).toHaveProperty('reason'));
+  it.each(['../x.jpg', 'a/../../x.jpg', '/abs.jpg', 'C:/x.jpg', 'a\u0000b.jpg', ''])('refuses %j', (raw) =>
+    expect(checkEntryName(raw)).toHaveProperty('reason'),
+  );
 });
 
 describe('outbound fetches', () => {
-  it.each(['127.0.0.1', '10.1.2.3', '192.168.0.1', '172.16.5.5', '169.254.169.254', '::1', 'fe80::1', '::ffff:127.0.0.1', '0.0.0.0'])('%s is private', (a) => expect(isPrivateAddress(a)).toBe(true));
+  it.each([
+    '127.0.0.1',
+    '10.1.2.3',
+    '192.168.0.1',
+    '172.16.5.5',
+    '169.254.169.254',
+    '::1',
+    'fe80::1',
+    '::ffff:127.0.0.1',
+    '0.0.0.0',
+  ])('%s is private', (a) => expect(isPrivateAddress(a)).toBe(true));
   it.each(['8.8.8.8', '1.1.1.1', '2606:4700::1111'])('%s is public', (a) => expect(isPrivateAddress(a)).toBe(false));
 
   it('refuses loopback unless allowed, and caps the bytes read', async () => {
@@ -213,10 +299,18 @@ describe('outbound fetches', () => {
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     const url = `http://localhost:${(server.address() as { port: number }).port}/x.jpg`;
     try {
-      await expect(fetchPublic(url, { allowPrivate: false, maxBytes: 10_000, timeoutMs: 2000 })).rejects.toMatchObject({ kind: 'refused' });
-      expect((await fetchPublic(url, { allowPrivate: true, maxBytes: 10_000, timeoutMs: 2000 })).data.length).toBe(5000);
-      await expect(fetchPublic(url, { allowPrivate: true, maxBytes: 100, timeoutMs: 2000 })).rejects.toMatchObject({ kind: 'too-large' });
-      await expect(fetchPublic('file:///etc/passwd', { allowPrivate: true, maxBytes: 100, timeoutMs: 2000 })).rejects.toMatchObject({ kind: 'refused' });
+      await expect(fetchPublic(url, { allowPrivate: false, maxBytes: 10_000, timeoutMs: 2000 })).rejects.toMatchObject({
+        kind: 'refused',
+      });
+      expect((await fetchPublic(url, { allowPrivate: true, maxBytes: 10_000, timeoutMs: 2000 })).data.length).toBe(
+        5000,
+      );
+      await expect(fetchPublic(url, { allowPrivate: true, maxBytes: 100, timeoutMs: 2000 })).rejects.toMatchObject({
+        kind: 'too-large',
+      });
+      await expect(
+        fetchPublic('file:///etc/passwd', { allowPrivate: true, maxBytes: 100, timeoutMs: 2000 }),
+      ).rejects.toMatchObject({ kind: 'refused' });
     } finally {
       server.close();
     }

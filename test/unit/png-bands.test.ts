@@ -14,20 +14,39 @@ const zlibAdler = (data: Buffer) => {
 describe('PNG in bands', () => {
   it("combines two runs' Adler-32 into the checksum zlib gives their concatenation", () => {
     const a = Buffer.from('the first run of bytes, ');
-    for (const b of [Buffer.alloc(70_000, 0xfe), Buffer.alloc(0), Buffer.from('x'), Buffer.alloc(65_521 * 2 + 7, 0x01)]) {
-      expect(adler32Combine(zlibAdler(a), zlibAdler(b), b.length), `second run of ${b.length} bytes`).toBe(zlibAdler(Buffer.concat([a, b])));
+    for (const b of [
+      Buffer.alloc(70_000, 0xfe),
+      Buffer.alloc(0),
+      Buffer.from('x'),
+      Buffer.alloc(65_521 * 2 + 7, 0x01),
+    ]) {
+      expect(adler32Combine(zlibAdler(a), zlibAdler(b), b.length), `second run of ${b.length} bytes`).toBe(
+        zlibAdler(Buffer.concat([a, b])),
+      );
     }
     expect(zlibAdler(Buffer.from('Wikipedia'))).toBe(0x11e60398);
   });
 
   it('bands deflated apart and joined decode to the rows', async () => {
-    const width = 37, rows = 23;
+    const width = 37,
+      rows = 23;
     const rgb = Uint8Array.from({ length: width * rows * 3 }, (_, i) => (i * 7) % 256);
     const alpha = Uint8Array.from({ length: width * rows }, (_, i) => (i % 5 === 0 ? 0 : (i * 13) % 256));
-    for (const cuts of [[0, 8, 16, rows], [0, rows], [0, 1, rows]]) {
+    for (const cuts of [
+      [0, 8, 16, rows],
+      [0, rows],
+      [0, 1, rows],
+    ]) {
       const parts = await Promise.all(
         cuts.slice(1).map((y1, i) => {
-          const { lines } = bandLines(rgb.subarray(cuts[i] * width * 3, y1 * width * 3), alpha.subarray(cuts[i] * width, y1 * width), null, width, y1 - cuts[i], 4);
+          const { lines } = bandLines(
+            rgb.subarray(cuts[i] * width * 3, y1 * width * 3),
+            alpha.subarray(cuts[i] * width, y1 * width),
+            null,
+            width,
+            y1 - cuts[i],
+            4,
+          );
           return deflateBand(lines, i === cuts.length - 2);
         }),
       );
@@ -42,7 +61,8 @@ describe('PNG in bands', () => {
   });
 
   it('reduces a band for the thumbnail: alpha-weighted block means, partial blocks at the edges', () => {
-    const width = 5, rows = 3;
+    const width = 5,
+      rows = 3;
     const rgb = new Uint8Array(width * rows * 3).fill(10);
     rgb.set([200, 100, 50], 0);
     const alpha = new Uint8Array(width * rows).fill(255);
@@ -51,7 +71,12 @@ describe('PNG in bands', () => {
     const { preview } = bandLines(rgb, alpha, null, width, rows, 2);
     expect([preview.width, preview.height]).toEqual([3, 2]);
     // Block (0,0): pixels 0 (200,100,50 @255), 1 (@0), 5 and 6 (10 @255).
-    expect([...preview.data.subarray(0, 4)]).toEqual([Math.round((200 + 20) / 3), Math.round((100 + 20) / 3), Math.round((50 + 20) / 3), Math.round((255 * 3) / 4)]);
+    expect([...preview.data.subarray(0, 4)]).toEqual([
+      Math.round((200 + 20) / 3),
+      Math.round((100 + 20) / 3),
+      Math.round((50 + 20) / 3),
+      Math.round((255 * 3) / 4),
+    ]);
     // Block (2,0) is one pixel wide: pixels 4 (@51) and 9 (@255).
     expect(preview.data[2 * 4 + 3]).toBe(Math.round((51 + 255) / 2));
   });

@@ -36,18 +36,27 @@ describe('prepared inputs', () => {
     for (const file of [
       await productPhoto(2000, 1500),
       await productPhoto(300, 200),
-      await sharp(await productPhoto(1100, 900)).png().toBuffer(),
+      await sharp(await productPhoto(1100, 900))
+        .png()
+        .toBuffer(),
       await productPhoto(700, 500, 'webp'),
-      await sharp(await productPhoto(640, 480)).png({ palette: true }).toBuffer(),
+      await sharp(await productPhoto(640, 480))
+        .png({ palette: true })
+        .toBuffer(),
     ]) {
       const direct = await decoder.modelInputFrom(file, MODEL_INPUT_SIZE);
       expect(direct).not.toBeNull();
       expect(direct!.equals(await fromDecode(file))).toBe(true);
     }
     // Where one pipeline would come out different (rotation, 16 bits) or the decode does more (alpha, CMYK, the working-size cap).
-    const wide = await sharp({ create: { width: 4200, height: 300, channels: 3, background: '#808080' } }).jpeg().toBuffer();
-    for (const file of [await exifRotated(), await png16(), await transparentPng(), await cmykJpeg(), wide]) expect(await decoder.modelInputFrom(file, MODEL_INPUT_SIZE)).toBeNull();
-    await expect(decoder.modelInputFrom(await truncatedJpeg(), MODEL_INPUT_SIZE)).rejects.toMatchObject({ code: 'INVALID_IMAGE' });
+    const wide = await sharp({ create: { width: 4200, height: 300, channels: 3, background: '#808080' } })
+      .jpeg()
+      .toBuffer();
+    for (const file of [await exifRotated(), await png16(), await transparentPng(), await cmykJpeg(), wide])
+      expect(await decoder.modelInputFrom(file, MODEL_INPUT_SIZE)).toBeNull();
+    await expect(decoder.modelInputFrom(await truncatedJpeg(), MODEL_INPUT_SIZE)).rejects.toMatchObject({
+      code: 'INVALID_IMAGE',
+    });
   });
 
   it("answers that a plain file decodes as soon as the model's input is made from it; any other file when its decode is done", async () => {
@@ -64,7 +73,8 @@ describe('prepared inputs', () => {
         },
         toModelInput: async () => Buffer.from('from the decode'),
       }) as unknown as ImageDecoder;
-    const settled = (p: Promise<unknown>) => Promise.race([p.then(() => true), new Promise((r) => setTimeout(() => r(false), 50))]);
+    const settled = (p: Promise<unknown>) =>
+      Promise.race([p.then(() => true), new Promise((r) => setTimeout(() => r(false), 50))]);
 
     const plain = new PreparedInputs(fake(Buffer.from('straight from the file')));
     const photo = await productPhoto(80, 60);
@@ -98,7 +108,7 @@ describe('prepared inputs', () => {
     expect(cache.take(photos[0])).toBeUndefined();
   });
 
-  it('a photo that cannot be decoded fails prepare\'s check and its taker as decoding would, and never unhandled', async () => {
+  it("a photo that cannot be decoded fails prepare's check and its taker as decoding would, and never unhandled", async () => {
     const bad = await truncatedJpeg();
     const cache = new PreparedInputs(decoder);
     // prepare's answer is intake's check that the file is whole: it fails as the decode does.

@@ -38,12 +38,22 @@ describe('RecentBlobs', () => {
   it('putParts writes the parts through to the store and keeps the whole it was given', async () => {
     const { dir, disk, blobs } = setup();
     const whole = Buffer.from('head-band-tail');
-    await blobs.putParts('jobs/j/a/cutout.png', [Promise.resolve(Buffer.from('head-')), Promise.resolve(Buffer.from('band-')), Promise.resolve(Buffer.from('tail'))], Promise.resolve(whole));
+    await blobs.putParts(
+      'jobs/j/a/cutout.png',
+      [
+        Promise.resolve(Buffer.from('head-')),
+        Promise.resolve(Buffer.from('band-')),
+        Promise.resolve(Buffer.from('tail')),
+      ],
+      Promise.resolve(whole),
+    );
     expect((await disk.get('jobs/j/a/cutout.png')).toString()).toBe('head-band-tail');
     fs.rmSync(path.join(dir, 'jobs/j/a/cutout.png'));
     expect(await blobs.get('jobs/j/a/cutout.png')).toBe(whole);
     // A failed write keeps nothing.
-    await expect(blobs.putParts('jobs/j/a/other.png', [Promise.reject(new Error('band failed'))], Promise.resolve(whole))).rejects.toThrow('band failed');
+    await expect(
+      blobs.putParts('jobs/j/a/other.png', [Promise.reject(new Error('band failed'))], Promise.resolve(whole)),
+    ).rejects.toThrow('band failed');
     expect(await blobs.find('jobs/j/a/other.png')).toBeUndefined();
     expect(blobs.heldBytes).toBe(whole.length);
   });

@@ -51,7 +51,7 @@ describe('helper thread priority', () => {
     expect(new HelperThreadPriority(5, () => [102], ops).apply()).toBe(1);
   });
 
-  it('restore gives the lowered threads the event loop\'s priority back, and leaves other values alone', () => {
+  it("restore gives the lowered threads the event loop's priority back, and leaves other values alone", () => {
     const ops = fakeOps([process.pid, 101, 102, 103, 104]);
     const p = new HelperThreadPriority(10, () => [102], ops);
     p.apply();
@@ -74,7 +74,10 @@ describe('helper thread priority', () => {
       if (value < ops.get(tid)) {
         refused++;
         // As Node reports a refused setpriority(2).
-        throw Object.assign(new Error('A system error occurred: uv_os_setpriority returned EACCES (permission denied)'), { code: 'ERR_SYSTEM_ERROR', info: { code: 'EACCES' } });
+        throw Object.assign(
+          new Error('A system error occurred: uv_os_setpriority returned EACCES (permission denied)'),
+          { code: 'ERR_SYSTEM_ERROR', info: { code: 'EACCES' } },
+        );
       }
       lower(tid, value);
     };
@@ -122,7 +125,10 @@ describe('configuration of the CPU settings', () => {
   it('defaults to nice 10 and one libvips thread, and refuses values out of range', () => {
     const config = loadConfig({});
     expect([config.helperNice, config.imageThreads]).toEqual([10, 1]);
-    expect(loadConfig({ MATTE_HELPER_NICE: '0', MATTE_IMAGE_THREADS: '2' })).toMatchObject({ helperNice: 0, imageThreads: 2 });
+    expect(loadConfig({ MATTE_HELPER_NICE: '0', MATTE_IMAGE_THREADS: '2' })).toMatchObject({
+      helperNice: 0,
+      imageThreads: 2,
+    });
     expect(() => loadConfig({ MATTE_HELPER_NICE: '20' })).toThrow(/helperNice/);
     expect(() => loadConfig({ MATTE_HELPER_NICE: 'low' })).toThrow(/MATTE_HELPER_NICE must be an integer/);
     expect(() => loadConfig({ MATTE_IMAGE_THREADS: '0' })).toThrow(/imageThreads/);

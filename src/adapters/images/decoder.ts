@@ -33,10 +33,16 @@ export class ImageDecoder {
     } catch (err) {
       throw asPhotoError(err, this.maxPixels);
     }
-    if (!meta.format || !ACCEPTED_FORMATS.has(meta.format)) throw new PhotoError('INVALID_IMAGE', `Unsupported image format${meta.format ? ` (${meta.format})` : ''}; send JPEG, PNG or WebP.`, true);
+    if (!meta.format || !ACCEPTED_FORMATS.has(meta.format))
+      throw new PhotoError(
+        'INVALID_IMAGE',
+        `Unsupported image format${meta.format ? ` (${meta.format})` : ''}; send JPEG, PNG or WebP.`,
+        true,
+      );
     const width = meta.width ?? 0;
     const height = meta.height ?? 0;
-    if (width * height > this.maxPixels) throw new PhotoError('TOO_LARGE', `Image is ${width}x${height}, more than ${this.maxPixels} pixels.`, true);
+    if (width * height > this.maxPixels)
+      throw new PhotoError('TOO_LARGE', `Image is ${width}x${height}, more than ${this.maxPixels} pixels.`, true);
     const swap = (meta.orientation ?? 1) >= 5;
     return { format: meta.format, width: swap ? height : width, height: swap ? width : height };
   }
@@ -64,7 +70,11 @@ export class ImageDecoder {
               .toColourspace('srgb')
               .raw()
               .toBuffer();
-      const alpha = hasAlpha ? await resized(sharp(oriented.data, { raw }).extractChannel((channels - 1) as 1 | 3)).raw().toBuffer() : null;
+      const alpha = hasAlpha
+        ? await resized(sharp(oriented.data, { raw }).extractChannel((channels - 1) as 1 | 3))
+            .raw()
+            .toBuffer()
+        : null;
       return { rgb, alpha, width, height, source: { width: srcW, height: srcH, format: meta.format ?? 'unknown' } };
     } catch (err) {
       if (err instanceof PhotoError) throw err;
@@ -83,10 +93,18 @@ export class ImageDecoder {
     try {
       const meta = await sharp(input, { limitInputPixels: this.maxPixels }).metadata();
       const plain =
-        meta.channels === 3 && !meta.hasAlpha && meta.depth === 'uchar' && (meta.orientation ?? 1) === 1 && Math.max(meta.width ?? Infinity, meta.height ?? Infinity) <= MAX_WORKING_EDGE;
+        meta.channels === 3 &&
+        !meta.hasAlpha &&
+        meta.depth === 'uchar' &&
+        (meta.orientation ?? 1) === 1 &&
+        Math.max(meta.width ?? Infinity, meta.height ?? Infinity) <= MAX_WORKING_EDGE;
       if (!plain) return null;
       // No shrink-on-load: the file's pixels are resized as the decode's are, or the bytes would differ.
-      return await open(input, this.maxPixels).toColourspace('srgb').resize(size, size, { ...MODEL_RESIZE, fastShrinkOnLoad: false }).raw().toBuffer();
+      return await open(input, this.maxPixels)
+        .toColourspace('srgb')
+        .resize(size, size, { ...MODEL_RESIZE, fastShrinkOnLoad: false })
+        .raw()
+        .toBuffer();
     } catch (err) {
       throw asPhotoError(err, this.maxPixels);
     }
@@ -94,12 +112,18 @@ export class ImageDecoder {
 
   /** Resizes raw RGB to the model's square input (aspect ratio not kept, as the model was trained). */
   async toModelInput(img: DecodedImage, size: number): Promise<Buffer> {
-    return sharp(img.rgb, { raw: { width: img.width, height: img.height, channels: 3 } }).resize(size, size, MODEL_RESIZE).raw().toBuffer();
+    return sharp(img.rgb, { raw: { width: img.width, height: img.height, channels: 3 } })
+      .resize(size, size, MODEL_RESIZE)
+      .raw()
+      .toBuffer();
   }
 
   /** The photo reduced to w x h (RGB): the edge refinement's grid, made while the model runs. */
   async reduceRgb(img: DecodedImage, w: number, h: number): Promise<Buffer> {
-    return sharp(img.rgb, { raw: { width: img.width, height: img.height, channels: 3 } }).resize(w, h, { fit: 'fill' }).raw().toBuffer();
+    return sharp(img.rgb, { raw: { width: img.width, height: img.height, channels: 3 } })
+      .resize(w, h, { fit: 'fill' })
+      .raw()
+      .toBuffer();
   }
 
   /** An encoded image's size and format, from its header. */

@@ -10,8 +10,15 @@ export class CheckRasters {
 
   /** The model's square mask and input reduced to `edge` x `edge` for the quality check (one and three channels). */
   async checkGrid(mask: Buffer, rgb: Buffer, size: number, edge: number): Promise<{ mask: Buffer; rgb: Buffer }> {
-    const reduce = (input: Buffer, channels: 1 | 3) => sharp(input, { raw: { width: size, height: size, channels } }).resize(edge, edge, { fit: 'fill', kernel: 'linear' });
-    const [m, c] = await Promise.all([reduce(mask, 1).extractChannel(0).raw().toBuffer(), reduce(rgb, 3).raw().toBuffer()]);
+    const reduce = (input: Buffer, channels: 1 | 3) =>
+      sharp(input, { raw: { width: size, height: size, channels } }).resize(edge, edge, {
+        fit: 'fill',
+        kernel: 'linear',
+      });
+    const [m, c] = await Promise.all([
+      reduce(mask, 1).extractChannel(0).raw().toBuffer(),
+      reduce(rgb, 3).raw().toBuffer(),
+    ]);
     return { mask: m, rgb: c };
   }
 
@@ -21,13 +28,30 @@ export class CheckRasters {
    * it, transparent photos flattened onto white). A cut-out keeps no colour where it is transparent, so
    * the photo is where the check sees what was cut away.
    */
-  async photoUnderCutout(photo: Buffer, cutout: Buffer, maxEdge: number): Promise<{ rgba: Buffer; width: number; height: number }> {
+  async photoUnderCutout(
+    photo: Buffer,
+    cutout: Buffer,
+    maxEdge: number,
+  ): Promise<{ rgba: Buffer; width: number; height: number }> {
     const fit = { fit: 'inside', withoutEnlargement: true, kernel: 'linear' } as const;
-    const alpha = await sharp(cutout, { limitInputPixels: this.maxPixels }).ensureAlpha().extractChannel(3).resize(maxEdge, maxEdge, fit).raw().toBuffer({ resolveWithObject: true });
+    const alpha = await sharp(cutout, { limitInputPixels: this.maxPixels })
+      .ensureAlpha()
+      .extractChannel(3)
+      .resize(maxEdge, maxEdge, fit)
+      .raw()
+      .toBuffer({ resolveWithObject: true });
     const { width, height } = alpha.info;
     // Orientation and colour first, in a pass of their own: sharp would otherwise order them after the resize.
-    const upright = await open(photo, this.maxPixels).rotate().toColourspace('srgb').flatten({ background: WHITE }).removeAlpha().raw().toBuffer({ resolveWithObject: true });
-    const colour = await sharp(upright.data, { raw: { width: upright.info.width, height: upright.info.height, channels: upright.info.channels } })
+    const upright = await open(photo, this.maxPixels)
+      .rotate()
+      .toColourspace('srgb')
+      .flatten({ background: WHITE })
+      .removeAlpha()
+      .raw()
+      .toBuffer({ resolveWithObject: true });
+    const colour = await sharp(upright.data, {
+      raw: { width: upright.info.width, height: upright.info.height, channels: upright.info.channels },
+    })
       .resize(width, height, { fit: 'fill', kernel: 'linear' })
       .raw()
       .toBuffer({ resolveWithObject: true });
@@ -36,7 +60,10 @@ export class CheckRasters {
 
   /** Share of an image's outermost two-pixel ring that is exactly RGB 255 and opaque (a pure white background). */
   async borderWhiteShare(input: Buffer): Promise<number> {
-    const { data, info } = await sharp(input, { limitInputPixels: this.maxPixels }).ensureAlpha().raw().toBuffer({ resolveWithObject: true });
+    const { data, info } = await sharp(input, { limitInputPixels: this.maxPixels })
+      .ensureAlpha()
+      .raw()
+      .toBuffer({ resolveWithObject: true });
     const { width: w, height: h } = info;
     let ring = 0;
     let white = 0;
@@ -58,14 +85,23 @@ export class CheckRasters {
    * Colour and alpha are scaled apart, so the colours under transparent pixels survive: a resize of
    * RGBA would weigh them by their alpha, and turn every transparent pixel black.
    */
-  async rgbaWithin(input: Buffer, maxEdge: number, raw?: { width: number; height: number }): Promise<{ rgba: Buffer; width: number; height: number }> {
-    const base = raw ? sharp(input, { raw: { ...raw, channels: 4 } }) : sharp(input, { limitInputPixels: this.maxPixels });
+  async rgbaWithin(
+    input: Buffer,
+    maxEdge: number,
+    raw?: { width: number; height: number },
+  ): Promise<{ rgba: Buffer; width: number; height: number }> {
+    const base = raw
+      ? sharp(input, { raw: { ...raw, channels: 4 } })
+      : sharp(input, { limitInputPixels: this.maxPixels });
     const fit = { fit: 'inside', withoutEnlargement: true, kernel: 'linear' } as const;
     // sharp orders its operations itself (resize before removeAlpha), so the colours are taken out
     // in a pass of their own before they are scaled.
     const full = await base.clone().removeAlpha().toColourspace('srgb').raw().toBuffer({ resolveWithObject: true });
     const [colour, alpha] = await Promise.all([
-      sharp(full.data, { raw: { width: full.info.width, height: full.info.height, channels: full.info.channels } }).resize(maxEdge, maxEdge, fit).raw().toBuffer({ resolveWithObject: true }),
+      sharp(full.data, { raw: { width: full.info.width, height: full.info.height, channels: full.info.channels } })
+        .resize(maxEdge, maxEdge, fit)
+        .raw()
+        .toBuffer({ resolveWithObject: true }),
       base.clone().ensureAlpha().extractChannel(3).resize(maxEdge, maxEdge, fit).raw().toBuffer(),
     ]);
     const { width, height, channels } = colour.info;
@@ -74,7 +110,11 @@ export class CheckRasters {
 
   /** A square 8-bit mask resized to width x height; one channel out (sharp would otherwise give three). */
   async resizeMask(mask: Buffer, maskSize: number, width: number, height: number): Promise<Buffer> {
-    return sharp(mask, { raw: { width: maskSize, height: maskSize, channels: 1 } }).resize(width, height, { fit: 'fill', kernel: 'cubic' }).extractChannel(0).raw().toBuffer();
+    return sharp(mask, { raw: { width: maskSize, height: maskSize, channels: 1 } })
+      .resize(width, height, { fit: 'fill', kernel: 'cubic' })
+      .extractChannel(0)
+      .raw()
+      .toBuffer();
   }
 
   /** The smaller of two one-channel alphas of the same size, pixel by pixel. */

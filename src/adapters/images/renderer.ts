@@ -17,7 +17,8 @@ export interface RenderPlan {
   crop: { left: number; top: number; width: number; height: number };
   /** Where and how large it lands on the canvas. */
   place: { left: number; top: number; width: number; height: number };
-  background: { kind: 'transparent' } | { kind: 'color'; r: number; g: number; b: number } | { kind: 'image'; data: Buffer };
+  background:
+    { kind: 'transparent' } | { kind: 'color'; r: number; g: number; b: number } | { kind: 'image'; data: Buffer };
   flip: boolean;
   rotate: 0 | 90 | 180 | 270;
   corrections: { sharpen: number; brightness: number; contrast: number; saturation: number };
@@ -36,7 +37,8 @@ export class ImageRenderer {
     const turned = await subject.png({ compressionLevel: 0 }).toBuffer();
     let piece = sharp(turned).extract(plan.crop).resize(plan.place.width, plan.place.height, { fit: 'fill' });
     const c = plan.corrections;
-    if (c.brightness || c.saturation) piece = piece.modulate({ brightness: 1 + c.brightness / 100, saturation: 1 + c.saturation / 100 });
+    if (c.brightness || c.saturation)
+      piece = piece.modulate({ brightness: 1 + c.brightness / 100, saturation: 1 + c.saturation / 100 });
     if (c.contrast) {
       const a = 1 + c.contrast / 100;
       piece = piece.linear([a, a, a, 1], [128 * (1 - a), 128 * (1 - a), 128 * (1 - a), 0]);
@@ -46,19 +48,34 @@ export class ImageRenderer {
     const { width, height } = plan.canvas;
     let canvas: Sharp;
     if (plan.background.kind === 'image') {
-      canvas = sharp(plan.background.data, { limitInputPixels: this.maxPixels }).rotate().resize(width, height, { fit: 'cover' }).ensureAlpha();
+      canvas = sharp(plan.background.data, { limitInputPixels: this.maxPixels })
+        .rotate()
+        .resize(width, height, { fit: 'cover' })
+        .ensureAlpha();
     } else {
       const bg = plan.background.kind === 'color' ? { ...plan.background, alpha: 1 } : { r: 0, g: 0, b: 0, alpha: 0 };
-      canvas = sharp({ create: { width, height, channels: 4, background: { r: bg.r, g: bg.g, b: bg.b, alpha: bg.alpha } } });
+      canvas = sharp({
+        create: { width, height, channels: 4, background: { r: bg.r, g: bg.g, b: bg.b, alpha: bg.alpha } },
+      });
     }
-    let out = sharp(await canvas.composite([{ input: pieceBuf, left: plan.place.left, top: plan.place.top }]).png({ compressionLevel: 0 }).toBuffer());
+    let out = sharp(
+      await canvas
+        .composite([{ input: pieceBuf, left: plan.place.left, top: plan.place.top }])
+        .png({ compressionLevel: 0 })
+        .toBuffer(),
+    );
     if (plan.scale > 1) out = out.resize(width * plan.scale, height * plan.scale, { kernel: 'lanczos3' });
     const result = await out.ensureAlpha().raw().toBuffer({ resolveWithObject: true });
     return { data: result.data, width: result.info.width, height: result.info.height };
   }
 
   /** Encodes raw RGBA. JPEG has no alpha: it is flattened onto white. */
-  async encodeRaw(raw: { data: Buffer; width: number; height: number }, format: ImageFormat, optimize: Optimize, opaque: boolean): Promise<Buffer> {
+  async encodeRaw(
+    raw: { data: Buffer; width: number; height: number },
+    format: ImageFormat,
+    optimize: Optimize,
+    opaque: boolean,
+  ): Promise<Buffer> {
     const img = sharp(raw.data, { raw: { width: raw.width, height: raw.height, channels: 4 } });
     return this.encode(opaque ? img.removeAlpha() : img, format, optimize);
   }
@@ -68,14 +85,22 @@ export class ImageRenderer {
    * `marketplace` keeps the stored encoding unless it is over the preset's upload limit (`maxBytes`),
    * then steps the quality down until it fits; `lossless` and `web` always re-encode.
    */
-  async exportOutput(stored: Buffer, storedFormat: ImageFormat, format: ImageFormat, optimize: Optimize, maxBytes?: number): Promise<Buffer> {
+  async exportOutput(
+    stored: Buffer,
+    storedFormat: ImageFormat,
+    format: ImageFormat,
+    optimize: Optimize,
+    maxBytes?: number,
+  ): Promise<Buffer> {
     if (exportKeepsStored(storedFormat, stored.length, format, optimize, maxBytes)) return stored;
     let out = await this.convert(stored, format, optimize === 'marketplace' ? 'off' : optimize);
     if (optimize !== 'marketplace' || maxBytes === undefined) return out;
     for (const quality of [85, 75, 65, 50]) {
       if (out.length <= maxBytes || format === 'png') break;
       const img = sharp(stored, { limitInputPixels: this.maxPixels });
-      out = await (format === 'jpeg' ? img.flatten({ background: WHITE }).jpeg({ quality, mozjpeg: true }) : img.webp({ quality })).toBuffer();
+      out = await (
+        format === 'jpeg' ? img.flatten({ background: WHITE }).jpeg({ quality, mozjpeg: true }) : img.webp({ quality })
+      ).toBuffer();
     }
     if (out.length > maxBytes && format === 'png') out = await this.convert(stored, 'png', 'web');
     return out;
@@ -94,10 +119,20 @@ export class ImageRenderer {
           .jpeg({ quality: optimize === 'web' ? 80 : optimize === 'lossless' ? 95 : 90, mozjpeg: optimize !== 'off' })
           .toBuffer();
       case 'webp':
-        return img.webp(optimize === 'lossless' ? { lossless: true } : { quality: optimize === 'web' ? 80 : 90, alphaQuality: 100 }).toBuffer();
+        return img
+          .webp(
+            optimize === 'lossless' ? { lossless: true } : { quality: optimize === 'web' ? 80 : 90, alphaQuality: 100 },
+          )
+          .toBuffer();
       case 'png':
         // 'off' favours speed (zlib level 6); the optimised exports spend more effort for smaller files.
-        return img.png({ compressionLevel: optimize === 'off' ? 6 : 9, adaptiveFiltering: optimize !== 'off', palette: optimize === 'web' }).toBuffer();
+        return img
+          .png({
+            compressionLevel: optimize === 'off' ? 6 : 9,
+            adaptiveFiltering: optimize !== 'off',
+            palette: optimize === 'web',
+          })
+          .toBuffer();
     }
   }
 

@@ -34,7 +34,8 @@ export function open(input: Buffer, maxPixels: number): Sharp {
 /** libvips' refusal as the photo error the spec names. */
 export function asPhotoError(err: unknown, maxPixels: number): PhotoError {
   const message = err instanceof Error ? err.message : String(err);
-  if (/pixel limit/i.test(message)) return new PhotoError('TOO_LARGE', `Image has more than ${maxPixels} pixels.`, true);
+  if (/pixel limit/i.test(message))
+    return new PhotoError('TOO_LARGE', `Image has more than ${maxPixels} pixels.`, true);
   return new PhotoError('INVALID_IMAGE', 'The file is not a readable JPEG, PNG or WebP image.', true);
 }
 

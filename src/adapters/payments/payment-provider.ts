@@ -3,5 +3,10 @@
 export interface PaymentProvider {
   readonly name: string;
   /** Starts the payment. `paid` purchases complete at once; `pending` ones wait for complete(). */
-  begin(purchase: { id: string; accountId: string; packId: string; credits: number }): Promise<{ state: 'pending' | 'paid'; reference: string | null; instructions: string }>;
+  begin(purchase: {
+    id: string;
+    accountId: string;
+    packId: string;
+    credits: number;
+  }): Promise<{ state: 'pending' | 'paid'; reference: string | null; instructions: string }>;
 }

@@ -8,13 +8,19 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema.alterTable('accounts').addColumn('password_hash', 'text').execute();
   await db.schema.alterTable('accounts').addColumn('license_id', 'text').execute();
   await db.schema.alterTable('accounts').addColumn('deleted_at', 'bigint').execute();
-  await db.schema.alterTable('accounts').addColumn('ledger_clock_us', 'bigint', (c) => c.notNull().defaultTo(0)).execute();
+  await db.schema
+    .alterTable('accounts')
+    .addColumn('ledger_clock_us', 'bigint', (c) => c.notNull().defaultTo(0))
+    .execute();
 
   await db.schema.alterTable('api_keys').addColumn('last_used_at', 'bigint').execute();
 
   // Ledger time in microseconds, strictly increasing per account: the paging cursor. Rows written
   // before this migration share milliseconds; their id keeps them apart (ids count up in time).
-  await db.schema.alterTable('ledger').addColumn('at_us', 'bigint', (c) => c.notNull().defaultTo(0)).execute();
+  await db.schema
+    .alterTable('ledger')
+    .addColumn('at_us', 'bigint', (c) => c.notNull().defaultTo(0))
+    .execute();
   await sql`update ledger set at_us = created_at * 1000 + (id % 1000)`.execute(db);
   await db.schema.createIndex('ledger_account_at').on('ledger').columns(['account_id', 'at_us']).execute();
 

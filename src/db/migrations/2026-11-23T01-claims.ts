@@ -4,8 +4,14 @@
 import type { Kysely } from 'kysely';
 
 export async function up(db: Kysely<unknown>): Promise<void> {
-  await db.schema.alterTable('items').addColumn('charged_plan', 'integer', (c) => c.notNull().defaultTo(0)).execute();
-  await db.schema.alterTable('items').addColumn('charged_pack', 'integer', (c) => c.notNull().defaultTo(0)).execute();
+  await db.schema
+    .alterTable('items')
+    .addColumn('charged_plan', 'integer', (c) => c.notNull().defaultTo(0))
+    .execute();
+  await db.schema
+    .alterTable('items')
+    .addColumn('charged_pack', 'integer', (c) => c.notNull().defaultTo(0))
+    .execute();
 
   await db.schema
     .createTable('claims')

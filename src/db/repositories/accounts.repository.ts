@@ -37,7 +37,11 @@ export class AccountsRepository {
   }
 
   async setBalances(id: string, plan: number, pack: number, ledgerClockUs: number): Promise<void> {
-    await this.db.updateTable('accounts').set({ plan_credits: plan, pack_credits: pack, ledger_clock_us: ledgerClockUs }).where('id', '=', id).execute();
+    await this.db
+      .updateTable('accounts')
+      .set({ plan_credits: plan, pack_credits: pack, ledger_clock_us: ledgerClockUs })
+      .where('id', '=', id)
+      .execute();
   }
 
   async setLicense(id: string, licenseId: string | null): Promise<void> {
@@ -57,11 +61,22 @@ export class AccountsRepository {
   }
 
   async findKey(accountId: string, keyId: string): Promise<ApiKeyRow | undefined> {
-    return this.db.selectFrom('api_keys').selectAll().where('account_id', '=', accountId).where('id', '=', keyId).executeTakeFirst();
+    return this.db
+      .selectFrom('api_keys')
+      .selectAll()
+      .where('account_id', '=', accountId)
+      .where('id', '=', keyId)
+      .executeTakeFirst();
   }
 
   async listKeys(accountId: string): Promise<ApiKeyRow[]> {
-    return this.db.selectFrom('api_keys').selectAll().where('account_id', '=', accountId).orderBy('created_at').orderBy('id').execute();
+    return this.db
+      .selectFrom('api_keys')
+      .selectAll()
+      .where('account_id', '=', accountId)
+      .orderBy('created_at')
+      .orderBy('id')
+      .execute();
   }
 
   async countActiveKeys(accountId: string): Promise<number> {
@@ -86,7 +101,12 @@ export class AccountsRepository {
   }
 
   async revokeAllKeys(accountId: string, at: number): Promise<void> {
-    await this.db.updateTable('api_keys').set({ revoked_at: at }).where('account_id', '=', accountId).where('revoked_at', 'is', null).execute();
+    await this.db
+      .updateTable('api_keys')
+      .set({ revoked_at: at })
+      .where('account_id', '=', accountId)
+      .where('revoked_at', 'is', null)
+      .execute();
   }
 
   async touchKey(keyId: string, at: number): Promise<void> {

@@ -10,10 +10,22 @@ export class ClaimsRepository {
 
   /** Every report on a batch's photos, oldest first. */
   async listForJob(jobId: string): Promise<ClaimRow[]> {
-    return this.db.selectFrom('claims').selectAll().where('job_id', '=', jobId).orderBy('created_at').orderBy('id').execute();
+    return this.db
+      .selectFrom('claims')
+      .selectAll()
+      .where('job_id', '=', jobId)
+      .orderBy('created_at')
+      .orderBy('id')
+      .execute();
   }
 
   async listForItem(itemId: string): Promise<ClaimRow[]> {
-    return this.db.selectFrom('claims').selectAll().where('item_id', '=', itemId).orderBy('created_at').orderBy('id').execute();
+    return this.db
+      .selectFrom('claims')
+      .selectAll()
+      .where('item_id', '=', itemId)
+      .orderBy('created_at')
+      .orderBy('id')
+      .execute();
   }
 }

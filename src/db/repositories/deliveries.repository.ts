@@ -16,7 +16,13 @@ export class DeliveriesRepository {
   }
 
   async listForJob(jobId: string): Promise<DeliveryRow[]> {
-    return this.db.selectFrom('webhook_deliveries').selectAll().where('job_id', '=', jobId).orderBy('event_seq').orderBy('id').execute();
+    return this.db
+      .selectFrom('webhook_deliveries')
+      .selectAll()
+      .where('job_id', '=', jobId)
+      .orderBy('event_seq')
+      .orderBy('id')
+      .execute();
   }
 
   /**
@@ -62,7 +68,13 @@ export class DeliveriesRepository {
   async settleAttempt(
     id: string,
     owner: string,
-    outcome: { attempts: number; lastStatus: number | null; lastError: string | null; next: { status: 'delivered'; at: number } | { status: 'pending'; at: number } | { status: 'given_up'; at: number } },
+    outcome: {
+      attempts: number;
+      lastStatus: number | null;
+      lastError: string | null;
+      next:
+        { status: 'delivered'; at: number } | { status: 'pending'; at: number } | { status: 'given_up'; at: number };
+    },
   ): Promise<boolean> {
     const { next } = outcome;
     const result = await this.db

@@ -10,13 +10,32 @@ export class EventsRepository {
   async insert(event: JobEvent): Promise<void> {
     await this.db
       .insertInto('job_events')
-      .values({ job_id: event.jobId, seq: event.id, event: event.event, at: event.at, data: JSON.stringify(event.data) })
+      .values({
+        job_id: event.jobId,
+        seq: event.id,
+        event: event.event,
+        at: event.at,
+        data: JSON.stringify(event.data),
+      })
       .execute();
   }
 
   /** Events after `afterSeq`, in order; at most `limit`. */
   async listForJob(jobId: string, afterSeq = 0, limit = 1000): Promise<JobEvent[]> {
-    const rows = await this.db.selectFrom('job_events').selectAll().where('job_id', '=', jobId).where('seq', '>', afterSeq).orderBy('seq').limit(limit).execute();
-    return rows.map((r) => ({ id: Number(r.seq), event: r.event as JobEvent['event'], at: Number(r.at), jobId: r.job_id, data: JSON.parse(r.data) }));
+    const rows = await this.db
+      .selectFrom('job_events')
+      .selectAll()
+      .where('job_id', '=', jobId)
+      .where('seq', '>', afterSeq)
+      .orderBy('seq')
+      .limit(limit)
+      .execute();
+    return rows.map((r) => ({
+      id: Number(r.seq),
+      event: r.event as JobEvent['event'],
+      at: Number(r.at),
+      jobId: r.job_id,
+      data: JSON.parse(r.data),
+    }));
   }
 }

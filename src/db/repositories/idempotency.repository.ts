@@ -22,7 +22,13 @@ export class IdempotencyRepository {
   }
 
   /** Takes over an in-progress record whose lock ran out (its process died); true for exactly one caller. */
-  async takeOver(accountId: string, scope: string, key: string, lockedUntil: number | null, newLock: number): Promise<boolean> {
+  async takeOver(
+    accountId: string,
+    scope: string,
+    key: string,
+    lockedUntil: number | null,
+    newLock: number,
+  ): Promise<boolean> {
     let query = this.db
       .updateTable('idempotency_keys')
       .set({ locked_until: newLock })
@@ -30,7 +36,8 @@ export class IdempotencyRepository {
       .where('scope', '=', scope)
       .where('key', '=', key)
       .where('state', '=', 'in_progress');
-    query = lockedUntil === null ? query.where('locked_until', 'is', null) : query.where('locked_until', '=', lockedUntil);
+    query =
+      lockedUntil === null ? query.where('locked_until', 'is', null) : query.where('locked_until', '=', lockedUntil);
     const result = await query.executeTakeFirst();
     return Number(result.numUpdatedRows) > 0;
   }
@@ -46,7 +53,12 @@ export class IdempotencyRepository {
   }
 
   async remove(accountId: string, scope: string, key: string): Promise<void> {
-    await this.db.deleteFrom('idempotency_keys').where('account_id', '=', accountId).where('scope', '=', scope).where('key', '=', key).execute();
+    await this.db
+      .deleteFrom('idempotency_keys')
+      .where('account_id', '=', accountId)
+      .where('scope', '=', scope)
+      .where('key', '=', key)
+      .execute();
   }
 
   async deleteOlderThan(cutoff: number): Promise<void> {

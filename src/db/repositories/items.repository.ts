@@ -12,7 +12,11 @@ export class ItemsRepository {
 
   async insertMany(rows: NewItem[]): Promise<void> {
     // SQLite caps bound parameters per statement; 50 rows x ~40 columns stays well under it.
-    for (let i = 0; i < rows.length; i += 50) await this.db.insertInto('items').values(rows.slice(i, i + 50)).execute();
+    for (let i = 0; i < rows.length; i += 50)
+      await this.db
+        .insertInto('items')
+        .values(rows.slice(i, i + 50))
+        .execute();
   }
 
   async listForJob(jobId: string, since?: number): Promise<ItemRow[]> {
@@ -22,7 +26,12 @@ export class ItemsRepository {
   }
 
   async findInJob(jobId: string, itemId: string): Promise<ItemRow | undefined> {
-    return this.db.selectFrom('items').selectAll().where('job_id', '=', jobId).where('id', '=', itemId).executeTakeFirst();
+    return this.db
+      .selectFrom('items')
+      .selectAll()
+      .where('job_id', '=', jobId)
+      .where('id', '=', itemId)
+      .executeTakeFirst();
   }
 
   async findById(id: string): Promise<ItemRow | undefined> {
@@ -36,12 +45,20 @@ export class ItemsRepository {
   }
 
   async countForJob(jobId: string): Promise<number> {
-    const row = await this.db.selectFrom('items').select((eb) => eb.fn.countAll<number>().as('n')).where('job_id', '=', jobId).executeTakeFirstOrThrow();
+    const row = await this.db
+      .selectFrom('items')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('job_id', '=', jobId)
+      .executeTakeFirstOrThrow();
     return Number(row.n);
   }
 
   async maxPosition(jobId: string): Promise<number> {
-    const row = await this.db.selectFrom('items').select((eb) => eb.fn.max('position').as('p')).where('job_id', '=', jobId).executeTakeFirst();
+    const row = await this.db
+      .selectFrom('items')
+      .select((eb) => eb.fn.max('position').as('p'))
+      .where('job_id', '=', jobId)
+      .executeTakeFirst();
     return row?.p == null ? 0 : Number(row.p);
   }
 
@@ -79,7 +96,11 @@ export class ItemsRepository {
     const moved = await this.db
       .updateTable('items')
       .set(patch)
-      .where('id', 'in', before.map((r) => r.id))
+      .where(
+        'id',
+        'in',
+        before.map((r) => r.id),
+      )
       .where('status', '=', from)
       .returning('id')
       .execute();
@@ -89,7 +110,13 @@ export class ItemsRepository {
 
   /** Updates a finished photo only while its result is still revision `rev`; false when it changed meanwhile. */
   async updateResult(id: string, rev: number, patch: ItemUpdate): Promise<boolean> {
-    const result = await this.db.updateTable('items').set(patch).where('id', '=', id).where('status', '=', 'done').where('rev', '=', rev).executeTakeFirst();
+    const result = await this.db
+      .updateTable('items')
+      .set(patch)
+      .where('id', '=', id)
+      .where('status', '=', 'done')
+      .where('rev', '=', rev)
+      .executeTakeFirst();
     return Number(result.numUpdatedRows) > 0;
   }
 
@@ -107,7 +134,11 @@ export class ItemsRepository {
 
   async deleteIds(jobId: string, ids: string[]): Promise<number> {
     if (ids.length === 0) return 0;
-    const result = await this.db.deleteFrom('items').where('job_id', '=', jobId).where('id', 'in', ids).executeTakeFirst();
+    const result = await this.db
+      .deleteFrom('items')
+      .where('job_id', '=', jobId)
+      .where('id', 'in', ids)
+      .executeTakeFirst();
     return Number(result.numDeletedRows);
   }
 

@@ -2,7 +2,6 @@ import type { Kysely } from 'kysely';
 import type { Database, JobRow, JobUpdate, NewJob } from '../schema.ts';
 import { ACTIVE_JOB_STATUSES } from '../../domain/batch-rules.ts';
 
-
 export class JobsRepository {
   constructor(private readonly db: Kysely<Database>) {}
 
@@ -12,7 +11,12 @@ export class JobsRepository {
 
   /** Every read is scoped to the account: another account's batch does not exist. */
   async findForAccount(accountId: string, id: string): Promise<JobRow | undefined> {
-    return this.db.selectFrom('jobs').selectAll().where('id', '=', id).where('account_id', '=', accountId).executeTakeFirst();
+    return this.db
+      .selectFrom('jobs')
+      .selectAll()
+      .where('id', '=', id)
+      .where('account_id', '=', accountId)
+      .executeTakeFirst();
   }
 
   async findById(id: string): Promise<JobRow | undefined> {
@@ -27,7 +31,9 @@ export class JobsRepository {
   }
 
   async listIdsForAccount(accountId: string): Promise<string[]> {
-    return (await this.db.selectFrom('jobs').select('id').where('account_id', '=', accountId).execute()).map((row) => row.id);
+    return (await this.db.selectFrom('jobs').select('id').where('account_id', '=', accountId).execute()).map(
+      (row) => row.id,
+    );
   }
 
   async update(id: string, patch: JobUpdate): Promise<void> {
@@ -36,7 +42,12 @@ export class JobsRepository {
 
   /** Compare-and-set on status: true when this caller moved the batch. */
   async transition(id: string, from: readonly string[], patch: JobUpdate): Promise<boolean> {
-    const result = await this.db.updateTable('jobs').set(patch).where('id', '=', id).where('status', 'in', from).executeTakeFirst();
+    const result = await this.db
+      .updateTable('jobs')
+      .set(patch)
+      .where('id', '=', id)
+      .where('status', 'in', from)
+      .executeTakeFirst();
     return Number(result.numUpdatedRows) > 0;
   }
 

@@ -16,7 +16,13 @@ export class LedgerRepository {
   }
 
   async listForAccount(accountId: string): Promise<LedgerRow[]> {
-    return this.db.selectFrom('ledger').selectAll().where('account_id', '=', accountId).orderBy('at_us').orderBy('id').execute();
+    return this.db
+      .selectFrom('ledger')
+      .selectAll()
+      .where('account_id', '=', accountId)
+      .orderBy('at_us')
+      .orderBy('id')
+      .execute();
   }
 
   /** Sum of signed movements per pool: must equal the account's balances. */

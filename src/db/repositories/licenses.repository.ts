@@ -24,7 +24,13 @@ export class LicensesRepository {
 
   /** Licences whose monthly renewal is due (the maintenance sweep renews them even when nobody signs in). */
   async listDue(now: number, limit: number): Promise<LicenseRow[]> {
-    return this.db.selectFrom('licenses').selectAll().where('status', '=', 'active').where('next_refresh_at', '<=', now).limit(limit).execute();
+    return this.db
+      .selectFrom('licenses')
+      .selectAll()
+      .where('status', '=', 'active')
+      .where('next_refresh_at', '<=', now)
+      .limit(limit)
+      .execute();
   }
 
   /** Compare-and-set on status when `from` is given: true when this caller moved the licence. */

@@ -21,7 +21,12 @@ export class PurchasesRepository {
 
   /** Compare-and-set on status: true when this caller moved the purchase (a purchase completes once). */
   async transition(id: string, from: string, patch: Updateable<PurchaseTable>): Promise<boolean> {
-    const result = await this.db.updateTable('purchases').set(patch).where('id', '=', id).where('status', '=', from).executeTakeFirst();
+    const result = await this.db
+      .updateTable('purchases')
+      .set(patch)
+      .where('id', '=', id)
+      .where('status', '=', from)
+      .executeTakeFirst();
     return Number(result.numUpdatedRows) > 0;
   }
 }

@@ -21,7 +21,11 @@ export class RateLimitsRepository {
   }
 
   async read(subject: string): Promise<string | undefined> {
-    const row = await this.db.selectFrom('rate_limits').select('windows').where('subject', '=', subject).executeTakeFirst();
+    const row = await this.db
+      .selectFrom('rate_limits')
+      .select('windows')
+      .where('subject', '=', subject)
+      .executeTakeFirst();
     return row?.windows;
   }
 

@@ -9,7 +9,12 @@ export class SessionsRepository {
   }
 
   async find(id: string, now: number): Promise<SessionRow | undefined> {
-    return this.db.selectFrom('sessions').selectAll().where('id', '=', id).where('expires_at', '>', now).executeTakeFirst();
+    return this.db
+      .selectFrom('sessions')
+      .selectAll()
+      .where('id', '=', id)
+      .where('expires_at', '>', now)
+      .executeTakeFirst();
   }
 
   async delete(id: string): Promise<void> {

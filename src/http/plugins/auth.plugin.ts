@@ -30,7 +30,10 @@ export function rateLimitSubject(auth: AuthContext): string {
   return `${auth.via}:${auth.credentialId}`;
 }
 
-export function registerAuth(app: FastifyInstance, deps: { accounts: AccountService; sessions: SessionService; limits: RateLimitService }): void {
+export function registerAuth(
+  app: FastifyInstance,
+  deps: { accounts: AccountService; sessions: SessionService; limits: RateLimitService },
+): void {
   app.decorateRequest('auth', null as unknown as AuthContext);
   app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
     const path = request.url.split('?')[0];
@@ -38,14 +41,20 @@ export function registerAuth(app: FastifyInstance, deps: { accounts: AccountServ
     if (!path.startsWith('/v1/') || config.public) return;
     const auth = await identify(request, deps);
     if (config.sessionOnly && auth.via !== 'session') {
-      throw new AppError('SESSION_REQUIRED', 'This operation needs a signed-in studio session; API keys cannot manage keys, purchases, licences or the account.');
+      throw new AppError(
+        'SESSION_REQUIRED',
+        'This operation needs a signed-in studio session; API keys cannot manage keys, purchases, licences or the account.',
+      );
     }
     request.auth = auth;
     setRateLimitHeaders(reply, await deps.limits.hit(rateLimitSubject(auth)));
   });
 }
 
-async function identify(request: FastifyRequest, deps: { accounts: AccountService; sessions: SessionService }): Promise<AuthContext> {
+async function identify(
+  request: FastifyRequest,
+  deps: { accounts: AccountService; sessions: SessionService },
+): Promise<AuthContext> {
   const header = request.headers.authorization;
   if (header !== undefined) {
     const match = /^Bearer[ ]+(\S+)\s*$/i.exec(header);
@@ -55,8 +64,19 @@ async function identify(request: FastifyRequest, deps: { accounts: AccountServic
   const token = request.headers.cookie ? parseCookie(request.headers.cookie)[SESSION_COOKIE] : undefined;
   if (!token) throw new AppError('UNAUTHENTICATED', 'Send your API key as "Authorization: Bearer <API_KEY>".');
   const session = await deps.sessions.authenticate(token);
-  if (!SAFE_METHODS.has(request.method) && !csrfMatches(request.headers['x-csrf-token'] as string | undefined, session.csrfToken)) {
-    throw new AppError('CSRF_FAILED', 'Changes made with a studio session need its CSRF token in the X-CSRF-Token header.');
+  if (
+    !SAFE_METHODS.has(request.method) &&
+    !csrfMatches(request.headers['x-csrf-token'] as string | undefined, session.csrfToken)
+  ) {
+    throw new AppError(
+      'CSRF_FAILED',
+      'Changes made with a studio session need its CSRF token in the X-CSRF-Token header.',
+    );
   }
-  return { accountId: session.accountId, via: session.via, credentialId: session.credentialId, keyPrefix: session.keyPrefix };
+  return {
+    accountId: session.accountId,
+    via: session.via,
+    credentialId: session.credentialId,
+    keyPrefix: session.keyPrefix,
+  };
 }

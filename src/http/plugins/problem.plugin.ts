@@ -5,7 +5,13 @@ import { AppError, ERROR_CODES, type ErrorCode, type ProblemExtras } from '../..
 import { RateLimitedError } from '../../services/rate-limit.service.ts';
 import { setRateLimitHeaders } from './rate-limit-headers.ts';
 
-export function problemBody(baseUrl: string, code: ErrorCode, detail: string, extras: ProblemExtras = {}, status?: number) {
+export function problemBody(
+  baseUrl: string,
+  code: ErrorCode,
+  detail: string,
+  extras: ProblemExtras = {},
+  status?: number,
+) {
   return {
     type: `${baseUrl}/docs/errors#${code}`,
     title: ERROR_CODES[code].title,
@@ -17,11 +23,15 @@ export function problemBody(baseUrl: string, code: ErrorCode, detail: string, ex
 }
 
 export function sendProblem(reply: FastifyReply, baseUrl: string, err: AppError): FastifyReply {
-  if (err.code === 'RATE_LIMITED' && err.extras.retryAfter !== undefined) reply.header('retry-after', String(err.extras.retryAfter));
+  if (err.code === 'RATE_LIMITED' && err.extras.retryAfter !== undefined)
+    reply.header('retry-after', String(err.extras.retryAfter));
   if (err instanceof RateLimitedError) setRateLimitHeaders(reply, err.windows);
   // The first answer to an Idempotency-Key, given again (see services/idempotency.service.ts).
   if ((err as AppError & { replayed?: boolean }).replayed) reply.header('idempotent-replayed', 'true');
-  return reply.code(err.status).type('application/problem+json').send(problemBody(baseUrl, err.code, err.message, err.extras, err.status));
+  return reply
+    .code(err.status)
+    .type('application/problem+json')
+    .send(problemBody(baseUrl, err.code, err.message, err.extras, err.status));
 }
 
 /** Fastify's own errors (validation, body parsing, limits) mapped onto the spec's codes. */
@@ -30,7 +40,10 @@ function fromFastify(err: FastifyError): AppError {
     const where = err.validationContext ?? 'body';
     const errors = err.validation.map((v) => {
       const missing = v.keyword === 'required' ? `/${(v.params as { missingProperty: string }).missingProperty}` : '';
-      const extra = v.keyword === 'additionalProperties' ? `/${(v.params as { additionalProperty: string }).additionalProperty}` : '';
+      const extra =
+        v.keyword === 'additionalProperties'
+          ? `/${(v.params as { additionalProperty: string }).additionalProperty}`
+          : '';
       const message = v.keyword === 'additionalProperties' ? 'is not a known field' : (v.message ?? 'is invalid');
       return { path: `${where}${v.instancePath}${missing}${extra}`, message };
     });
@@ -40,7 +53,9 @@ function fromFastify(err: FastifyError): AppError {
   switch (err.code) {
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-      return new AppError('VALIDATION', 'The body is not valid JSON.', { errors: [{ path: 'body', message: err.message }] });
+      return new AppError('VALIDATION', 'The body is not valid JSON.', {
+        errors: [{ path: 'body', message: err.message }],
+      });
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
     case 'FST_REQ_FILE_TOO_LARGE':
     case 'FST_FILES_LIMIT':
@@ -49,17 +64,23 @@ function fromFastify(err: FastifyError): AppError {
       return new AppError('TOO_LARGE', err.message);
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
     case 'FST_INVALID_MULTIPART_CONTENT_TYPE':
-      return new AppError('UNSUPPORTED_MEDIA_TYPE', 'Send application/json or multipart/form-data as the endpoint describes.');
+      return new AppError(
+        'UNSUPPORTED_MEDIA_TYPE',
+        'Send application/json or multipart/form-data as the endpoint describes.',
+      );
     case 'FST_ERR_MAX_PARAM_LENGTH':
       return new AppError('URI_TOO_LONG', 'A path parameter is longer than any id the API hands out.');
     case 'FST_ERR_BAD_URL':
-      return new AppError('VALIDATION', 'The request path is not a valid URL (bad percent-encoding).', { errors: [{ path: 'url', message: 'malformed' }] });
+      return new AppError('VALIDATION', 'The request path is not a valid URL (bad percent-encoding).', {
+        errors: [{ path: 'url', message: 'malformed' }],
+      });
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
     case 'FST_PROTO_VIOLATION':
     case 'FST_ERR_CTP_INVALID_TYPE':
       return new AppError('VALIDATION', err.message);
     default:
-      if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500) return new AppError('VALIDATION', err.message);
+      if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500)
+        return new AppError('VALIDATION', err.message);
       return new AppError('INTERNAL', 'Something went wrong on our side; nothing was charged.');
   }
 }
@@ -76,11 +97,20 @@ export function clientErrorHandler(baseUrl: string) {
         ? new AppError('HEADERS_TOO_LARGE', 'The request headers are larger than 16 KB.')
         : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
           ? new AppError('REQUEST_TIMEOUT', 'The request was not received in time.')
-          : new AppError('VALIDATION', 'The request is not well-formed HTTP.', { errors: [{ path: 'request', message: err.code ?? 'malformed' }] });
+          : new AppError('VALIDATION', 'The request is not well-formed HTTP.', {
+              errors: [{ path: 'request', message: err.code ?? 'malformed' }],
+            });
     const body = JSON.stringify(problemBody(baseUrl, problem.code, problem.message, problem.extras));
-    const reason = problem.status === 431 ? 'Request Header Fields Too Large' : problem.status === 408 ? 'Request Timeout' : 'Bad Request';
+    const reason =
+      problem.status === 431
+        ? 'Request Header Fields Too Large'
+        : problem.status === 408
+          ? 'Request Timeout'
+          : 'Bad Request';
     if (socket.writable) {
-      socket.write(`HTTP/1.1 ${problem.status} ${reason}\r\nContent-Type: application/problem+json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+      socket.write(
+        `HTTP/1.1 ${problem.status} ${reason}\r\nContent-Type: application/problem+json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+      );
     }
     socket.destroy(err);
   };
@@ -88,7 +118,8 @@ export function clientErrorHandler(baseUrl: string) {
 
 /** Fastify's own early answers (an over-long path parameter, a malformed URL) go through the error handler. */
 export function frameworkErrors(baseUrl: string) {
-  return (error: FastifyError, _request: FastifyRequest, reply: FastifyReply) => sendProblem(reply, baseUrl, fromFastify(error));
+  return (error: FastifyError, _request: FastifyRequest, reply: FastifyReply) =>
+    sendProblem(reply, baseUrl, fromFastify(error));
 }
 
 export function registerProblemHandling(app: FastifyInstance, baseUrl: string): void {
@@ -99,14 +130,21 @@ export function registerProblemHandling(app: FastifyInstance, baseUrl: string): 
     return sendProblem(reply, baseUrl, err);
   });
   app.setNotFoundHandler((request, reply) =>
-    sendProblem(reply, baseUrl, new AppError('NOT_FOUND', `No endpoint ${request.method} ${request.url.split('?')[0]}.`)),
+    sendProblem(
+      reply,
+      baseUrl,
+      new AppError('NOT_FOUND', `No endpoint ${request.method} ${request.url.split('?')[0]}.`),
+    ),
   );
 }
 
 /** The error documentation page every problem `type` links to. */
 export function errorsPage(): string {
   const rows = Object.entries(ERROR_CODES)
-    .map(([code, { status, title }]) => `<tr id="${code}"><td><a href="#${code}"><code>${code}</code></a></td><td>${status}</td><td>${title}</td></tr>`)
+    .map(
+      ([code, { status, title }]) =>
+        `<tr id="${code}"><td><a href="#${code}"><code>${code}</code></a></td><td>${status}</td><td>${title}</td></tr>`,
+    )
     .join('\n');
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Matte API errors</title></head><body>
 <h1>Matte API error codes</h1>

@@ -7,7 +7,8 @@ import addFormatsPlugin from 'ajv-formats';
 import type { FastifyInstance, FastifySchema } from 'fastify';
 
 // ajv-formats is CommonJS with a default export; under ESM interop it may arrive wrapped.
-const addFormats = ((addFormatsPlugin as unknown as { default?: typeof addFormatsPlugin }).default ?? addFormatsPlugin) as unknown as (ajv: Ajv) => Ajv;
+const addFormats = ((addFormatsPlugin as unknown as { default?: typeof addFormatsPlugin }).default ??
+  addFormatsPlugin) as unknown as (ajv: Ajv) => Ajv;
 
 const common = { removeAdditional: false, useDefaults: true, allErrors: true, strict: false } as const;
 const bodyAjv = addFormats(new Ajv({ ...common, coerceTypes: false }));
@@ -33,7 +34,13 @@ function decimalOnly(schema: Schema, validate: ValidateFunction): ValidateFuncti
     for (const [name, type] of numeric) {
       const raw = data?.[name];
       if (typeof raw === 'string' && !DECIMAL[type].test(raw)) {
-        errors.push({ instancePath: `/${name}`, schemaPath: '#/decimal', keyword: 'type', params: { type }, message: `must be ${type === 'integer' ? 'a whole number' : 'a number'} in decimal digits` });
+        errors.push({
+          instancePath: `/${name}`,
+          schemaPath: '#/decimal',
+          keyword: 'type',
+          params: { type },
+          message: `must be ${type === 'integer' ? 'a whole number' : 'a number'} in decimal digits`,
+        });
       }
     }
     if (errors.length) {
@@ -50,6 +57,8 @@ function decimalOnly(schema: Schema, validate: ValidateFunction): ValidateFuncti
 export function registerValidation(app: FastifyInstance): void {
   // Ajv caches compiled functions per schema object, so each route schema is compiled once.
   app.setValidatorCompiler(({ schema, httpPart }) =>
-    httpPart === 'body' ? bodyAjv.compile(schema as FastifySchema) : decimalOnly(schema as Schema, textAjv.compile(schema as FastifySchema)),
+    httpPart === 'body'
+      ? bodyAjv.compile(schema as FastifySchema)
+      : decimalOnly(schema as Schema, textAjv.compile(schema as FastifySchema)),
   );
 }

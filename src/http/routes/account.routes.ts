@@ -1,6 +1,12 @@
 import type { FastifyInstance } from 'fastify';
 import type { Container } from '../../container.ts';
-import { Account, LedgerPage, LedgerQuery, PresetList, type LedgerQuery as LedgerQueryT } from '../schemas/requests.schemas.ts';
+import {
+  Account,
+  LedgerPage,
+  LedgerQuery,
+  PresetList,
+  type LedgerQuery as LedgerQueryT,
+} from '../schemas/requests.schemas.ts';
 import { problems } from './route-kit.ts';
 import { ALL_PRESETS } from '../../presets/presets.ts';
 

@@ -28,7 +28,10 @@ export function registerDownloadRoutes(app: FastifyInstance, c: Container): void
     async (request, reply) => {
       const { id } = request.params as { id: string };
       const zip = await c.downloads.archive(request.auth.accountId, id, request.query as DownloadQueryT);
-      reply.type('application/zip').header('content-disposition', attachment(zip.fileName)).header('cache-control', 'private, no-store');
+      reply
+        .type('application/zip')
+        .header('content-disposition', attachment(zip.fileName))
+        .header('cache-control', 'private, no-store');
       if (zip.size !== undefined) reply.header('content-length', zip.size);
       return reply.send(zip.stream);
     },

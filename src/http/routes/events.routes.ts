@@ -9,7 +9,11 @@ import { problems } from './route-kit.ts';
 
 const LastEventId = Type.Object({
   'last-event-id': Type.Optional(
-    Type.String({ pattern: '^[0-9]{1,15}$', description: 'Resume after this event id: the snapshot comes first (without an id), then every event after it, none twice.' }),
+    Type.String({
+      pattern: '^[0-9]{1,15}$',
+      description:
+        'Resume after this event id: the snapshot comes first (without an id), then every event after it, none twice.',
+    }),
   ),
 });
 
@@ -27,7 +31,7 @@ export function registerEventRoutes(app: FastifyInstance, c: Container): void {
         summary: 'Follow a batch live: Server-Sent Events',
         description:
           'The first message is `event: snapshot` with the batch without photos (JobSummary); then one message per event, with `id` (the event id), `event` (its name) and `data` (the JobEvent as JSON), in id order. ' +
-          'A fresh stream\'s snapshot carries the id of the last event it reflects, so reconnecting with `Last-Event-ID` (EventSource does it by itself) continues with exactly the events after it; a resumed stream\'s snapshot has no id. ' +
+          "A fresh stream's snapshot carries the id of the last event it reflects, so reconnecting with `Last-Event-ID` (EventSource does it by itself) continues with exactly the events after it; a resumed stream's snapshot has no id. " +
           `A comment line \`: keep-alive\` every ${Math.round(c.config.sseKeepAliveMs / 1000)} s. The stream ends after \`job.done\`, after ${Math.round(c.config.sseMaxMs / 60_000)} minutes (reconnect for a fresh snapshot), when the batch is deleted, or when the client closes it. ` +
           'A stream opened on a finished batch sends the snapshot and ends. Works whichever process runs the photos (PostgreSQL LISTEN/NOTIFY between processes).',
         tags: ['events'],
@@ -35,7 +39,16 @@ export function registerEventRoutes(app: FastifyInstance, c: Container): void {
         headers: LastEventId,
         produces: ['text/event-stream'],
         response: {
-          200: { description: 'text/event-stream of snapshot and JobEvent messages', content: { 'text/event-stream': { schema: Type.String({ description: 'SSE frames; each data line is JSON (JobSummary for snapshot, JobEvent otherwise).' }) } } },
+          200: {
+            description: 'text/event-stream of snapshot and JobEvent messages',
+            content: {
+              'text/event-stream': {
+                schema: Type.String({
+                  description: 'SSE frames; each data line is JSON (JobSummary for snapshot, JobEvent otherwise).',
+                }),
+              },
+            },
+          },
           ...problems(400, 404),
         },
       },

@@ -12,14 +12,20 @@ export function registerFileRoutes(app: FastifyInstance, c: Container): void {
       schema: {
         operationId: 'getItemFile',
         summary: 'One file of a photo; every URL in a batch answer points here',
-        description: '`format` converts the output (JPEG flattens onto white); `optimize` defaults to `marketplace` with `download`, `off` otherwise.',
+        description:
+          '`format` converts the output (JPEG flattens onto white); `optimize` defaults to `marketplace` with `download`, `off` otherwise.',
         tags: ['files'],
         params: ItemParams,
         querystring: FileQuery,
         response: {
           200: {
             description: 'The file',
-            content: { 'image/png': { schema: binary('PNG') }, 'image/jpeg': { schema: binary('JPEG') }, 'image/webp': { schema: binary('WebP') }, 'application/octet-stream': { schema: binary('Original upload') } },
+            content: {
+              'image/png': { schema: binary('PNG') },
+              'image/jpeg': { schema: binary('JPEG') },
+              'image/webp': { schema: binary('WebP') },
+              'application/octet-stream': { schema: binary('Original upload') },
+            },
           },
           ...problems(400, 404, 409),
         },
@@ -28,10 +34,18 @@ export function registerFileRoutes(app: FastifyInstance, c: Container): void {
     async (request, reply) => {
       const { id, itemId } = request.params as { id: string; itemId: string };
       const q = request.query as FileQueryT;
-      const file = await c.files.get(request.auth.accountId, id, itemId, { variant: q.variant, format: q.format, optimize: q.optimize, download: q.download !== undefined });
+      const file = await c.files.get(request.auth.accountId, id, itemId, {
+        variant: q.variant,
+        format: q.format,
+        optimize: q.optimize,
+        download: q.download !== undefined,
+      });
       reply.header('cache-control', 'private, max-age=300');
       if (file.fileName !== undefined) reply.header('content-disposition', attachment(file.fileName));
-      const mime = typeof file.format === 'string' ? IMAGE_MIME[file.format] : ((IMAGE_MIME as Record<string, string | undefined>)[file.format.source] ?? 'application/octet-stream');
+      const mime =
+        typeof file.format === 'string'
+          ? IMAGE_MIME[file.format]
+          : ((IMAGE_MIME as Record<string, string | undefined>)[file.format.source] ?? 'application/octet-stream');
       return reply.type(mime).send(file.data);
     },
   );

@@ -2,7 +2,13 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Container } from '../../container.ts';
 import { AppError } from '../../errors.ts';
 import { JobDefaults, type ImageFormat, type Optimize } from '../schemas/common.schemas.ts';
-import { ImageMultipart, ImageMultipartFields, ImageRequest, ImageResult, type ImageRequest as ImageRequestT } from '../schemas/requests.schemas.ts';
+import {
+  ImageMultipart,
+  ImageMultipartFields,
+  ImageRequest,
+  ImageResult,
+  type ImageRequest as ImageRequestT,
+} from '../schemas/requests.schemas.ts';
 import { cleanFilename, isMultipart, parseJsonField, receiveFormInMemory } from '../multipart.ts';
 import { check } from '../validate.ts';
 import { binary, IMAGE_MIME, jsonBody, multipartBodies, problems } from './route-kit.ts';
@@ -24,7 +30,9 @@ interface ImageInput {
 function decodeBase64(value: string): Buffer {
   const body = value.replace(/^data:[^;,]*;base64,/, '').replace(/\s+/g, '');
   if (!/^[A-Za-z0-9+/_-]*={0,2}$/.test(body) || body.length === 0) {
-    throw new AppError('VALIDATION', 'imageBase64 is not base64.', { errors: [{ path: 'body/imageBase64', message: 'must be base64' }] });
+    throw new AppError('VALIDATION', 'imageBase64 is not base64.', {
+      errors: [{ path: 'body/imageBase64', message: 'must be base64' }],
+    });
   }
   return Buffer.from(body, body.includes('-') || body.includes('_') ? 'base64url' : 'base64');
 }
@@ -36,11 +44,21 @@ export function registerImageRoutes(app: FastifyInstance, c: Container): void {
     if (isMultipart(request)) {
       const form = await receiveFormInMemory(request, { fileSize: config.maxImageBytes, files: 1 });
       const fields = { ...form.fields } as Record<string, unknown>;
-      if (typeof fields.timeout === 'string' && /^\d{1,3}$/.test(fields.timeout)) fields.timeout = Number(fields.timeout);
+      if (typeof fields.timeout === 'string' && /^\d{1,3}$/.test(fields.timeout))
+        fields.timeout = Number(fields.timeout);
       const checked = check(ImageMultipartFields, fields, 'body');
       const file = form.files[0];
-      if (!file || file.field !== 'file') throw new AppError('VALIDATION', 'Send the photo in the multipart field "file".', { errors: [{ path: 'body/file', message: 'required' }] });
-      if (file.truncated) throw new AppError('PROCESSING_FAILED', `The photo is larger than the ${config.maxImageBytes}-byte limit.`, { reason: 'TOO_LARGE' }, 422);
+      if (!file || file.field !== 'file')
+        throw new AppError('VALIDATION', 'Send the photo in the multipart field "file".', {
+          errors: [{ path: 'body/file', message: 'required' }],
+        });
+      if (file.truncated)
+        throw new AppError(
+          'PROCESSING_FAILED',
+          `The photo is larger than the ${config.maxImageBytes}-byte limit.`,
+          { reason: 'TOO_LARGE' },
+          422,
+        );
       const settings = parseJsonField(checked.settings, 'settings');
       return {
         name: file.filename,
@@ -53,20 +71,39 @@ export function registerImageRoutes(app: FastifyInstance, c: Container): void {
       };
     }
     const body = request.body as ImageRequestT | undefined;
-    if (!body) throw new AppError('VALIDATION', 'Send multipart/form-data with a "file", or a JSON ImageRequest.', { errors: [{ path: 'body', message: 'required' }] });
+    if (!body)
+      throw new AppError('VALIDATION', 'Send multipart/form-data with a "file", or a JSON ImageRequest.', {
+        errors: [{ path: 'body', message: 'required' }],
+      });
     if ((body.imageUrl === undefined) === (body.imageBase64 === undefined)) {
-      throw new AppError('VALIDATION', 'Give exactly one of imageUrl and imageBase64.', { errors: [{ path: 'body/imageUrl', message: 'exactly one of imageUrl, imageBase64' }] });
+      throw new AppError('VALIDATION', 'Give exactly one of imageUrl and imageBase64.', {
+        errors: [{ path: 'body/imageUrl', message: 'exactly one of imageUrl, imageBase64' }],
+      });
     }
     let data: Buffer;
     let name = body.name;
     if (body.imageBase64 !== undefined) {
       data = decodeBase64(body.imageBase64);
-      if (data.length > config.maxImageBytes) throw new AppError('PROCESSING_FAILED', `The photo is larger than the ${config.maxImageBytes}-byte limit.`, { reason: 'TOO_LARGE' }, 422);
+      if (data.length > config.maxImageBytes)
+        throw new AppError(
+          'PROCESSING_FAILED',
+          `The photo is larger than the ${config.maxImageBytes}-byte limit.`,
+          { reason: 'TOO_LARGE' },
+          422,
+        );
     } else {
       data = await fetchOnePhoto(body.imageUrl!, config);
       name ??= cleanFilename(decodeURIComponent(new URL(body.imageUrl!).pathname), 'image');
     }
-    return { name: name ?? 'image', data, settings: body.settings, response: body.response ?? 'image', format: body.format, optimize: body.optimize ?? 'marketplace', timeout: body.timeout ?? 60 };
+    return {
+      name: name ?? 'image',
+      data,
+      settings: body.settings,
+      response: body.response ?? 'image',
+      format: body.format,
+      optimize: body.optimize ?? 'marketplace',
+      timeout: body.timeout ?? 60,
+    };
   }
 
   multipartBodies.set('POST /v1/images', ImageMultipart);
@@ -80,14 +117,23 @@ export function registerImageRoutes(app: FastifyInstance, c: Container): void {
           'Multipart (`file`, `settings`, `response`, `format`, `optimize`, `timeout`) or JSON ImageRequest (`imageUrl` or `imageBase64`). ' +
           'Answers the image with X-Matte-Job-Id, X-Matte-Item-Id, X-Matte-Review, X-Matte-Charged and X-Matte-Score headers, or ImageResult with response=json; 202 ImageResult when still processing at `timeout`. ' +
           '422 PROCESSING_FAILED `reason`: INVALID_IMAGE, TOO_LARGE, NO_SUBJECT (the input is at fault), URL_REFUSED, URL_UNREACHABLE (imageUrl could not be fetched); 503 PROCESSING_FAILED reason PROCESSING_FAILED when our side failed. Nothing is charged on any of them. ' +
-          IDEMPOTENCY_RULES + ' Counts one photo against the key\'s hourly budget.',
+          IDEMPOTENCY_RULES +
+          " Counts one photo against the key's hourly budget.",
         tags: ['single photo'],
-        headers: { type: 'object', properties: { 'idempotency-key': { type: 'string', pattern: '^[A-Za-z0-9._:-]{8,128}$' } } },
+        headers: {
+          type: 'object',
+          properties: { 'idempotency-key': { type: 'string', pattern: '^[A-Za-z0-9._:-]{8,128}$' } },
+        },
         body: jsonBody(ImageRequest),
         response: {
           200: {
             description: 'The cut-out image, or ImageResult with response=json',
-            content: { 'image/png': { schema: binary('PNG') }, 'image/jpeg': { schema: binary('JPEG') }, 'image/webp': { schema: binary('WebP') }, 'application/json': { schema: ImageResult } },
+            content: {
+              'image/png': { schema: binary('PNG') },
+              'image/jpeg': { schema: binary('JPEG') },
+              'image/webp': { schema: binary('WebP') },
+              'application/json': { schema: ImageResult },
+            },
           },
           202: ImageResult,
           ...problems(400, 402, 409, 422, 503, 504),
@@ -105,7 +151,13 @@ export function registerImageRoutes(app: FastifyInstance, c: Container): void {
         const limits = await intakeLimits(c, request);
         const outcome = await images.process(
           accountId,
-          { name: input.name, data: input.data, settings: input.settings, timeoutMs: input.timeout * 1000, encoding: { format: input.format, optimize: input.optimize } },
+          {
+            name: input.name,
+            data: input.data,
+            settings: input.settings,
+            timeoutMs: input.timeout * 1000,
+            encoding: { format: input.format, optimize: input.optimize },
+          },
           limits,
         );
         const item = itemView(outcome.item);
@@ -123,8 +175,10 @@ export function registerImageRoutes(app: FastifyInstance, c: Container): void {
           item,
         };
         const jsonHeaders = { 'content-type': 'application/json; charset=utf-8' };
-        if (outcome.state === 'processing') return { status: 202, headers: jsonHeaders, body: Buffer.from(JSON.stringify(json)) };
-        if (input.response === 'json') return { status: 200, headers: jsonHeaders, body: Buffer.from(JSON.stringify(json)) };
+        if (outcome.state === 'processing')
+          return { status: 202, headers: jsonHeaders, body: Buffer.from(JSON.stringify(json)) };
+        if (input.response === 'json')
+          return { status: 200, headers: jsonHeaders, body: Buffer.from(JSON.stringify(json)) };
         // Stored as asked (format, optimize): the answer is the stored file, the same as behind fileUrl.
         const data = await c.files.storedOutput(outcome.item);
         const format = outcome.item.output_format as ImageFormat;
@@ -142,7 +196,10 @@ export function registerImageRoutes(app: FastifyInstance, c: Container): void {
         };
       });
       if (result.replayed) reply.header('idempotent-replayed', 'true');
-      return reply.code(result.status as 202).headers(result.headers).send(result.body);
+      return reply
+        .code(result.status as 202)
+        .headers(result.headers)
+        .send(result.body);
     },
   );
 }

@@ -3,7 +3,13 @@ import type { FastifyInstance } from 'fastify';
 import type { Container } from '../../container.ts';
 import { AppError } from '../../errors.ts';
 import { IdParams, ItemParams, Job, JobWithAdded, JobWithRemoved } from '../schemas/common.schemas.ts';
-import { DeleteItemsRequest, ItemsMultipart, UrlItemsRequest, type DeleteItemsRequest as DeleteItemsRequestT, type UrlItemsRequest as UrlItemsRequestT } from '../schemas/requests.schemas.ts';
+import {
+  DeleteItemsRequest,
+  ItemsMultipart,
+  UrlItemsRequest,
+  type DeleteItemsRequest as DeleteItemsRequestT,
+  type UrlItemsRequest as UrlItemsRequestT,
+} from '../schemas/requests.schemas.ts';
 import { isMultipart, receiveForm } from '../multipart.ts';
 import { sourcesFromFiles, sourcesFromUrls } from '../../services/photo-sources.ts';
 import { jsonBody, multipartBodies, problems } from './route-kit.ts';
@@ -34,15 +40,24 @@ export function registerItemRoutes(app: FastifyInstance, c: Container): void {
       const accountId = request.auth.accountId;
       // Refuse before reading a large upload into temp files.
       const job = await c.queries.requireJob(accountId, id);
-      if (job.status !== 'draft') throw new AppError('NOT_DRAFT', 'Photos can only be added before the batch is started.');
+      if (job.status !== 'draft')
+        throw new AppError('NOT_DRAFT', 'Photos can only be added before the batch is started.');
       const limits = await intakeLimits(c, request);
       if (isMultipart(request)) {
-        const form = await receiveForm(request, path.join(config.dataDir, 'tmp'), { fileSize: config.maxUploadBytes, files: 500 });
+        const form = await receiveForm(request, path.join(config.dataDir, 'tmp'), {
+          fileSize: config.maxUploadBytes,
+          files: 500,
+        });
         try {
           if (Object.keys(form.fields).length) {
-            throw new AppError('VALIDATION', 'Only files are accepted in this form.', { errors: Object.keys(form.fields).map((f) => ({ path: `body/${f}`, message: 'is not a known field' })) });
+            throw new AppError('VALIDATION', 'Only files are accepted in this form.', {
+              errors: Object.keys(form.fields).map((f) => ({ path: `body/${f}`, message: 'is not a known field' })),
+            });
           }
-          if (form.files.length === 0) throw new AppError('VALIDATION', 'Send at least one file in the "files" field.', { errors: [{ path: 'body/files', message: 'required' }] });
+          if (form.files.length === 0)
+            throw new AppError('VALIDATION', 'Send at least one file in the "files" field.', {
+              errors: [{ path: 'body/files', message: 'required' }],
+            });
           return await c.intake.addPhotos(accountId, id, sourcesFromFiles(form.files, config), limits);
         } finally {
           await form.cleanup();
@@ -50,7 +65,9 @@ export function registerItemRoutes(app: FastifyInstance, c: Container): void {
       }
       const body = request.body as UrlItemsRequestT | undefined;
       if (!body || ((body.urls ?? []).length === 0 && !body.zipUrl)) {
-        throw new AppError('VALIDATION', 'Send files (multipart) or at least one link (urls or zipUrl).', { errors: [{ path: 'body/urls', message: 'must not be empty' }] });
+        throw new AppError('VALIDATION', 'Send files (multipart) or at least one link (urls or zipUrl).', {
+          errors: [{ path: 'body/urls', message: 'must not be empty' }],
+        });
       }
       return c.intake.addPhotos(accountId, id, sourcesFromUrls(body.urls ?? [], body.zipUrl, config), limits);
     },
@@ -68,12 +85,25 @@ export function registerItemRoutes(app: FastifyInstance, c: Container): void {
         response: { 200: JobWithRemoved, ...problems(400, 404) },
       },
     },
-    async (request) => batches.deleteItems(request.auth.accountId, (request.params as { id: string }).id, (request.body as DeleteItemsRequestT).itemIds),
+    async (request) =>
+      batches.deleteItems(
+        request.auth.accountId,
+        (request.params as { id: string }).id,
+        (request.body as DeleteItemsRequestT).itemIds,
+      ),
   );
 
   app.delete(
     '/v1/jobs/:id/items/:itemId',
-    { schema: { operationId: 'deleteItem', summary: 'Remove one photo (409 while it is at the model)', tags: ['photos'], params: ItemParams, response: { 200: Job, ...problems(404, 409) } } },
+    {
+      schema: {
+        operationId: 'deleteItem',
+        summary: 'Remove one photo (409 while it is at the model)',
+        tags: ['photos'],
+        params: ItemParams,
+        response: { 200: Job, ...problems(404, 409) },
+      },
+    },
     async (request) => {
       const { id, itemId } = request.params as { id: string; itemId: string };
       return batches.deleteItem(request.auth.accountId, id, itemId);

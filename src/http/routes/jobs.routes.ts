@@ -3,7 +3,17 @@ import { Type } from '@sinclair/typebox';
 import type { Container } from '../../container.ts';
 import { AppError } from '../../errors.ts';
 import { IdParams, Job, JobCreated, JobDefaults, JobSummary, JobWithStopped } from '../schemas/common.schemas.ts';
-import { CreateJobMultipart, CreateJobRequest, GetJobQuery, ListJobsQuery, StartRequest, type GetJobQuery as GetJobQueryT, type ListJobsQuery as ListJobsQueryT, type StartRequest as StartRequestT, type CreateJobRequest as CreateJobRequestT } from '../schemas/requests.schemas.ts';
+import {
+  CreateJobMultipart,
+  CreateJobRequest,
+  GetJobQuery,
+  ListJobsQuery,
+  StartRequest,
+  type GetJobQuery as GetJobQueryT,
+  type ListJobsQuery as ListJobsQueryT,
+  type StartRequest as StartRequestT,
+  type CreateJobRequest as CreateJobRequestT,
+} from '../schemas/requests.schemas.ts';
 import { isMultipart, parseJsonField, receiveFormInMemory } from '../multipart.ts';
 import { check } from '../validate.ts';
 import { jsonBody, multipartBodies, problems } from './route-kit.ts';
@@ -29,13 +39,23 @@ export function registerJobRoutes(app: FastifyInstance, c: Container): void {
       let background: Buffer | null = null;
       if (isMultipart(request)) {
         const form = await receiveFormInMemory(request, { fileSize: config.maxImageBytes, files: 1 });
-        check(Type.Object({ options: Type.Optional(Type.String()) }, { additionalProperties: false }), form.fields, 'body');
+        check(
+          Type.Object({ options: Type.Optional(Type.String()) }, { additionalProperties: false }),
+          form.fields,
+          'body',
+        );
         const defaults = parseJsonField(form.fields.options, 'options');
         input = defaults === undefined ? {} : { defaults: check(JobDefaults, defaults, 'body/options') };
         const file = form.files[0];
         if (file) {
-          if (file.field !== 'background') throw new AppError('VALIDATION', 'The only file field is "background".', { errors: [{ path: `body/${file.field}`, message: 'unknown file field' }] });
-          if (file.truncated) throw new AppError('VALIDATION', 'The background image is larger than the per-image limit.', { errors: [{ path: 'body/background', message: 'too large' }] });
+          if (file.field !== 'background')
+            throw new AppError('VALIDATION', 'The only file field is "background".', {
+              errors: [{ path: `body/${file.field}`, message: 'unknown file field' }],
+            });
+          if (file.truncated)
+            throw new AppError('VALIDATION', 'The background image is larger than the per-image limit.', {
+              errors: [{ path: 'body/background', message: 'too large' }],
+            });
           background = file.data;
         }
       }
@@ -52,7 +72,14 @@ export function registerJobRoutes(app: FastifyInstance, c: Container): void {
         summary: 'List batches, newest first, without photos',
         tags: ['batches'],
         querystring: ListJobsQuery,
-        response: { 200: Type.Object({ jobs: Type.Array(JobSummary), hasMore: Type.Boolean(), nextBefore: Type.Union([Type.Integer(), Type.Null()]) }), ...problems(400) },
+        response: {
+          200: Type.Object({
+            jobs: Type.Array(JobSummary),
+            hasMore: Type.Boolean(),
+            nextBefore: Type.Union([Type.Integer(), Type.Null()]),
+          }),
+          ...problems(400),
+        },
       },
     },
     async (request) => {
@@ -92,7 +119,13 @@ export function registerJobRoutes(app: FastifyInstance, c: Container): void {
   app.delete(
     '/v1/jobs/:id',
     {
-      schema: { operationId: 'deleteJob', summary: 'Delete a batch now (not while running)', tags: ['batches'], params: IdParams, response: { 204: Type.Null(), ...problems(404, 409) } },
+      schema: {
+        operationId: 'deleteJob',
+        summary: 'Delete a batch now (not while running)',
+        tags: ['batches'],
+        params: IdParams,
+        response: { 204: Type.Null(), ...problems(404, 409) },
+      },
     },
     async (request, reply) => {
       await batches.deleteJob(request.auth.accountId, (request.params as { id: string }).id);
@@ -109,7 +142,9 @@ export function registerJobRoutes(app: FastifyInstance, c: Container): void {
         description: `Reserves one credit per photo that runs, plan pool first, then pack. ${IDEMPOTENCY_RULES}`,
         tags: ['batches'],
         params: IdParams,
-        headers: Type.Object({ 'idempotency-key': Type.Optional(Type.String({ pattern: '^[A-Za-z0-9._:-]{8,128}$' })) }),
+        headers: Type.Object({
+          'idempotency-key': Type.Optional(Type.String({ pattern: '^[A-Za-z0-9._:-]{8,128}$' })),
+        }),
         body: jsonBody(StartRequest),
         response: { 202: Job, ...problems(400, 402, 404, 409, 503) },
       },
@@ -118,27 +153,53 @@ export function registerJobRoutes(app: FastifyInstance, c: Container): void {
       const { id } = request.params as { id: string };
       const body = (request.body as StartRequestT | undefined) ?? {};
       const key = idempotency.checkKey(request.headers['idempotency-key'] as string | undefined);
-      const result = await idempotency.run(request.auth.accountId, `start:${id}`, key, fingerprint(JSON.stringify(body)), async () => {
-        const job = await batches.start(request.auth.accountId, id, body);
-        return { status: 202, headers: { 'content-type': 'application/json; charset=utf-8' }, body: Buffer.from(JSON.stringify(job)) };
-      });
+      const result = await idempotency.run(
+        request.auth.accountId,
+        `start:${id}`,
+        key,
+        fingerprint(JSON.stringify(body)),
+        async () => {
+          const job = await batches.start(request.auth.accountId, id, body);
+          return {
+            status: 202,
+            headers: { 'content-type': 'application/json; charset=utf-8' },
+            body: Buffer.from(JSON.stringify(job)),
+          };
+        },
+      );
       if (result.replayed) reply.header('idempotent-replayed', 'true');
-      return reply.code(result.status as 202).headers(result.headers).send(result.body);
+      return reply
+        .code(result.status as 202)
+        .headers(result.headers)
+        .send(result.body);
     },
   );
 
   app.post(
     '/v1/jobs/:id/continue',
     {
-      schema: { operationId: 'continueJob', summary: 'Run the held photos (after a sample run or a stop); charged here', tags: ['batches'], params: IdParams, response: { 202: Job, ...problems(402, 404, 409) } },
+      schema: {
+        operationId: 'continueJob',
+        summary: 'Run the held photos (after a sample run or a stop); charged here',
+        tags: ['batches'],
+        params: IdParams,
+        response: { 202: Job, ...problems(402, 404, 409) },
+      },
     },
-    async (request, reply) => reply.code(202).send(await batches.continue(request.auth.accountId, (request.params as { id: string }).id)),
+    async (request, reply) =>
+      reply.code(202).send(await batches.continue(request.auth.accountId, (request.params as { id: string }).id)),
   );
 
   app.post(
     '/v1/jobs/:id/cancel',
     {
-      schema: { operationId: 'cancelJob', summary: 'Stop a running batch; queued photos are held again and their credits released', tags: ['batches'], params: IdParams, response: { 200: JobWithStopped, ...problems(404, 409) } },
+      schema: {
+        operationId: 'cancelJob',
+        summary: 'Stop a running batch; queued photos are held again and their credits released',
+        tags: ['batches'],
+        params: IdParams,
+        response: { 200: JobWithStopped, ...problems(404, 409) },
+      },
     },
     async (request) => batches.cancel(request.auth.accountId, (request.params as { id: string }).id),
   );

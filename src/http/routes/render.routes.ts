@@ -3,7 +3,13 @@ import type { FastifyInstance } from 'fastify';
 import type { Container } from '../../container.ts';
 import { AppError } from '../../errors.ts';
 import { IdParams, ItemParams, JobWithApplied } from '../schemas/common.schemas.ts';
-import { ApplyMultipart, ApplyRequest, PreviewRequest, type ApplyRequest as ApplyRequestT, type PreviewRequest as PreviewRequestT } from '../../domain/render.schemas.ts';
+import {
+  ApplyMultipart,
+  ApplyRequest,
+  PreviewRequest,
+  type ApplyRequest as ApplyRequestT,
+  type PreviewRequest as PreviewRequestT,
+} from '../../domain/render.schemas.ts';
 import { isMultipart, parseJsonField, receiveFormInMemory } from '../multipart.ts';
 import { check } from '../validate.ts';
 import { binary, IMAGE_MIME, jsonBody, multipartBodies, problems } from './route-kit.ts';
@@ -36,12 +42,21 @@ export function registerRenderRoutes(app: FastifyInstance, c: Container): void {
         body = check(ApplyRequest, parseJsonField(fields.payload, 'payload'), 'body/payload');
         const file = form.files[0];
         if (file) {
-          if (file.field !== 'image') throw new AppError('VALIDATION', 'The only file field is "image".', { errors: [{ path: `body/${file.field}`, message: 'unknown file field' }] });
-          if (file.truncated) throw new AppError('VALIDATION', 'The background image is larger than the per-image limit.', { errors: [{ path: 'body/image', message: 'too large' }] });
+          if (file.field !== 'image')
+            throw new AppError('VALIDATION', 'The only file field is "image".', {
+              errors: [{ path: `body/${file.field}`, message: 'unknown file field' }],
+            });
+          if (file.truncated)
+            throw new AppError('VALIDATION', 'The background image is larger than the per-image limit.', {
+              errors: [{ path: 'body/image', message: 'too large' }],
+            });
           image = file.data;
         }
       }
-      if (!body) throw new AppError('VALIDATION', 'A body is required: JSON, or multipart with `payload`.', { errors: [{ path: 'body', message: 'required' }] });
+      if (!body)
+        throw new AppError('VALIDATION', 'A body is required: JSON, or multipart with `payload`.', {
+          errors: [{ path: 'body', message: 'required' }],
+        });
       return c.render.apply(request.auth.accountId, id, body, image);
     },
   );
@@ -52,7 +67,8 @@ export function registerRenderRoutes(app: FastifyInstance, c: Container): void {
       schema: {
         operationId: 'previewItem',
         summary: 'Render one finished photo with other settings; nothing is saved',
-        description: 'Answers the image with `X-Output-Size: <width>x<height>`. 409 CONFLICT `NOT_DONE` when the photo has not finished. Free.',
+        description:
+          'Answers the image with `X-Output-Size: <width>x<height>`. 409 CONFLICT `NOT_DONE` when the photo has not finished. Free.',
         tags: ['photos'],
         params: ItemParams,
         body: PreviewRequest,
@@ -60,7 +76,11 @@ export function registerRenderRoutes(app: FastifyInstance, c: Container): void {
           200: {
             description: 'The rendered image',
             headers: { 'X-Output-Size': { type: 'string', description: '<width>x<height> of the image' } },
-            content: { 'image/png': { schema: binary('PNG') }, 'image/jpeg': { schema: binary('JPEG') }, 'image/webp': { schema: binary('WebP') } },
+            content: {
+              'image/png': { schema: binary('PNG') },
+              'image/jpeg': { schema: binary('JPEG') },
+              'image/webp': { schema: binary('WebP') },
+            },
           },
           ...problems(400, 404, 409),
         },

@@ -3,7 +3,12 @@ import type { Container } from '../../container.ts';
 import { AppError } from '../../errors.ts';
 import { IdParams, ItemParams, JobWithCharged, JobWithRetried } from '../schemas/common.schemas.ts';
 import { ReviewQueue } from '../../domain/review.schemas.ts';
-import { ItemRetryRequest, RetryRequest, type ItemRetryRequest as ItemRetryRequestT, type RetryRequest as RetryRequestT } from '../schemas/requests.schemas.ts';
+import {
+  ItemRetryRequest,
+  RetryRequest,
+  type ItemRetryRequest as ItemRetryRequestT,
+  type RetryRequest as RetryRequestT,
+} from '../schemas/requests.schemas.ts';
 import { jsonBody, problems } from './route-kit.ts';
 import { ReportRequest, ReportVerdict, type ReportRequest as ReportRequestT } from '../../domain/report.schemas.ts';
 import { Job } from '../schemas/common.schemas.ts';
@@ -42,10 +47,21 @@ export function registerReviewRoutes(app: FastifyInstance, c: Container): void {
     async (request, reply) => {
       const body = request.body as RetryRequestT;
       if ((body.itemIds === undefined) === (body.failed === undefined)) {
-        throw new AppError('VALIDATION', 'Give exactly one of itemIds and failed: true.', { errors: [{ path: 'body/itemIds', message: 'exactly one of itemIds, failed' }] });
+        throw new AppError('VALIDATION', 'Give exactly one of itemIds and failed: true.', {
+          errors: [{ path: 'body/itemIds', message: 'exactly one of itemIds, failed' }],
+        });
       }
       const selection = body.itemIds ? { itemIds: body.itemIds } : { failed: true as const };
-      return reply.code(202).send(await c.reruns.retry(request.auth.accountId, (request.params as { id: string }).id, selection, body.tier ?? 'light'));
+      return reply
+        .code(202)
+        .send(
+          await c.reruns.retry(
+            request.auth.accountId,
+            (request.params as { id: string }).id,
+            selection,
+            body.tier ?? 'light',
+          ),
+        );
     },
   );
 
@@ -55,7 +71,8 @@ export function registerReviewRoutes(app: FastifyInstance, c: Container): void {
       schema: {
         operationId: 'retryItem',
         summary: 'Run one photo again (1 credit; heavy tier 2), reserved at once',
-        description: '409 CONFLICT `reason`: PHOTO_BUSY (queued or at the model), HELD (held for a sample run), NOT_STARTED; 409 TOO_MANY_ACTIVE; 402 NO_CREDITS.',
+        description:
+          '409 CONFLICT `reason`: PHOTO_BUSY (queued or at the model), HELD (held for a sample run), NOT_STARTED; 409 TOO_MANY_ACTIVE; 402 NO_CREDITS.',
         tags: ['review'],
         params: ItemParams,
         // Optional: no body is the light tier.
@@ -77,16 +94,19 @@ export function registerReviewRoutes(app: FastifyInstance, c: Container): void {
         operationId: 'reportItem',
         summary: 'Report a broken result; refunded when the pixel check agrees',
         description:
-          'The marked region is checked against the cut-out and the photo\'s colours (no model call). `background-kept`: the region is mostly kept and the kept pixels have the colours of the background beside them. ' +
-          '`hole`: the region holds a transparent area enclosed by the product whose colours are not the background\'s. `missing-part`: the region\'s cut-away pixels have colours unlike the background and join the product. ' +
-          '`extra-object`: the region\'s kept pixels belong to a part apart from the main product. `rough-edges`: the outline in the region is ragged and cuts against the colours. ' +
-          'An accepted report refunds the photo (ledger kind `claim`, to the pools it was charged from) and sets `refunded`; every report is kept in the photo\'s `claims`. ' +
+          "The marked region is checked against the cut-out and the photo's colours (no model call). `background-kept`: the region is mostly kept and the kept pixels have the colours of the background beside them. " +
+          "`hole`: the region holds a transparent area enclosed by the product whose colours are not the background's. `missing-part`: the region's cut-away pixels have colours unlike the background and join the product. " +
+          "`extra-object`: the region's kept pixels belong to a part apart from the main product. `rough-edges`: the outline in the region is ragged and cuts against the colours. " +
+          "An accepted report refunds the photo (ledger kind `claim`, to the pools it was charged from) and sets `refunded`; every report is kept in the photo's `claims`. " +
           'Two reports per result: a re-run makes a new result that may be reported again. ' +
           '409 CONFLICT `reason`: NOT_DONE (not finished, or failed), ALREADY_REFUNDED (flagged by the check or refunded by a report: nothing was charged), NO_ATTEMPTS_LEFT (two reports made). 400 when the region is not on the cut-out.',
         tags: ['review'],
         params: ItemParams,
         body: ReportRequest,
-        response: { 200: Type.Object({ job: Job, verdict: ReportVerdict }, { additionalProperties: false }), ...problems(400, 404, 409) },
+        response: {
+          200: Type.Object({ job: Job, verdict: ReportVerdict }, { additionalProperties: false }),
+          ...problems(400, 404, 409),
+        },
       },
     },
     async (request) => {

@@ -36,6 +36,10 @@ export function jsonBody(schema: TSchema) {
 }
 
 /** Content type of each image format the service reads and writes. */
-export const IMAGE_MIME: Readonly<Record<ImageFormat, string>> = { png: 'image/png', jpeg: 'image/jpeg', webp: 'image/webp' };
+export const IMAGE_MIME: Readonly<Record<ImageFormat, string>> = {
+  png: 'image/png',
+  jpeg: 'image/jpeg',
+  webp: 'image/webp',
+};
 
 export const binary = (description: string) => Type.String({ format: 'binary', description });

@@ -38,7 +38,18 @@ export function registerStudioRoutes(app: FastifyInstance, c: Container): void {
   // http://localhost studio still works.
   const secure = c.config.publicBaseUrl.startsWith('https://');
   const setSessionCookie = (reply: FastifyReply, value: string, maxAgeSeconds: number) =>
-    reply.header('set-cookie', stringifySetCookie({ name: SESSION_COOKIE, value, httpOnly: true, sameSite: 'strict', secure, path: '/', maxAge: maxAgeSeconds }));
+    reply.header(
+      'set-cookie',
+      stringifySetCookie({
+        name: SESSION_COOKIE,
+        value,
+        httpOnly: true,
+        sameSite: 'strict',
+        secure,
+        path: '/',
+        maxAge: maxAgeSeconds,
+      }),
+    );
 
   app.post(
     '/v1/session',
@@ -66,7 +77,13 @@ export function registerStudioRoutes(app: FastifyInstance, c: Container): void {
     '/v1/session',
     {
       config: STUDIO,
-      schema: { operationId: 'getSession', summary: 'The signed-in studio session and its CSRF token', tags: ['studio'], security: studioSecurity, response: { 200: SessionInfo, ...problems(403) } },
+      schema: {
+        operationId: 'getSession',
+        summary: 'The signed-in studio session and its CSRF token',
+        tags: ['studio'],
+        security: studioSecurity,
+        response: { 200: SessionInfo, ...problems(403) },
+      },
     },
     async (request) => c.sessions.describe(request.auth),
   );
@@ -75,7 +92,13 @@ export function registerStudioRoutes(app: FastifyInstance, c: Container): void {
     '/v1/session',
     {
       config: STUDIO,
-      schema: { operationId: 'signOut', summary: 'Sign out of the studio', tags: ['studio'], security: studioSecurity, response: { 204: Type.Null(), ...problems(403) } },
+      schema: {
+        operationId: 'signOut',
+        summary: 'Sign out of the studio',
+        tags: ['studio'],
+        security: studioSecurity,
+        response: { 204: Type.Null(), ...problems(403) },
+      },
     },
     async (request, reply) => {
       await c.sessions.signOut(request.auth);
@@ -88,7 +111,13 @@ export function registerStudioRoutes(app: FastifyInstance, c: Container): void {
     '/v1/keys',
     {
       config: STUDIO,
-      schema: { operationId: 'listKeys', summary: 'API keys of the account, active and revoked', tags: ['studio'], security: studioSecurity, response: { 200: ApiKeyList, ...problems(403) } },
+      schema: {
+        operationId: 'listKeys',
+        summary: 'API keys of the account, active and revoked',
+        tags: ['studio'],
+        security: studioSecurity,
+        response: { 200: ApiKeyList, ...problems(403) },
+      },
     },
     async (request) => ({ keys: await c.accounts.listKeys(request.auth.accountId) }),
   );
@@ -107,7 +136,10 @@ export function registerStudioRoutes(app: FastifyInstance, c: Container): void {
         response: { 201: CreatedKey, ...problems(400, 403, 409) },
       },
     },
-    async (request, reply) => reply.code(201).send(await c.accounts.createKey(request.auth.accountId, (request.body as CreateKeyRequestT).name)),
+    async (request, reply) =>
+      reply
+        .code(201)
+        .send(await c.accounts.createKey(request.auth.accountId, (request.body as CreateKeyRequestT).name)),
   );
 
   app.delete(
@@ -133,8 +165,10 @@ export function registerStudioRoutes(app: FastifyInstance, c: Container): void {
       config: STUDIO,
       schema: {
         operationId: 'redeemLicense',
-        summary: 'Redeem a licence code: its monthly allowance fills the plan pool now and on the same date every month',
-        description: 'Plan credits left when the licence renews expire then (`credits.expiring`); pack credits never expire. 409 CONFLICT reason ALREADY_REDEEMED or LICENSE_ACTIVE.',
+        summary:
+          'Redeem a licence code: its monthly allowance fills the plan pool now and on the same date every month',
+        description:
+          'Plan credits left when the licence renews expire then (`credits.expiring`); pack credits never expire. 409 CONFLICT reason ALREADY_REDEEMED or LICENSE_ACTIVE.',
         tags: ['studio'],
         security: studioSecurity,
         body: RedeemLicenseRequest,
@@ -149,7 +183,14 @@ export function registerStudioRoutes(app: FastifyInstance, c: Container): void {
 
   app.get(
     '/v1/credits/packs',
-    { schema: { operationId: 'listCreditPacks', summary: 'Credit packs that can be bought', tags: ['account'], response: { 200: CreditPackList, ...problems() } } },
+    {
+      schema: {
+        operationId: 'listCreditPacks',
+        summary: 'Credit packs that can be bought',
+        tags: ['account'],
+        response: { 200: CreditPackList, ...problems() },
+      },
+    },
     async () => ({ packs: CREDIT_PACKS.map((p) => ({ ...p })) }),
   );
 
@@ -157,7 +198,13 @@ export function registerStudioRoutes(app: FastifyInstance, c: Container): void {
     '/v1/credits/purchases',
     {
       config: STUDIO,
-      schema: { operationId: 'listPurchases', summary: 'Credit pack purchases of the account, newest first', tags: ['studio'], security: studioSecurity, response: { 200: PurchaseList, ...problems(403) } },
+      schema: {
+        operationId: 'listPurchases',
+        summary: 'Credit pack purchases of the account, newest first',
+        tags: ['studio'],
+        security: studioSecurity,
+        response: { 200: PurchaseList, ...problems(403) },
+      },
     },
     async (request) => ({ purchases: await c.purchases.list({ accountId: request.auth.accountId }) }),
   );
@@ -169,7 +216,8 @@ export function registerStudioRoutes(app: FastifyInstance, c: Container): void {
       schema: {
         operationId: 'buyCreditPack',
         summary: 'Buy a credit pack',
-        description: 'The purchase is `pending` until the payment provider confirms it; on this installation the operator approves it (`bin/matte purchases approve`). Completed purchases add their credits to the pack pool, once, with a `purchase` ledger row.',
+        description:
+          'The purchase is `pending` until the payment provider confirms it; on this installation the operator approves it (`bin/matte purchases approve`). Completed purchases add their credits to the pack pool, once, with a `purchase` ledger row.',
         tags: ['studio'],
         security: studioSecurity,
         body: PurchaseRequest,
@@ -178,7 +226,9 @@ export function registerStudioRoutes(app: FastifyInstance, c: Container): void {
     },
     async (request, reply) => {
       // The answer's schema leaves out accountId (the caller's own).
-      return reply.code(202).send(await c.purchases.buy(request.auth.accountId, (request.body as PurchaseRequestT).packId));
+      return reply
+        .code(202)
+        .send(await c.purchases.buy(request.auth.accountId, (request.body as PurchaseRequestT).packId));
     },
   );
 
@@ -189,7 +239,8 @@ export function registerStudioRoutes(app: FastifyInstance, c: Container): void {
       schema: {
         operationId: 'deleteAccount',
         summary: 'Delete the account: keys revoked, reservations released, batches and files removed',
-        description: 'Needs the password again. The anonymised account and its ledger are kept as the record of credits bought and spent.',
+        description:
+          'Needs the password again. The anonymised account and its ledger are kept as the record of credits bought and spent.',
         tags: ['studio'],
         security: studioSecurity,
         body: DeleteAccountRequest,

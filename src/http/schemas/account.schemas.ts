@@ -17,7 +17,9 @@ export const SessionInfo = Type.Object(
   {
     accountId: Type.String(),
     email: Type.String(),
-    csrfToken: Type.String({ description: 'Send as X-CSRF-Token on every request that changes something with this session.' }),
+    csrfToken: Type.String({
+      description: 'Send as X-CSRF-Token on every request that changes something with this session.',
+    }),
     expiresAt: Type.Integer({ description: 'Server-clock ms; sign in again after it.' }),
   },
   closed,
@@ -27,7 +29,9 @@ export const ApiKeyInfo = Type.Object(
   {
     id: Type.String(),
     name: Type.String(),
-    prefix: Type.String({ description: 'The first characters of the secret, to tell keys apart (GET /v1/account auth.key).' }),
+    prefix: Type.String({
+      description: 'The first characters of the secret, to tell keys apart (GET /v1/account auth.key).',
+    }),
     state: Type.Union([Type.Literal('active'), Type.Literal('revoked')]),
     createdAt: Type.Integer(),
     revokedAt: Nullable(Type.Integer()),
@@ -35,16 +39,25 @@ export const ApiKeyInfo = Type.Object(
   },
   closed,
 );
-export const ApiKeyList = Type.Object({ keys: Type.Array(ApiKeyInfo, { description: 'Active and revoked keys, oldest first.' }) }, closed);
+export const ApiKeyList = Type.Object(
+  { keys: Type.Array(ApiKeyInfo, { description: 'Active and revoked keys, oldest first.' }) },
+  closed,
+);
 export const CreateKeyRequest = Type.Object({ name: Type.String({ minLength: 1, maxLength: 64 }) }, closed);
 export type CreateKeyRequest = Static<typeof CreateKeyRequest>;
 export const CreatedKey = Type.Object(
-  { key: ApiKeyInfo, apiKey: Type.String({ description: 'The secret, shown only in this answer; only its hash is stored.' }) },
+  {
+    key: ApiKeyInfo,
+    apiKey: Type.String({ description: 'The secret, shown only in this answer; only its hash is stored.' }),
+  },
   closed,
 );
 export const KeyParams = Type.Object({ keyId: Type.String({ maxLength: 64 }) }, closed);
 
-export const RedeemLicenseRequest = Type.Object({ code: Type.String({ minLength: 1, maxLength: 64, description: 'A licence code (lic_…) from the operator.' }) }, closed);
+export const RedeemLicenseRequest = Type.Object(
+  { code: Type.String({ minLength: 1, maxLength: 64, description: 'A licence code (lic_…) from the operator.' }) },
+  closed,
+);
 export type RedeemLicenseRequest = Static<typeof RedeemLicenseRequest>;
 
 export const CreditPack = Type.Object({ id: Type.String(), credits: Type.Integer() }, closed);
@@ -57,7 +70,8 @@ export const Purchase = Type.Object(
     packId: Type.String(),
     credits: Type.Integer(),
     status: Type.Union([Type.Literal('pending'), Type.Literal('completed'), Type.Literal('cancelled')], {
-      description: 'pending until the payment provider (this installation: the operator) confirms it; completed adds the credits to the pack pool, once.',
+      description:
+        'pending until the payment provider (this installation: the operator) confirms it; completed adds the credits to the pack pool, once.',
     }),
     provider: Type.String(),
     instructions: Nullable(Type.String({ description: 'What happens next (in the answer to a purchase).' })),

@@ -23,7 +23,11 @@ export const Problem = Type.Object(
     itemId: Type.Optional(Type.String()),
     reason: Type.Optional(Type.String()),
   },
-  { $id: 'Problem', additionalProperties: true, description: 'RFC 9457 problem details (application/problem+json); open object.' },
+  {
+    $id: 'Problem',
+    additionalProperties: true,
+    description: 'RFC 9457 problem details (application/problem+json); open object.',
+  },
 );
 export type Problem = Static<typeof Problem>;
 
@@ -40,11 +44,20 @@ export const JobWithAdded = Type.Object({ ...jobFields, added: Int() }, closed);
 export const JobWithRemoved = Type.Object({ ...jobFields, removed: Int() }, closed);
 export const JobWithStopped = Type.Object({ ...jobFields, stopped: Int(), inFlight: Int() }, closed);
 export const JobWithApplied = Type.Object(
-  { ...jobFields, applied: Int({ description: 'Photos re-rendered.' }), skipped: Int({ description: 'Photos that changed meanwhile (re-run or re-rendered by another request) and kept that change.' }) },
+  {
+    ...jobFields,
+    applied: Int({ description: 'Photos re-rendered.' }),
+    skipped: Int({
+      description: 'Photos that changed meanwhile (re-run or re-rendered by another request) and kept that change.',
+    }),
+  },
   closed,
 );
 export const JobWithRetried = Type.Object({ ...jobFields, retried: Int(), charged: Int() }, closed);
 export const JobWithCharged = Type.Object({ ...jobFields, charged: Int(), tier: Tier }, closed);
 
 export const IdParams = Type.Object({ id: Type.String({ maxLength: 64 }) }, closed);
-export const ItemParams = Type.Object({ id: Type.String({ maxLength: 64 }), itemId: Type.String({ maxLength: 64 }) }, closed);
+export const ItemParams = Type.Object(
+  { id: Type.String({ maxLength: 64 }), itemId: Type.String({ maxLength: 64 }) },
+  closed,
+);

@@ -29,7 +29,8 @@ export const CALIBRATION_FILE = new URL('./check-calibration.json', import.meta.
 
 export function loadCalibration(file: URL | string = CALIBRATION_FILE): Calibration {
   const cal = JSON.parse(fs.readFileSync(file, 'utf8')) as Calibration;
-  if (cal.features.join() !== MODEL_FEATURES.join()) throw new Error('check-calibration.json was fitted on other features; run npm run calibrate');
+  if (cal.features.join() !== MODEL_FEATURES.join())
+    throw new Error('check-calibration.json was fitted on other features; run npm run calibrate');
   return cal;
 }
 
@@ -46,12 +47,19 @@ export function scoreFor(p: number, threshold: number): number {
 }
 
 /** L2-regularised logistic regression on standardised features, by plain gradient descent (deterministic). */
-export function fitLogistic(xs: number[][], ys: boolean[], opts: { lambda?: number; steps?: number; rate?: number } = {}): Omit<Calibration, 'threshold' | 'features'> {
+export function fitLogistic(
+  xs: number[][],
+  ys: boolean[],
+  opts: { lambda?: number; steps?: number; rate?: number } = {},
+): Omit<Calibration, 'threshold' | 'features'> {
   const { lambda = 0.1, steps = 3000, rate = 0.5 } = opts;
   const d = xs[0].length;
   const n = xs.length;
   const mean = Array.from({ length: d }, (_, k) => xs.reduce((s, x) => s + x[k], 0) / n);
-  const scale = Array.from({ length: d }, (_, k) => Math.sqrt(xs.reduce((s, x) => s + (x[k] - mean[k]) ** 2, 0) / n) + 1e-9);
+  const scale = Array.from(
+    { length: d },
+    (_, k) => Math.sqrt(xs.reduce((s, x) => s + (x[k] - mean[k]) ** 2, 0) / n) + 1e-9,
+  );
   const z = xs.map((x) => x.map((v, k) => (v - mean[k]) / scale[k]));
   const weights = new Array<number>(d).fill(0);
   let bias = 0;
@@ -77,6 +85,8 @@ export function fitLogistic(xs: number[][], ys: boolean[], opts: { lambda?: numb
  */
 export function chooseThreshold(probabilities: number[], clean: boolean[]): number {
   let top = 0;
-  probabilities.forEach((p, i) => { if (clean[i] && p > top) top = p; });
+  probabilities.forEach((p, i) => {
+    if (clean[i] && p > top) top = p;
+  });
   return Math.min(0.99, top + 1e-6);
 }

@@ -11,7 +11,14 @@
 import type { BBox } from '../../domain/batch.schemas.ts';
 import { boundary, components, dilate } from './raster.ts';
 import { boxMean } from '../../imaging/edge-refine.mjs';
-import { colourBins, colourModels, histogram, looksLikeBackground, looksLikeSubject, type ColourModels } from './colour-model.ts';
+import {
+  colourBins,
+  colourModels,
+  histogram,
+  looksLikeBackground,
+  looksLikeSubject,
+  type ColourModels,
+} from './colour-model.ts';
 
 export const CLAIM_REASONS = ['background-kept', 'missing-part', 'hole', 'extra-object', 'rough-edges'] as const;
 export type ClaimReason = (typeof CLAIM_REASONS)[number];
@@ -45,12 +52,18 @@ const NEED = {
 const pct = (v: number) => `${Math.round(v * 100)}%`;
 const r3 = (v: number) => Math.round(v * 1000) / 1000;
 /** Confidence from how far a measure is past (or short of) its bar, relative to the bar. */
-const confidenceFrom = (value: number, bar: number) => Math.round(Math.min(0.99, 0.5 + Math.abs(value - bar) / (2 * Math.max(bar, 1 - bar, 1e-6))) * 100) / 100;
+const confidenceFrom = (value: number, bar: number) =>
+  Math.round(Math.min(0.99, 0.5 + Math.abs(value - bar) / (2 * Math.max(bar, 1 - bar, 1e-6))) * 100) / 100;
 
 /**
  * Judges a claim whose region is given in the full cut-out's pixels (`size`) on the reduced cut-out.
  */
-export function judgeClaimAt(img: ClaimImage, size: { width: number; height: number }, reason: ClaimReason, region: BBox): ClaimVerdict {
+export function judgeClaimAt(
+  img: ClaimImage,
+  size: { width: number; height: number },
+  reason: ClaimReason,
+  region: BBox,
+): ClaimVerdict {
   const sx = img.width / size.width;
   const sy = img.height / size.height;
   const scaled = {
@@ -87,11 +100,19 @@ export function judgeClaim(img: ClaimImage, reason: ClaimReason, region: BBox): 
   switch (reason) {
     case 'background-kept': {
       let bgLike = 0;
-      each((i) => { if (opaque[i] && looksLikeBackground(model, i)) bgLike++; });
+      each((i) => {
+        if (opaque[i] && looksLikeBackground(model, i)) bgLike++;
+      });
       const opaqueShare = opaqueIn / area;
       const share = opaqueIn ? bgLike / opaqueIn : 0;
-      return twoBars(opaqueShare, NEED.backgroundKept.opaque, share, NEED.backgroundKept.backgroundLike, { opaqueShare, backgroundLikeShare: share },
-        `${pct(opaqueShare)} of the region is kept, and ${pct(share)} of the kept pixels have the background's colours (${pct(NEED.backgroundKept.backgroundLike)} needed).`);
+      return twoBars(
+        opaqueShare,
+        NEED.backgroundKept.opaque,
+        share,
+        NEED.backgroundKept.backgroundLike,
+        { opaqueShare, backgroundLikeShare: share },
+        `${pct(opaqueShare)} of the region is kept, and ${pct(share)} of the kept pixels have the background's colours (${pct(NEED.backgroundKept.backgroundLike)} needed).`,
+      );
     }
     case 'hole': {
       const transparent = new Uint8Array(n);
@@ -107,30 +128,50 @@ export function judgeClaim(img: ClaimImage, reason: ClaimReason, region: BBox): 
       });
       const enclosedShare = enclosed / area;
       const share = enclosed ? notBg / enclosed : 0;
-      return twoBars(enclosedShare, NEED.hole.enclosed, share, NEED.hole.notBackground, { enclosedShare, notBackgroundShare: share },
-        `${pct(enclosedShare)} of the region is transparent and enclosed by the subject, and ${pct(share)} of that has colours unlike the background (${pct(NEED.hole.notBackground)} needed).`);
+      return twoBars(
+        enclosedShare,
+        NEED.hole.enclosed,
+        share,
+        NEED.hole.notBackground,
+        { enclosedShare, notBackgroundShare: share },
+        `${pct(enclosedShare)} of the region is transparent and enclosed by the subject, and ${pct(share)} of that has colours unlike the background (${pct(NEED.hole.notBackground)} needed).`,
+      );
     }
     case 'missing-part': {
       // Transparent pixels unlike the background, counted only in pieces that touch the subject.
       const candidate = new Uint8Array(n);
-      each((i) => { if (!opaque[i] && !looksLikeBackground(model, i)) candidate[i] = 1; });
+      each((i) => {
+        if (!opaque[i] && !looksLikeBackground(model, i)) candidate[i] = 1;
+      });
       const pieces = components(candidate, w, h);
       const nearSubject = dilate(opaque, w, h, 1);
       const touching = new Set<number>();
-      each((i) => { if (candidate[i] && nearSubject[i]) touching.add(pieces.label[i]); });
+      each((i) => {
+        if (candidate[i] && nearSubject[i]) touching.add(pieces.label[i]);
+      });
       let continuing = 0;
-      each((i) => { if (candidate[i] && touching.has(pieces.label[i])) continuing++; });
+      each((i) => {
+        if (candidate[i] && touching.has(pieces.label[i])) continuing++;
+      });
       const transparentShare = transparentIn / area;
       const share = transparentIn ? continuing / transparentIn : 0;
-      return twoBars(transparentShare, NEED.missing.transparent, share, NEED.missing.notBackground, { transparentShare, subjectLikeShare: share },
-        `${pct(transparentShare)} of the region was cut away, and ${pct(share)} of that has colours unlike the background and joins the subject (${pct(NEED.missing.notBackground)} needed).`);
+      return twoBars(
+        transparentShare,
+        NEED.missing.transparent,
+        share,
+        NEED.missing.notBackground,
+        { transparentShare, subjectLikeShare: share },
+        `${pct(transparentShare)} of the region was cut away, and ${pct(share)} of that has colours unlike the background and joins the subject (${pct(NEED.missing.notBackground)} needed).`,
+      );
     }
     case 'extra-object': {
       const parts = components(opaque, w, h);
       let main = 0;
       for (let k = 1; k < parts.sizes.length; k++) if (!main || parts.sizes[k] > parts.sizes[main]) main = k;
       let apart = 0;
-      each((i) => { if (opaque[i] && parts.label[i] !== main) apart++; });
+      each((i) => {
+        if (opaque[i] && parts.label[i] !== main) apart++;
+      });
       const share = opaqueIn ? apart / opaqueIn : 0;
       const accepted = apart > 0 && share >= NEED.extraObject.apart;
       return {
@@ -166,7 +207,12 @@ export function judgeClaim(img: ClaimImage, reason: ClaimReason, region: BBox): 
         accepted,
         confidence: confidenceFrom(raggedness >= NEED.rough.raggedness ? disagreement : 0, NEED.rough.disagreement),
         evidence: `The edge in the region is ${raggedness.toFixed(2)} times as long as the same edge smoothed (${NEED.rough.raggedness} needed), and ${pct(disagreement)} of the pixels along it are kept or cut against their colours (${pct(NEED.rough.disagreement)} needed).`,
-        metrics: { raggedness: r3(raggedness), disagreement: r3(disagreement), edgePixels: raw, smoothedEdgePixels: ref },
+        metrics: {
+          raggedness: r3(raggedness),
+          disagreement: r3(disagreement),
+          edgePixels: raw,
+          smoothedEdgePixels: ref,
+        },
       };
     }
   }
@@ -176,7 +222,14 @@ export function judgeClaim(img: ClaimImage, reason: ClaimReason, region: BBox): 
  * A verdict on two bars: enough of the region shows the fault (`amount`), and enough of that looks
  * the way the fault would (`share`). Confidence grows with the distance from the share's bar.
  */
-function twoBars(amount: number, amountBar: number, share: number, shareBar: number, metrics: Record<string, number>, evidence: string): ClaimVerdict {
+function twoBars(
+  amount: number,
+  amountBar: number,
+  share: number,
+  shareBar: number,
+  metrics: Record<string, number>,
+  evidence: string,
+): ClaimVerdict {
   return {
     accepted: amount >= amountBar && share >= shareBar,
     confidence: confidenceFrom(amount < amountBar ? 0 : share, shareBar),
@@ -194,11 +247,18 @@ const MIN_LOCAL_PIXELS = 40;
  * a garden), so what "matches the background" is judged against the background beside the region.
  * Where the neighbourhood has too few pixels of a kind, that model is the whole photo's.
  */
-function localColours(img: ClaimImage, opaque: Uint8Array, r: { x0: number; y0: number; x1: number; y1: number }): ColourModels {
+function localColours(
+  img: ClaimImage,
+  opaque: Uint8Array,
+  r: { x0: number; y0: number; x1: number; y1: number },
+): ColourModels {
   const { width: w, height: h } = img;
   const global = colourModels(img.rgba, 4, opaque, w, h);
   const pad = Math.max(8, Math.round(Math.max(r.x1 - r.x0, r.y1 - r.y0) / 2));
-  const cx0 = Math.max(0, r.x0 - pad), cy0 = Math.max(0, r.y0 - pad), cx1 = Math.min(w, r.x1 + pad), cy1 = Math.min(h, r.y1 + pad);
+  const cx0 = Math.max(0, r.x0 - pad),
+    cy0 = Math.max(0, r.y0 - pad),
+    cx1 = Math.min(w, r.x1 + pad),
+    cy1 = Math.min(h, r.y1 + pad);
   const around = (i: number) => {
     const x = i % w;
     const y = (i - x) / w;

@@ -17,7 +17,8 @@ export interface ColourModels {
 /** The colour bin (0..511) of each pixel of interleaved 8-bit pixels, `stride` bytes a pixel, RGB first. */
 export function colourBins(pixels: Uint8Array, stride: number): Uint16Array {
   const bin = new Uint16Array(pixels.length / stride);
-  for (let i = 0, p = 0; i < bin.length; i++, p += stride) bin[i] = ((pixels[p] >> 5) << 6) | ((pixels[p + 1] >> 5) << 3) | (pixels[p + 2] >> 5);
+  for (let i = 0, p = 0; i < bin.length; i++, p += stride)
+    bin[i] = ((pixels[p] >> 5) << 6) | ((pixels[p + 1] >> 5) << 3) | (pixels[p + 2] >> 5);
   return bin;
 }
 
@@ -42,11 +43,20 @@ export function inRing(i: number, width: number, height: number): boolean {
 }
 
 /** `pixels`: interleaved 8-bit RGB (stride 3) or RGBA (stride 4); `opaque[i]` marks subject pixels of the cut-out. */
-export function colourModels(pixels: Uint8Array, stride: number, opaque: Uint8Array, width: number, height: number): ColourModels {
+export function colourModels(
+  pixels: Uint8Array,
+  stride: number,
+  opaque: Uint8Array,
+  width: number,
+  height: number,
+): ColourModels {
   const bin = colourBins(pixels, stride);
   let ring = 0;
   for (let i = 0; i < bin.length; i++) if (!opaque[i] && inRing(i, width, height)) ring++;
-  const background = histogram(bin, ring >= MIN_RING_PIXELS ? (i) => !opaque[i] && inRing(i, width, height) : (i) => !opaque[i]);
+  const background = histogram(
+    bin,
+    ring >= MIN_RING_PIXELS ? (i) => !opaque[i] && inRing(i, width, height) : (i) => !opaque[i],
+  );
   const subject = histogram(bin, (i) => opaque[i] === 1);
   return { bin, background, subject };
 }

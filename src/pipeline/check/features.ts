@@ -33,7 +33,15 @@ export interface CheckFeatures {
 export interface CheckEvidence {
   features: CheckFeatures;
   /** Where each finding is, in grid pixels (CHECK_GRID x CHECK_GRID). */
-  boxes: { soft: BBox | null; fragment: BBox | null; missing: BBox | null; backgroundKept: BBox | null; hole: BBox | null; spill: BBox | null; halo: BBox | null };
+  boxes: {
+    soft: BBox | null;
+    fragment: BBox | null;
+    missing: BBox | null;
+    backgroundKept: BBox | null;
+    hole: BBox | null;
+    spill: BBox | null;
+    halo: BBox | null;
+  };
 }
 
 /** A bounding box grown pixel by pixel. */
@@ -49,7 +57,9 @@ class BoxOf {
     if (y > this.maxY) this.maxY = y;
   }
   get box(): BBox | null {
-    return this.maxX < 0 ? null : { x: this.minX, y: this.minY, width: this.maxX - this.minX + 1, height: this.maxY - this.minY + 1 };
+    return this.maxX < 0
+      ? null
+      : { x: this.minX, y: this.minY, width: this.maxX - this.minX + 1, height: this.maxY - this.minY + 1 };
   }
 }
 
@@ -81,7 +91,8 @@ export function measure(grid: { mask: Uint8Array; rgb: Uint8Array }): CheckEvide
   let largest = 0;
   for (let k = 1; k < parts.sizes.length; k++) if (parts.sizes[k] > parts.sizes[largest]) largest = k;
   let second = 0;
-  for (let k = 1; k < parts.sizes.length; k++) if (k !== largest && (second === 0 || parts.sizes[k] > parts.sizes[second])) second = k;
+  for (let k = 1; k < parts.sizes.length; k++)
+    if (k !== largest && (second === 0 || parts.sizes[k] > parts.sizes[second])) second = k;
 
   const transparent = new Uint8Array(n);
   for (let i = 0; i < n; i++) transparent[i] = opaque[i] ? 0 : 1;
@@ -116,9 +127,9 @@ export function measure(grid: { mask: Uint8Array; rgb: Uint8Array }): CheckEvide
         if (edge[i]) {
           edgeCount++;
           if (bgLike) {
-          spill++;
-          boxes.spill.add(x, y);
-        }
+            spill++;
+            boxes.spill.add(x, y);
+          }
         }
       } else {
         if (near[i] && looksLikeSubject(model, i)) {

@@ -26,7 +26,10 @@ export function components(inSet: Uint8Array, width: number, height: number): Co
     stack[top++] = start;
     label[start] = n;
     let size = 0;
-    let minX = width, minY = height, maxX = -1, maxY = -1;
+    let minX = width,
+      minY = height,
+      maxX = -1,
+      maxY = -1;
     while (top) {
       const i = stack[--top];
       const y = (i / width) | 0;
@@ -103,7 +106,17 @@ export function boundary(inSet: Uint8Array, width: number, height: number): Uint
     for (let x = 0; x < width; x++) {
       const i = y * width + x;
       if (!inSet[i]) continue;
-      if (x === 0 || y === 0 || x === width - 1 || y === height - 1 || !inSet[i - 1] || !inSet[i + 1] || !inSet[i - width] || !inSet[i + width]) out[i] = 1;
+      if (
+        x === 0 ||
+        y === 0 ||
+        x === width - 1 ||
+        y === height - 1 ||
+        !inSet[i - 1] ||
+        !inSet[i + 1] ||
+        !inSet[i - width] ||
+        !inSet[i + width]
+      )
+        out[i] = 1;
     }
   }
   return out;
@@ -111,5 +124,10 @@ export function boundary(inSet: Uint8Array, width: number, height: number): Uint
 
 /** A box on a grid, scaled to another size (for example from the check's grid to cutout pixels). */
 export function scaleBox(box: BBox, sx: number, sy: number): BBox {
-  return { x: Math.round(box.x * sx), y: Math.round(box.y * sy), width: Math.max(1, Math.round(box.width * sx)), height: Math.max(1, Math.round(box.height * sy)) };
+  return {
+    x: Math.round(box.x * sx),
+    y: Math.round(box.y * sy),
+    width: Math.max(1, Math.round(box.width * sx)),
+    height: Math.max(1, Math.round(box.height * sy)),
+  };
 }
