@@ -48,13 +48,16 @@ export function reduceArea(src, sw, sh, dw, dh) {
   const out = new Uint8Array(dw * dh);
   const whole = sw * sh;
   const half = Math.floor(whole / 2);
+  // Then down, a whole row of cells at a time (reading `across` row by row, not column by column): each
+  // cell's sum takes its rows' terms in the same order either way, so the same bytes (1024² to 768²: 16.7 → 14.6 ms).
+  const sums = new Float64Array(dw);
   for (let y = 0; y < dh; y++) {
-    for (let x = 0; x < dw; x++) {
-      let sum = 0;
-      for (let j = ys.offset[y], k = ys.first[y]; j < ys.offset[y + 1]; j++, k++)
-        sum += across[k * dw + x] * ys.weight[j];
-      out[y * dw + x] = Math.floor((sum + half) / whole);
+    sums.fill(0);
+    for (let j = ys.offset[y], k = ys.first[y]; j < ys.offset[y + 1]; j++, k++) {
+      const weight = ys.weight[j];
+      for (let x = 0, i = k * dw; x < dw; x++, i++) sums[x] += across[i] * weight;
     }
+    for (let x = 0, o = y * dw; x < dw; x++, o++) out[o] = Math.floor((sums[x] + half) / whole);
   }
   return out;
 }
