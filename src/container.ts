@@ -132,9 +132,14 @@ export async function createContainer(config: Readonly<Config>, opts: ContainerO
 
   const model: MaskModel | null =
     opts.model ?? (runWorker ? new OnnxMaskModel({ modelPath: config.modelPath, threads: config.modelThreads }) : null);
+  // The heavy tier's own model, when the operator runs one (segment.ts); heavy photos use `model` otherwise.
+  const heavyModel: MaskModel | null =
+    model && !opts.model && config.heavyModelPath
+      ? new OnnxMaskModel({ modelPath: config.heavyModelPath, threads: config.modelThreads })
+      : null;
   let modelState: 'loading' | 'ready' | 'failed' = model ? 'loading' : 'ready';
   const priority = new HelperThreadPriority(config.helperNice, () => model?.threadIds() ?? []);
-  model?.ready().then(
+  Promise.all([model?.ready(), heavyModel?.ready()]).then(
     () => {
       modelState = 'ready';
     },
@@ -207,7 +212,7 @@ export async function createContainer(config: Readonly<Config>, opts: ContainerO
           {
             queue,
             blobs,
-            pipeline: { decoder, renderer, rasters, model, cutouts, prepared },
+            pipeline: { decoder, renderer, rasters, model, heavyModel, cutouts, prepared },
             bus,
             stats,
             priority,
@@ -290,6 +295,7 @@ export async function createContainer(config: Readonly<Config>, opts: ContainerO
       await worker?.stop();
       await dispatcher.stop();
       await model?.close();
+      await heavyModel?.close();
       await cutouts.close();
       await bus.close();
       await store.close();

@@ -164,7 +164,7 @@ export const Stage = Type.Union([
 export type Stage = Static<typeof Stage>;
 export const Tier = Type.Union([Type.Literal('light'), Type.Literal('heavy')], {
   description:
-    'light = one pass of the model (1 credit); heavy = the photo and its mirror image, each pixel keeping the larger mask value (2 credits; chosen per photo on a re-run).',
+    'light = one pass of the model (1 credit); heavy = the strongest model this server runs (2 credits; chosen per photo on a re-run): its heavy model when the operator configured one, else the same model as light.',
 });
 export type Tier = Static<typeof Tier>;
 export const EventName = Type.Union([

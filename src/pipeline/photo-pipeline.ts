@@ -31,6 +31,8 @@ export interface PipelineDeps {
   renderer: ImageRenderer;
   rasters: CheckRasters;
   model: MaskModel;
+  /** The heavy tier's model (MATTE_HEAVY_MODEL_PATH); heavy photos run on `model` without one. */
+  heavyModel?: MaskModel | null;
   /** Decodes started before the photo was claimed (POST /v1/images in this process). */
   prepared?: PreparedInputs;
   /** Edge refinement at full resolution and the cut-out's PNG, in worker threads. */
@@ -171,7 +173,7 @@ export async function runPhoto(
   timings.decode = performance.now() - t;
 
   // The model starts first: the stage is announced while it runs, and the decode may still be finishing.
-  const predicting = predictMask(deps.model, modelInput, tier);
+  const predicting = predictMask({ light: deps.model, heavy: deps.heavyModel }, modelInput, tier);
   predicting.catch(() => undefined);
   await onStage('inference');
   const decoded = await first.decoded;

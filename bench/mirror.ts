@@ -1,0 +1,30 @@
+// The mirror-image pass the heavy tier once merged with the photo's own (per pixel maximum): kept for
+// the benches that measure it against light (bench/calibrate.ts chose against it on held-out folds).
+import { MODEL_INPUT_SIZE, type MaskPrediction } from '../src/adapters/mask-model.adapter.ts';
+import { maskStatistics } from '../src/imaging/model-io.mjs';
+
+/** Per pixel the larger of a mask and a mirror-image pass's mask mirrored back. */
+export function unionWithMirror(a: MaskPrediction, b: MaskPrediction): MaskPrediction {
+  const n = MODEL_INPUT_SIZE;
+  const mask = Buffer.alloc(a.mask.length);
+  for (let y = 0; y < n; y++) {
+    const row = y * n;
+    for (let x = 0; x < n; x++) mask[row + x] = Math.max(a.mask[row + x], b.mask[row + n - 1 - x]);
+  }
+  return { mask, ...maskStatistics(mask, n), runMs: a.runMs + b.runMs };
+}
+
+/** A square RGB image mirrored left to right. */
+export function flipRgb(rgb: Buffer, size: number): Buffer {
+  const out = Buffer.alloc(rgb.length);
+  for (let y = 0; y < size; y++) {
+    for (let x = 0; x < size; x++) {
+      const s = (y * size + x) * 3;
+      const d = (y * size + (size - 1 - x)) * 3;
+      out[d] = rgb[s];
+      out[d + 1] = rgb[s + 1];
+      out[d + 2] = rgb[s + 2];
+    }
+  }
+  return out;
+}
