@@ -69,7 +69,7 @@ export function diagnose(
   const bbox = scaleBox(prediction.bbox, cutout.width / maskSize, cutout.height / maskSize);
 
   const evidence = measure(grid);
-  const p = brokenProbability(cal, featureVector(evidence.features));
+  const p = brokenProbability(cal, featureVector(evidence.features, cal.features));
   let score = scoreFor(p, cal.threshold);
   const flags = flagsFor(evidence, subjectFill, cutout, bbox);
   if (subjectFill > WHOLE_FRAME_FILL) score = Math.min(score, 10);

@@ -6,11 +6,36 @@
 import fs from 'node:fs';
 import type { CheckFeatures } from './features.ts';
 
-/** The features the model reads, in order, and how each is transformed. */
+/**
+ * Every feature a calibration may read, by name, and how it is made from the check's measures: a
+ * calibration file lists the ones its model reads, in order, so that a refit can choose another set
+ * without a code change.
+ */
+export const FEATURES: Record<string, (f: CheckFeatures) => number> = {
+  'log soft': (f) => Math.log(f.soft + 0.01),
+  fragmented: (f) => f.fragmented,
+  missing: (f) => f.missing,
+  backgroundKept: (f) => f.backgroundKept,
+  holes: (f) => f.holes,
+  spill: (f) => f.spill,
+  halo: (f) => f.halo,
+  fill: (f) => f.fill,
+  edgesTouched: (f) => f.edgesTouched,
+  'log fragmented': (f) => Math.log(f.fragmented + 0.01),
+  'log missing': (f) => Math.log(f.missing + 0.01),
+  'log backgroundKept': (f) => Math.log(f.backgroundKept + 0.01),
+  'log holes': (f) => Math.log(f.holes + 0.01),
+  'log spill': (f) => Math.log(f.spill + 0.01),
+  'log halo': (f) => Math.log(f.halo + 0.01),
+  'log fill': (f) => Math.log(f.fill + 0.01),
+};
+
+/** The features of the first calibration (fitted on the 47 eval photos alone). */
 export const MODEL_FEATURES = ['log soft', 'fragmented', 'missing', 'backgroundKept'] as const;
 
-export function featureVector(f: CheckFeatures): number[] {
-  return [Math.log(f.soft + 0.01), f.fragmented, f.missing, f.backgroundKept];
+/** The values a calibration's model reads, in its order. */
+export function featureVector(f: CheckFeatures, names: readonly string[] = MODEL_FEATURES): number[] {
+  return names.map((name) => FEATURES[name](f));
 }
 
 export interface Calibration {
@@ -29,8 +54,11 @@ export const CALIBRATION_FILE = new URL('./check-calibration.json', import.meta.
 
 export function loadCalibration(file: URL | string = CALIBRATION_FILE): Calibration {
   const cal = JSON.parse(fs.readFileSync(file, 'utf8')) as Calibration;
-  if (cal.features.join() !== MODEL_FEATURES.join())
-    throw new Error('check-calibration.json was fitted on other features; run npm run calibrate');
+  const unknown = cal.features.filter((name) => !(name in FEATURES));
+  if (unknown.length)
+    throw new Error(
+      `check-calibration.json reads features this code does not make (${unknown.join(', ')}); run npm run calibrate`,
+    );
   return cal;
 }
 

@@ -1,0 +1,305 @@
+// Fits and judges the automatic check on the calibration set (bench/calibration-set.ts), never on the
+// subjects that score it: folds are grouped by eval subject (every composite of a subject, both tiers'
+// results, in one fold). Prints recall of broken results (IoU < 0.85) and false alarms on clean ones
+// (IoU >= 0.95) per fold, per background family and overall, for each candidate feature set, and with
+// --write-calibration refits the chosen set on everything and writes check-calibration.json.
+import fs from 'node:fs';
+import path from 'node:path';
+import { MODEL_INPUT_SIZE } from '../src/adapters/mask-model.adapter.ts';
+import {
+  fitLogistic,
+  brokenProbability,
+  CALIBRATION_FILE,
+  FEATURES,
+  type Calibration,
+} from '../src/pipeline/check/calibration.ts';
+import { buildCalibrationSet, readPlanes, FAMILIES, type Composite } from './calibration-set.ts';
+import { claimFigures } from './claims-calibration.ts';
+
+const BROKEN_BELOW = 0.85;
+const CLEAN_FROM = 0.95;
+const FOLDS = 5;
+/** The share of clean training results a fitted threshold may flag (the goal is at most 5% held out). */
+const TRAIN_FALSE_ALARMS = Number(process.env.CALIBRATION_TRAIN_FALSE_ALARMS ?? 0.03);
+/** L2 weight of the logistic fit. */
+const LAMBDA = Number(process.env.CALIBRATION_LAMBDA ?? 0.02);
+
+interface Sample {
+  id: string;
+  group: string;
+  family: string;
+  tier: 'light' | 'heavy';
+  iou: number;
+  f: Record<string, number>;
+}
+
+/** IoU of two 1024² masks at 128 (the second mirrored back when `mirrored`). */
+function maskIou(a: Uint8Array, b: Uint8Array, mirrored = false): number {
+  const n = MODEL_INPUT_SIZE;
+  let inter = 0;
+  let union = 0;
+  for (let y = 0; y < n; y++) {
+    for (let x = 0; x < n; x++) {
+      const p = a[y * n + x] >= 128;
+      const q = b[y * n + (mirrored ? n - 1 - x : x)] >= 128;
+      if (p && q) inter++;
+      if (p || q) union++;
+    }
+  }
+  return union ? inter / union : 1;
+}
+
+function samplesOf(set: Composite[]): Sample[] {
+  const out: Sample[] = [];
+  for (const c of set) {
+    const planes = readPlanes(c.id);
+    const sides = planes.sides.map((s) => maskIou(planes.light, s));
+    const mirror = maskIou(planes.light, planes.mirror, true);
+    for (const tier of ['light', 'heavy'] as const) {
+      const r = c[tier];
+      const f: Record<string, number> = { mirror: -Math.log(1.001 - mirror) };
+      for (const [name, make] of Object.entries(FEATURES)) f[name] = make(r.features);
+      sides.forEach((v, k) => (f[`side${k}`] = -Math.log(1.001 - v)));
+      f['side min'] = -Math.log(1.001 - Math.min(...sides));
+      out.push({ id: c.id, group: c.group, family: c.family, tier, iou: r.iou, f });
+    }
+  }
+  return out;
+}
+
+const x = (s: Sample, names: readonly string[]) => names.map((n) => s.f[n]);
+
+function fitOn(train: Sample[], names: readonly string[]): Calibration {
+  const model = fitLogistic(
+    train.map((s) => x(s, names)),
+    train.map((s) => s.iou < BROKEN_BELOW),
+    { lambda: LAMBDA },
+  );
+  const cal: Calibration = { features: names, ...model, threshold: 0.5 };
+  const clean = train
+    .filter((s) => s.iou >= CLEAN_FROM)
+    .map((s) => brokenProbability(cal, x(s, names)))
+    .sort((a, b) => b - a);
+  // Flag at most TRAIN_FALSE_ALARMS of the clean training results.
+  cal.threshold = Math.min(0.99, (clean[Math.floor(clean.length * TRAIN_FALSE_ALARMS)] ?? 0.5) + 1e-6);
+  return cal;
+}
+
+/** A fold for each subject, the same on every run: subjects sorted by a hash of their id, dealt round-robin. */
+function foldOf(groups: string[]): Map<string, number> {
+  const hash = (s: string) => [...s].reduce((h, ch) => (Math.imul(h, 31) + ch.charCodeAt(0)) >>> 0, 7);
+  return new Map(
+    [...new Set(groups)].sort((a, b) => hash(a) - hash(b) || a.localeCompare(b)).map((g, i) => [g, i % FOLDS]),
+  );
+}
+
+interface Tally {
+  broken: number;
+  caught: number;
+  clean: number;
+  alarms: number;
+}
+const empty = (): Tally => ({ broken: 0, caught: 0, clean: 0, alarms: 0 });
+function count(t: Tally, s: Sample, flagged: boolean) {
+  if (s.iou < BROKEN_BELOW) {
+    t.broken++;
+    if (flagged) t.caught++;
+  } else if (s.iou >= CLEAN_FROM) {
+    t.clean++;
+    if (flagged) t.alarms++;
+  }
+}
+const show = (t: Tally) =>
+  `recall ${t.broken ? ((100 * t.caught) / t.broken).toFixed(0) : '-'}% (${t.caught}/${t.broken}), false alarms ${t.clean ? ((100 * t.alarms) / t.clean).toFixed(1) : '-'}% (${t.alarms}/${t.clean})`;
+
+export function crossValidate(samples: Sample[], names: readonly string[]) {
+  const folds = foldOf(samples.map((s) => s.group));
+  const perFold = Array.from({ length: FOLDS }, empty);
+  const perFamily = new Map<string, Tally>();
+  const perTier = new Map<string, Tally>();
+  const overall = empty();
+  for (let k = 0; k < FOLDS; k++) {
+    const cal = fitOn(
+      samples.filter((s) => folds.get(s.group) !== k),
+      names,
+    );
+    for (const s of samples.filter((s) => folds.get(s.group) === k)) {
+      const flagged = brokenProbability(cal, x(s, names)) >= cal.threshold;
+      count(perFold[k], s, flagged);
+      count(overall, s, flagged);
+      if (!perFamily.has(s.family)) perFamily.set(s.family, empty());
+      count(perFamily.get(s.family)!, s, flagged);
+      if (!perTier.has(s.tier)) perTier.set(s.tier, empty());
+      count(perTier.get(s.tier)!, s, flagged);
+    }
+  }
+  return { perFold, perFamily, perTier, overall };
+}
+
+const SHIPPED = ['log soft', 'fragmented', 'missing', 'backgroundKept'];
+const MORE = ['holes', 'spill', 'halo'];
+const FRAMING = ['fill', 'edgesTouched'];
+const IN_LOGS = [
+  'log soft',
+  'log fragmented',
+  'log missing',
+  'log backgroundKept',
+  'log holes',
+  'log spill',
+  'log halo',
+];
+const SIDES = ['side0', 'side1', 'side2', 'side3', 'side4'];
+
+/** The feature sets compared on the same folds (docs/quality.md). */
+export const CANDIDATES: Record<string, readonly string[]> = {
+  'shipped (soft, fragments, missing, background kept)': SHIPPED,
+  'all measured features': [...SHIPPED, ...MORE, ...FRAMING],
+  'shipped + side outputs': [...SHIPPED, ...SIDES],
+  'shipped + least side agreement': [...SHIPPED, 'side min'],
+  'all measured, in logs': [...IN_LOGS, 'log fill', 'edgesTouched'],
+  'measures of the cut-out, in logs (no framing)': IN_LOGS,
+  'all measured, raw and in logs': [...SHIPPED, ...MORE, ...FRAMING, ...IN_LOGS.slice(1), 'log fill'],
+  'all + side outputs': [...SHIPPED, ...MORE, ...FRAMING, ...SIDES],
+};
+
+/** The heavy tier's candidate pipelines, from the photo's pass and its mirror image's (mirrored back), per pixel. */
+const HEAVY: Record<string, (a: number, b: number) => number> = {
+  'light (one pass)': (a) => a,
+  'maximum of both (shipped heavy)': (a, b) => Math.max(a, b),
+  'mean of both': (a, b) => (a + b) / 2,
+  'minimum of both': (a, b) => Math.min(a, b),
+};
+
+/** Each candidate's IoU against the truth at 1024², per composite. */
+function heavyScores(set: Composite[]): Map<string, Map<string, number>> {
+  const out = new Map<string, Map<string, number>>();
+  const n = MODEL_INPUT_SIZE;
+  for (const c of set) {
+    const p = readPlanes(c.id);
+    const scores = new Map<string, number>();
+    for (const [name, merge] of Object.entries(HEAVY)) {
+      let inter = 0;
+      let union = 0;
+      for (let y = 0; y < n; y++) {
+        for (let xx = 0; xx < n; xx++) {
+          const i = y * n + xx;
+          const m = merge(p.light[i], p.mirror[y * n + n - 1 - xx]) >= 128;
+          const t = p.truth[i] >= 128;
+          if (m && t) inter++;
+          if (m || t) union++;
+        }
+      }
+      scores.set(name, union ? inter / union : 1);
+    }
+    out.set(c.id, scores);
+  }
+  return out;
+}
+
+/** The heavy pipeline chosen on the training folds (best mean IoU), scored on the held-out fold against light. */
+function chooseHeavy(set: Composite[]) {
+  const scores = heavyScores(set);
+  const folds = foldOf(set.map((c) => c.group));
+  const lines: string[] = [];
+  const gains: number[] = [];
+  let worst = { diff: Infinity, id: '' };
+  for (let k = 0; k < FOLDS; k++) {
+    const train = set.filter((c) => folds.get(c.group) !== k);
+    const test = set.filter((c) => folds.get(c.group) === k);
+    const mean = (cs: Composite[], name: string) =>
+      cs.reduce((sum, c) => sum + scores.get(c.id)!.get(name)!, 0) / cs.length;
+    const candidates = Object.keys(HEAVY).filter((n) => n !== 'light (one pass)');
+    const chosen = candidates.reduce((best, n) => (mean(train, n) > mean(train, best) ? n : best));
+    const gain = mean(test, chosen) - mean(test, 'light (one pass)');
+    gains.push(gain);
+    for (const c of test) {
+      const diff = scores.get(c.id)!.get(chosen)! - scores.get(c.id)!.get('light (one pass)')!;
+      if (diff < worst.diff) worst = { diff, id: c.id };
+    }
+    lines.push(
+      `fold ${k + 1}: chose "${chosen}", held-out mean IoU ${mean(test, chosen).toFixed(4)} against light ${mean(test, 'light (one pass)').toFixed(4)} (${gain >= 0 ? '+' : ''}${gain.toFixed(4)})`,
+    );
+  }
+  const all = (name: string) => set.reduce((sum, c) => sum + scores.get(c.id)!.get(name)!, 0) / set.length;
+  for (const name of Object.keys(HEAVY))
+    lines.push(`${name.padEnd(34)} mean IoU ${all(name).toFixed(4)} over all ${set.length} composites`);
+  lines.push(
+    `held-out gain over light, mean of folds: ${(gains.reduce((a, b) => a + b, 0) / gains.length).toFixed(4)}; worst single photo: ${worst.diff.toFixed(4)} (${worst.id})`,
+  );
+  return lines;
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  // Everything printed also goes to bench/results/quality.md, and the figures to quality.json.
+  const printed: string[] = [];
+  const figures: Record<string, unknown> = {};
+  const print = console.log;
+  console.log = (...args: unknown[]) => {
+    printed.push(args.join(' '));
+    print(...args);
+  };
+  const set = await buildCalibrationSet(() => undefined, { cachedOnly: process.env.CALIBRATION_CACHED_ONLY === '1' });
+  const samples = samplesOf(set);
+  const light = samples.filter((s) => s.tier === 'light');
+  console.log(
+    `calibration set: ${set.length} composites of ${new Set(set.map((c) => c.group)).size} subjects; light results ${light.filter((s) => s.iou < BROKEN_BELOW).length} broken, ${light.filter((s) => s.iou >= CLEAN_FROM).length} clean; ${FOLDS} folds grouped by subject`,
+  );
+  for (const [name, names] of Object.entries(CANDIDATES)) {
+    const cv = crossValidate(samples, names);
+    figures[name] = {
+      overall: cv.overall,
+      perFold: cv.perFold,
+      perFamily: Object.fromEntries(cv.perFamily),
+      perTier: Object.fromEntries(cv.perTier),
+    };
+    console.log(`\n## ${name}\noverall  ${show(cv.overall)}`);
+    cv.perFold.forEach((t, k) => console.log(`fold ${k + 1}   ${show(t)}`));
+    for (const [tier, t] of cv.perTier) console.log(`${tier.padEnd(8)} ${show(t)}`);
+    for (const family of FAMILIES)
+      if (cv.perFamily.has(family)) console.log(`${family.padEnd(13)} ${show(cv.perFamily.get(family)!)}`);
+  }
+  const chosenName = process.env.CALIBRATION_FEATURES ?? 'shipped (soft, fragments, missing, background kept)';
+  if (process.argv.includes('--write-calibration')) {
+    const names = CANDIDATES[chosenName];
+    const cv = crossValidate(samples, names);
+    const cal = fitOn(samples, names);
+    cal.fitted = {
+      by: 'npm run calibrate',
+      set: `${set.length} composites of ${new Set(set.map((c) => c.group)).size} eval subjects over ${FAMILIES.length} background families, both tiers' results`,
+      folds: FOLDS,
+      groupedBy: 'eval subject',
+      heldOut: cv.overall,
+      lambda: LAMBDA,
+      trainFalseAlarms: TRAIN_FALSE_ALARMS,
+    };
+    fs.writeFileSync(CALIBRATION_FILE, `${JSON.stringify(cal, null, 2)}\n`);
+    console.log(`\nwritten: ${CALIBRATION_FILE.pathname} (${chosenName}; held out: ${show(cv.overall)})`);
+  }
+  console.log('\n## heavy tier: pipelines on the same weights, chosen on training folds, scored on held-out ones');
+  for (const line of chooseHeavy(set)) console.log(line);
+  console.log(
+    "\n## reports: the pixel check on the model's own mistakes (true claims) and on regions it got right (false claims)",
+  );
+  console.log('reason            true claims accepted     false claims rejected');
+  const claims = await claimFigures();
+  figures.claims = Object.fromEntries(claims);
+  for (const [reason, t] of claims) {
+    const share = (a: number, b: number) => `${b ? ((100 * a) / b).toFixed(0) : '-'}% (${a}/${b})`;
+    console.log(
+      `${reason.padEnd(17)} ${share(t.accepted, t.trueClaims).padEnd(24)} ${share(t.rejected, t.falseClaims)}`,
+    );
+  }
+  if (process.env.CALIBRATION_SAMPLES) fs.writeFileSync(process.env.CALIBRATION_SAMPLES, JSON.stringify(samples));
+  const dir = path.join(import.meta.dirname, 'results');
+  fs.mkdirSync(dir, { recursive: true });
+  const at = new Date().toISOString();
+  fs.writeFileSync(
+    path.join(dir, 'quality.json'),
+    `${JSON.stringify({ at, composites: set.length, ...figures }, null, 2)}\n`,
+  );
+  fs.writeFileSync(
+    path.join(dir, 'quality.md'),
+    `# npm run bench:quality, ${at}\n\n\`\`\`\n${printed.join('\n')}\n\`\`\`\n`,
+  );
+  print('written: bench/results/quality.json, bench/results/quality.md');
+}

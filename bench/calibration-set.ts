@@ -1,0 +1,396 @@
+// The calibration set (issue 23): every subject of ../shared/eval-data cut out by its ground-truth alpha and
+// laid over backgrounds that look like what sellers send (studio white and off-white, greys, gradients,
+// coloured sweeps, textures, other photos' backgrounds; with shadows and noise), at several sizes and
+// positions, as JPEG. The real model runs on each composite (the photo and its mirror image, as the heavy
+// tier does), and each result is scored against the alpha that made it. Reproducible: a fixed seed, and
+// the same eval data give the same composites. Nothing large is committed: the composites' masks and
+// figures go to .bench/calibration/ (CALIBRATION_DIR), and a second run reuses them.
+//
+//   node --import tsx bench/calibration-set.ts      (npm run calibrate runs it first)
+// CALIBRATION_PER_SUBJECT (default 6) composites per eval subject.
+import fs from 'node:fs';
+import path from 'node:path';
+import sharp from 'sharp';
+import ort from 'onnxruntime-node';
+import { readModel, sessionOptions } from '../src/adapters/model-session.mjs';
+import { imglyResourceDir, MODEL_INPUT_SIZE } from '../src/adapters/mask-model.adapter.ts';
+import { ImageDecoder } from '../src/adapters/images/decoder.ts';
+import { CheckRasters } from '../src/adapters/images/rasters.ts';
+import { fillModelInput, maskFromOutput, maskStatistics } from '../src/imaging/model-io.mjs';
+import { flipRgb, unionWithMirror } from './mirror.ts';
+import { CHECK_GRID, measure, type CheckFeatures } from '../src/pipeline/check/features.ts';
+import { compareAlpha, evalEntries, evalFile, HAVE_EVAL_DATA, type EvalEntry } from '../test/helpers/eval-data.ts';
+
+export const CALIBRATION_DIR =
+  process.env.CALIBRATION_DIR ?? path.join(import.meta.dirname, '..', '.bench', 'calibration');
+const PER_SUBJECT = Number(process.env.CALIBRATION_PER_SUBJECT ?? 6);
+const SEED = 20261126;
+/** ISNet's side outputs (the decoder's coarser stages), read beside `output` at no measurable cost. */
+export const SIDE_OUTPUTS = ['1890', '1891', '1892', '1893', '1894'] as const;
+
+/** The backgrounds composites are laid on. */
+const COMPOSITE_FAMILIES = ['white', 'off-white', 'grey', 'gradient', 'colour sweep', 'texture', 'photo'] as const;
+/** Every family of the set: the composites', and the eval photos as they are. */
+export const FAMILIES = [...COMPOSITE_FAMILIES, 'original'] as const;
+export type Family = (typeof FAMILIES)[number];
+
+export interface ResultFigures {
+  iou: number;
+  mae: number;
+  features: CheckFeatures;
+  subjectFill: number;
+}
+
+export interface Composite {
+  id: string;
+  /** The eval subject it was made from: the unit of grouping (all its composites share a fold). */
+  group: string;
+  kind: string;
+  source: string;
+  family: Family;
+  shadow: boolean;
+  noise: number;
+  width: number;
+  height: number;
+  light: ResultFigures;
+  heavy: ResultFigures;
+}
+
+/** mulberry32: a small seeded generator, so the set is the same on every machine. */
+function generator(seed: number) {
+  let a = seed >>> 0;
+  const next = () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+  return {
+    next,
+    between: (lo: number, hi: number) => lo + (hi - lo) * next(),
+    pick: <T>(xs: readonly T[]) => xs[Math.floor(next() * xs.length)],
+  };
+}
+type Rng = ReturnType<typeof generator>;
+
+/** A background of `family`, width x height, RGB. */
+async function background(
+  family: (typeof COMPOSITE_FAMILIES)[number],
+  width: number,
+  height: number,
+  rng: Rng,
+  others: EvalEntry[],
+): Promise<Buffer> {
+  const rgb = Buffer.alloc(width * height * 3);
+  const fill = (f: (x: number, y: number) => [number, number, number]) => {
+    for (let y = 0, i = 0; y < height; y++) for (let x = 0; x < width; x++, i += 3) rgb.set(f(x, y), i);
+  };
+  switch (family) {
+    case 'white': {
+      const v = Math.round(rng.between(248, 255));
+      rgb.fill(v);
+      return rgb;
+    }
+    case 'off-white': {
+      const base = rng.between(226, 246);
+      const warm = rng.between(-6, 8);
+      const c: [number, number, number] = [base + warm, base, base - warm].map((v) => Math.round(Math.min(255, v))) as [
+        number,
+        number,
+        number,
+      ];
+      fill(() => c);
+      return rgb;
+    }
+    case 'grey': {
+      const v = Math.round(rng.between(90, 215));
+      rgb.fill(v);
+      return rgb;
+    }
+    case 'gradient': {
+      const a = [rng.between(60, 255), rng.between(60, 255), rng.between(60, 255)];
+      const b = [rng.between(60, 255), rng.between(60, 255), rng.between(60, 255)];
+      fill((_, y) => a.map((v, k) => Math.round(v + ((b[k] - v) * y) / height)) as [number, number, number]);
+      return rgb;
+    }
+    case 'colour sweep': {
+      // A saturated paper sweep: one hue, lighter in the middle, darker at the edges.
+      const hue = [rng.between(0, 255), rng.between(0, 255), rng.between(0, 255)];
+      const max = Math.max(...hue);
+      const c = hue.map((v) => (v / max) * rng.between(170, 240));
+      fill((x, y) => {
+        const d = Math.hypot(x / width - 0.5, y / height - 0.55);
+        return c.map((v) => Math.round(Math.max(0, v * (1.1 - d * 0.8)))) as [number, number, number];
+      });
+      return rgb;
+    }
+    case 'texture': {
+      // Wood, fabric or concrete: stripes or blotches, blurred a little.
+      const base = [rng.between(90, 220), rng.between(80, 200), rng.between(60, 190)];
+      const period = rng.between(6, 40);
+      const stripes = rng.next() < 0.5;
+      fill((x, y) => {
+        const n = stripes
+          ? Math.sin((x + 7 * Math.sin(y / 23)) / period)
+          : Math.sin(x / period) * Math.sin(y / (period * 1.3));
+        return base.map((v) => Math.round(Math.max(0, Math.min(255, v + n * 28 + (rng.next() - 0.5) * 30)))) as [
+          number,
+          number,
+          number,
+        ];
+      });
+      return sharp(rgb, { raw: { width, height, channels: 3 } })
+        .blur(1.2)
+        .raw()
+        .toBuffer();
+    }
+    case 'photo': {
+      // Another eval photo, as it is (its own subject included: a scene behind the product), softened a little.
+      const other = rng.pick(others);
+      const img = sharp(evalFile(other.image)).removeAlpha().resize(width, height, { fit: 'cover' });
+      const sigma = rng.between(0, 4);
+      return (sigma > 0.3 ? img.blur(sigma) : img).raw().toBuffer();
+    }
+  }
+}
+
+/** One composite: the subject (cropped to its box with a margin) scaled and placed over the background. */
+async function composite(entry: EvalEntry, index: number, rng: Rng, others: EvalEntry[]) {
+  const family =
+    COMPOSITE_FAMILIES[(index + Math.floor(rng.next() * COMPOSITE_FAMILIES.length)) % COMPOSITE_FAMILIES.length];
+  const longEdge = Math.round(rng.between(800, 1400));
+  const aspect = rng.pick([1, 1, 4 / 3, 3 / 4, 3 / 2]);
+  const width = aspect >= 1 ? longEdge : Math.round(longEdge * aspect);
+  const height = aspect >= 1 ? Math.round(longEdge / aspect) : longEdge;
+
+  const truth = await sharp(evalFile(entry.mask)).extractChannel(0).raw().toBuffer();
+  let x0 = entry.width,
+    y0 = entry.height,
+    x1 = -1,
+    y1 = -1;
+  for (let y = 0; y < entry.height; y++) {
+    for (let x = 0; x < entry.width; x++) {
+      if (truth[y * entry.width + x] >= 128) {
+        if (x < x0) x0 = x;
+        if (x > x1) x1 = x;
+        if (y < y0) y0 = y;
+        if (y > y1) y1 = y;
+      }
+    }
+  }
+  const margin = Math.round(0.04 * Math.max(x1 - x0, y1 - y0));
+  const crop = { left: Math.max(0, x0 - margin), top: Math.max(0, y0 - margin) };
+  const cw = Math.min(entry.width, x1 + margin + 1) - crop.left;
+  const ch = Math.min(entry.height, y1 + margin + 1) - crop.top;
+  // The subject's box fills 35-90% of the frame's shorter fit.
+  const fillShare = rng.between(0.35, 0.9);
+  const scale = Math.min((width * fillShare) / cw, (height * fillShare) / ch);
+  const sw = Math.max(8, Math.round(cw * scale));
+  const sh = Math.max(8, Math.round(ch * scale));
+  const left = Math.round(rng.between(0, width - sw));
+  const top = Math.round(rng.between(0, height - sh));
+  const region = { left: crop.left, top: crop.top, width: cw, height: ch };
+  const fg = await sharp(evalFile(entry.image))
+    .removeAlpha()
+    .extract(region)
+    .resize(sw, sh, { fit: 'fill' })
+    .raw()
+    .toBuffer();
+  const alpha = await sharp(truth, { raw: { width: entry.width, height: entry.height, channels: 1 } })
+    .extract(region)
+    .resize(sw, sh, { fit: 'fill' })
+    .extractChannel(0)
+    .raw()
+    .toBuffer();
+
+  const bg = await background(
+    family,
+    width,
+    height,
+    rng,
+    others.filter((o) => o.id !== entry.id),
+  );
+  const shadow = rng.next() < 0.5;
+  if (shadow) {
+    // A soft contact shadow under the subject.
+    const cx = left + sw / 2,
+      cy = top + sh * 0.97,
+      rx = sw * 0.55,
+      ry = Math.max(6, sh * 0.08),
+      depth = rng.between(0.12, 0.35);
+    for (let y = Math.max(0, Math.floor(cy - 3 * ry)); y < Math.min(height, cy + 3 * ry); y++) {
+      for (let x = Math.max(0, Math.floor(cx - 1.5 * rx)); x < Math.min(width, cx + 1.5 * rx); x++) {
+        const d = ((x - cx) / rx) ** 2 + ((y - cy) / ry) ** 2;
+        const k = 1 - depth * Math.exp(-d);
+        const i = (y * width + x) * 3;
+        for (let c = 0; c < 3; c++) bg[i + c] = Math.round(bg[i + c] * k);
+      }
+    }
+  }
+  const known = Buffer.alloc(width * height);
+  const photo = Buffer.from(bg);
+  for (let y = 0; y < sh; y++) {
+    for (let x = 0; x < sw; x++) {
+      const a = alpha[y * sw + x] / 255;
+      const o = ((top + y) * width + left + x) * 3;
+      const s = (y * sw + x) * 3;
+      for (let c = 0; c < 3; c++) photo[o + c] = Math.round(fg[s + c] * a + bg[o + c] * (1 - a));
+      known[(top + y) * width + left + x] = alpha[y * sw + x];
+    }
+  }
+  const noise = rng.next() < 0.5 ? rng.between(2, 7) : 0;
+  if (noise)
+    for (let i = 0; i < photo.length; i++)
+      photo[i] = Math.max(
+        0,
+        Math.min(255, Math.round(photo[i] + (rng.next() + rng.next() + rng.next() - 1.5) * noise)),
+      );
+  const jpeg = await sharp(photo, { raw: { width, height, channels: 3 } })
+    .jpeg({ quality: Math.round(rng.between(82, 95)) })
+    .toBuffer();
+  return { jpeg, known, family, shadow, noise: Math.round(noise * 10) / 10, width, height };
+}
+
+export async function buildCalibrationSet(
+  log: (line: string) => void = console.log,
+  opts: { cachedOnly?: boolean } = {},
+): Promise<Composite[]> {
+  if (!HAVE_EVAL_DATA) throw new Error('the calibration set is made from ../shared/eval-data; set MATTE_SHARED_DIR');
+  fs.mkdirSync(CALIBRATION_DIR, { recursive: true });
+  const entries = evalEntries();
+  const decoder = new ImageDecoder(100_000_000);
+  const rasters = new CheckRasters(100_000_000);
+  let session: ort.InferenceSession | undefined;
+  const floats = new Float32Array(3 * MODEL_INPUT_SIZE * MODEL_INPUT_SIZE);
+  const run = async (input: Buffer) => {
+    session ??= await ort.InferenceSession.create(
+      readModel({ imglyDir: imglyResourceDir(), imglyModel: '/models/medium' }),
+      sessionOptions(2),
+    );
+    fillModelInput(input, floats);
+    const tensor = new ort.Tensor('float32', floats, [1, 3, MODEL_INPUT_SIZE, MODEL_INPUT_SIZE]);
+    const out = await session.run({ input: tensor }, ['output', ...SIDE_OUTPUTS]);
+    const main = maskFromOutput(out.output.data as Float32Array, MODEL_INPUT_SIZE);
+    const sides = SIDE_OUTPUTS.map((name) =>
+      Buffer.from(maskFromOutput(out[name].data as Float32Array, MODEL_INPUT_SIZE).mask),
+    );
+    return { mask: Buffer.from(main.mask), sides };
+  };
+  const set: Composite[] = [];
+  const rng = generator(SEED);
+  type Made = {
+    jpeg: Buffer;
+    known: Buffer;
+    family: Family;
+    shadow: boolean;
+    noise: number;
+    width: number;
+    height: number;
+  };
+  const score = async (entry: EvalEntry, id: string, made: Made, record: string) => {
+    const decoded = await decoder.decode(made.jpeg);
+    const input = await decoder.toModelInput(decoded, MODEL_INPUT_SIZE);
+    const light = await run(input);
+    const mirror = await run(flipRgb(input, MODEL_INPUT_SIZE));
+    const lightPrediction = { mask: light.mask, ...maskStatistics(light.mask, MODEL_INPUT_SIZE), runMs: 0 };
+    const heavyPrediction = unionWithMirror(lightPrediction, {
+      mask: mirror.mask,
+      ...maskStatistics(mirror.mask, MODEL_INPUT_SIZE),
+      runMs: 0,
+    });
+    const figures = async (mask: Buffer): Promise<ResultFigures> => {
+      const alpha = await rasters.maskToSize(mask, MODEL_INPUT_SIZE, decoded);
+      const { iou, mae } = compareAlpha(alpha, made.known);
+      const stats = maskStatistics(mask, MODEL_INPUT_SIZE);
+      let fg = 0;
+      for (let v = 128; v < 256; v++) fg += stats.histogram[v];
+      const evidence = measure(await rasters.checkGrid(mask, input, MODEL_INPUT_SIZE, CHECK_GRID));
+      return { iou, mae, features: evidence.features, subjectFill: fg / (MODEL_INPUT_SIZE * MODEL_INPUT_SIZE) };
+    };
+    const c: Composite = {
+      id,
+      group: entry.id,
+      kind: entry.kind,
+      source: entry.source,
+      family: made.family,
+      shadow: made.shadow,
+      noise: made.noise,
+      width: made.width,
+      height: made.height,
+      light: await figures(light.mask),
+      heavy: await figures(heavyPrediction.mask),
+    };
+    // What the fitting reads again: the model's input and masks (1024² each), the side outputs, the truth at 1024².
+    const knownSquare = await sharp(made.known, { raw: { width: made.width, height: made.height, channels: 1 } })
+      .resize(MODEL_INPUT_SIZE, MODEL_INPUT_SIZE, { fit: 'fill' })
+      .extractChannel(0)
+      .raw()
+      .toBuffer();
+    fs.writeFileSync(
+      path.join(CALIBRATION_DIR, `${id}.bin`),
+      Buffer.concat([input, light.mask, mirror.mask, knownSquare, ...light.sides]),
+    );
+    fs.writeFileSync(record, JSON.stringify(c));
+    set.push(c);
+    log(`${id.padEnd(30)} ${c.family.padEnd(13)} light IoU ${c.light.iou.toFixed(3)}  heavy ${c.heavy.iou.toFixed(3)}`);
+  };
+  for (const entry of entries) {
+    for (let k = 0; k < PER_SUBJECT; k++) {
+      const id = `${entry.id}.c${k}`;
+      // Every composite draws from the generator whether or not it is cached, so the set stays the same.
+      const made = await composite(entry, k, rng, entries);
+      const record = path.join(CALIBRATION_DIR, `${id}.json`);
+      if (fs.existsSync(record)) set.push(JSON.parse(fs.readFileSync(record, 'utf8')) as Composite);
+      else if (!opts.cachedOnly) await score(entry, id, made, record);
+    }
+  }
+  // And each eval photo as it is (family "original"): real framing, real backgrounds, subjects cut by the
+  // frame, which the composites do not have.
+  for (const entry of entries) {
+    const id = `${entry.id}.original`;
+    const record = path.join(CALIBRATION_DIR, `${id}.json`);
+    if (fs.existsSync(record)) {
+      set.push(JSON.parse(fs.readFileSync(record, 'utf8')) as Composite);
+      continue;
+    }
+    if (opts.cachedOnly) continue;
+    const known = await sharp(evalFile(entry.mask)).extractChannel(0).raw().toBuffer();
+    const made: Made = {
+      jpeg: evalFile(entry.image),
+      known,
+      family: 'original',
+      shadow: false,
+      noise: 0,
+      width: entry.width,
+      height: entry.height,
+    };
+    await score(entry, id, made, record);
+  }
+  await session?.release();
+  return set;
+}
+
+/** The cached planes of a composite: model input (RGB), light and mirror masks, the truth and the side outputs, all 1024². */
+export function readPlanes(id: string) {
+  const all = fs.readFileSync(path.join(CALIBRATION_DIR, `${id}.bin`));
+  const n = MODEL_INPUT_SIZE * MODEL_INPUT_SIZE;
+  let at = 0;
+  const take = (bytes: number) => all.subarray(at, (at += bytes));
+  return {
+    input: take(3 * n),
+    light: take(n),
+    mirror: take(n),
+    truth: take(n),
+    sides: SIDE_OUTPUTS.map(() => take(n)),
+  };
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const set = await buildCalibrationSet();
+  const broken = set.filter((c) => c.light.iou < 0.85).length;
+  const clean = set.filter((c) => c.light.iou >= 0.95).length;
+  console.log(
+    `${set.length} composites of ${new Set(set.map((c) => c.group)).size} subjects: light results ${broken} broken (IoU < 0.85), ${clean} clean (>= 0.95)`,
+  );
+}

@@ -1,0 +1,241 @@
+// The pixel check on reports, judged on the model's own mistakes (issue 23): on each composite of the
+// calibration set, the regions where the light result and the truth disagree are true claims, with the
+// reason that fits (a part cut away: missing-part, or hole when the subject encloses it; background kept:
+// background-kept when it joins the subject, extra-object when apart), and regions where the result is
+// right are false claims of each reason. Printed per reason and per fold of subjects (the claim check
+// has no fitted parameters yet, so every fold is held out).
+import { MODEL_INPUT_SIZE } from '../src/adapters/mask-model.adapter.ts';
+import type { BBox } from '../src/domain/batch.schemas.ts';
+import { CLAIM_GRID_EDGE, judgeClaim, type ClaimReason } from '../src/pipeline/check/claim-check.ts';
+import { buildCalibrationSet, readPlanes } from './calibration-set.ts';
+
+/** The grid the regions are found on (a quarter of the model's 1024²). */
+const G = 256;
+const F = MODEL_INPUT_SIZE / G;
+/** A region counts when it covers at least this share of the frame (smaller ones are no report a seller makes). */
+const MIN_SHARE = 0.004;
+
+function reduce(plane: Uint8Array): Uint8Array {
+  const out = new Uint8Array(G * G);
+  for (let y = 0; y < G; y++) {
+    for (let x = 0; x < G; x++) {
+      let sum = 0;
+      for (let dy = 0; dy < F; dy++)
+        for (let dx = 0; dx < F; dx++) sum += plane[(y * F + dy) * MODEL_INPUT_SIZE + x * F + dx];
+      out[y * G + x] = Math.round(sum / (F * F));
+    }
+  }
+  return out;
+}
+
+/** 4-connected components of `on`, each with its pixels' box, size, and whether it touches `touch`. */
+function components(on: Uint8Array, touch: Uint8Array) {
+  const label = new Int32Array(G * G).fill(-1);
+  const parts: { size: number; box: BBox; touches: boolean; border: boolean }[] = [];
+  for (let start = 0; start < G * G; start++) {
+    if (!on[start] || label[start] >= 0) continue;
+    const id = parts.length;
+    let x0 = G,
+      y0 = G,
+      x1 = 0,
+      y1 = 0,
+      size = 0,
+      touches = false,
+      border = false;
+    const stack = [start];
+    label[start] = id;
+    while (stack.length) {
+      const i = stack.pop()!;
+      const x = i % G,
+        y = (i / G) | 0;
+      size++;
+      x0 = Math.min(x0, x);
+      x1 = Math.max(x1, x);
+      y0 = Math.min(y0, y);
+      y1 = Math.max(y1, y);
+      if (x === 0 || y === 0 || x === G - 1 || y === G - 1) border = true;
+      for (const j of [x > 0 ? i - 1 : -1, x < G - 1 ? i + 1 : -1, y > 0 ? i - G : -1, y < G - 1 ? i + G : -1]) {
+        if (j < 0) continue;
+        if (touch[j]) touches = true;
+        if (on[j] && label[j] < 0) {
+          label[j] = id;
+          stack.push(j);
+        }
+      }
+    }
+    parts.push({ size, box: { x: x0, y: y0, width: x1 - x0 + 1, height: y1 - y0 + 1 }, touches, border });
+  }
+  return parts;
+}
+
+interface Claim {
+  group: string;
+  reason: ClaimReason;
+  truth: boolean;
+  region: BBox;
+}
+
+/** Every claim judged, with the check's measures, for fitting its bars (CLAIM_METRICS=<file> writes them). */
+export const judgedClaims: (Claim & { accepted: boolean; metrics: Record<string, number> })[] = [];
+
+export async function claimFigures() {
+  const set = await buildCalibrationSet(() => undefined, { cachedOnly: true });
+  const tallies = new Map<string, { trueClaims: number; accepted: number; falseClaims: number; rejected: number }>();
+  const add = (reason: string, c: Claim, accepted: boolean) => {
+    const t = tallies.get(reason) ?? { trueClaims: 0, accepted: 0, falseClaims: 0, rejected: 0 };
+    if (c.truth) {
+      t.trueClaims++;
+      if (accepted) t.accepted++;
+    } else {
+      t.falseClaims++;
+      if (!accepted) t.rejected++;
+    }
+    tallies.set(reason, t);
+  };
+  for (const c of set) {
+    const p = readPlanes(c.id);
+    const kept = reduce(p.light);
+    const truth = reduce(p.truth);
+    // What the report check reads: the photo's colours under the cut-out's alpha, at its reduced size.
+    const E = CLAIM_GRID_EDGE;
+    const rgba = new Uint8Array(E * E * 4);
+    const s = MODEL_INPUT_SIZE / E;
+    for (let y = 0; y < E; y++) {
+      for (let x = 0; x < E; x++) {
+        const i = Math.floor(y * s) * MODEL_INPUT_SIZE + Math.floor(x * s);
+        rgba.set([p.input[i * 3], p.input[i * 3 + 1], p.input[i * 3 + 2], p.light[i]], (y * E + x) * 4);
+      }
+    }
+    const img = { width: E, height: E, rgba };
+    const toClaimGrid = (b: BBox): BBox => ({
+      x: (b.x * E) / G,
+      y: (b.y * E) / G,
+      width: (b.width * E) / G,
+      height: (b.height * E) / G,
+    });
+    const claims: Claim[] = [];
+    const on = (pick: (i: number) => boolean) => Uint8Array.from({ length: G * G }, (_, i) => (pick(i) ? 1 : 0));
+    const subject = on((i) => kept[i] >= 128);
+    const minSize = MIN_SHARE * G * G;
+    // Cut away: truth has it, the result does not.
+    for (const part of components(
+      on((i) => truth[i] >= 128 && kept[i] < 128),
+      subject,
+    )) {
+      if (part.size < minSize) continue;
+      const enclosed = !part.border && part.touches && isEnclosed(part.box, subject);
+      claims.push({ group: c.group, reason: enclosed ? 'hole' : 'missing-part', truth: true, region: part.box });
+    }
+    // Kept: the result has it, the truth does not.
+    const truthSubject = on((i) => truth[i] >= 128);
+    for (const part of components(
+      on((i) => kept[i] >= 128 && truth[i] < 128),
+      truthSubject,
+    )) {
+      if (part.size < minSize) continue;
+      claims.push({
+        group: c.group,
+        reason: part.touches ? 'background-kept' : 'extra-object',
+        truth: true,
+        region: part.box,
+      });
+    }
+    // False claims where the result is right: a box of the subject both keep, a box of background both drop.
+    const box = (pick: (i: number) => boolean) => findBox(on(pick), 24);
+    const inside = box((i) => kept[i] >= 128 && truth[i] >= 128);
+    const outside = box((i) => kept[i] < 128 && truth[i] < 128);
+    if (inside)
+      for (const reason of ['missing-part', 'hole'] as const)
+        claims.push({ group: c.group, reason, truth: false, region: inside });
+    if (outside)
+      for (const reason of ['background-kept', 'extra-object'] as const)
+        claims.push({ group: c.group, reason, truth: false, region: outside });
+    // And boxes across the subject's edge where the result agrees with the truth: a seller's doubt about an outline that is right.
+    const edgeBox = findEdgeBox(kept, truth, 24);
+    if (edgeBox)
+      for (const reason of ['background-kept', 'missing-part'] as const)
+        claims.push({ group: c.group, reason, truth: false, region: edgeBox });
+    for (const claim of claims) {
+      const verdict = judgeClaim(img, claim.reason, toClaimGrid(claim.region));
+      judgedClaims.push({ ...claim, accepted: verdict.accepted, metrics: verdict.metrics });
+      add(claim.reason, claim, verdict.accepted);
+    }
+  }
+  return tallies;
+}
+
+/** Whether a box's ring one cell outside it is mostly subject (the region is surrounded). */
+function isEnclosed(b: BBox, subject: Uint8Array): boolean {
+  let ring = 0,
+    on = 0;
+  for (let x = b.x - 1; x <= b.x + b.width; x++) {
+    for (const y of [b.y - 1, b.y + b.height]) {
+      if (x < 0 || y < 0 || x >= G || y >= G) continue;
+      ring++;
+      on += subject[y * G + x];
+    }
+  }
+  for (let y = b.y; y < b.y + b.height; y++) {
+    for (const x of [b.x - 1, b.x + b.width]) {
+      if (x < 0 || x >= G) continue;
+      ring++;
+      on += subject[y * G + x];
+    }
+  }
+  return ring > 0 && on / ring > 0.9;
+}
+
+/** A `size`² box centred on the truth's edge in which the result agrees with the truth (99% of cells), or null. */
+function findEdgeBox(kept: Uint8Array, truth: Uint8Array, size: number): BBox | null {
+  for (let y = size; y + size < G; y += 7) {
+    for (let x = size; x + size < G; x += 7) {
+      const i = y * G + x;
+      if (truth[i] >= 128 === truth[i + 1] >= 128) continue;
+      const b = { x: x - size / 2, y: y - size / 2, width: size, height: size };
+      let agree = 0;
+      for (let yy = b.y; yy < b.y + size; yy++)
+        for (let xx = b.x; xx < b.x + size; xx++) if (kept[yy * G + xx] >= 128 === truth[yy * G + xx] >= 128) agree++;
+      if (agree >= 0.99 * size * size) return b;
+    }
+  }
+  return null;
+}
+
+/** A `size`² box wholly inside `on`, or null: the first found scanning from the centre outwards. */
+function findBox(on: Uint8Array, size: number): BBox | null {
+  // Summed-area table for O(1) box sums.
+  const S = new Int32Array((G + 1) * (G + 1));
+  for (let y = 0; y < G; y++)
+    for (let x = 0; x < G; x++)
+      S[(y + 1) * (G + 1) + x + 1] =
+        on[y * G + x] + S[y * (G + 1) + x + 1] + S[(y + 1) * (G + 1) + x] - S[y * (G + 1) + x];
+  const sum = (x: number, y: number) =>
+    S[(y + size) * (G + 1) + x + size] - S[y * (G + 1) + x + size] - S[(y + size) * (G + 1) + x] + S[y * (G + 1) + x];
+  let best: BBox | null = null;
+  let bestD = Infinity;
+  for (let y = 0; y + size <= G; y += 4) {
+    for (let x = 0; x + size <= G; x += 4) {
+      if (sum(x, y) !== size * size) continue;
+      const d = Math.hypot(x + size / 2 - G / 2, y + size / 2 - G / 2);
+      if (d < bestD) {
+        bestD = d;
+        best = { x, y, width: size, height: size };
+      }
+    }
+  }
+  return best;
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const tallies = await claimFigures();
+  if (process.env.CLAIM_METRICS)
+    (await import('node:fs')).writeFileSync(process.env.CLAIM_METRICS, JSON.stringify(judgedClaims));
+  console.log('reason            true claims accepted     false claims rejected');
+  for (const [reason, t] of tallies) {
+    console.log(
+      `${reason.padEnd(17)} ${t.trueClaims ? ((100 * t.accepted) / t.trueClaims).toFixed(0) : '-'}% (${t.accepted}/${t.trueClaims})`.padEnd(
+        45,
+      ) + `${t.falseClaims ? ((100 * t.rejected) / t.falseClaims).toFixed(0) : '-'}% (${t.rejected}/${t.falseClaims})`,
+    );
+  }
+}
