@@ -226,6 +226,61 @@ function findBox(on: Uint8Array, size: number): BBox | null {
   return best;
 }
 
+/** The two measures each fitted reason's verdict reports, in the order of its two bars (claim-check.ts NEED). */
+const FITTED: Partial<Record<ClaimReason, [string, string]>> = {
+  'background-kept': ['opaqueShare', 'backgroundLikeShare'],
+  'missing-part': ['transparentShare', 'subjectLikeShare'],
+};
+
+/**
+ * The bars of each fitted reason, by grid search on training folds (five, grouped by subject, as
+ * calibrate.ts): the pair accepting the most true claims while rejecting `reject` of the false ones,
+ * then judged on the held-out fold. Run after claimFigures (it reads judgedClaims).
+ */
+export function fitClaimBars(reject = 0.98): string[] {
+  const groups = [...new Set(judgedClaims.map((c) => c.group))];
+  const hash = (s: string) => [...s].reduce((h, ch) => (Math.imul(h, 31) + ch.charCodeAt(0)) >>> 0, 7);
+  const fold = new Map(groups.sort((a, b) => hash(a) - hash(b) || a.localeCompare(b)).map((g, i) => [g, i % 5]));
+  const lines: string[] = [];
+  for (const [reason, [m1, m2]] of Object.entries(FITTED) as [ClaimReason, [string, string]][]) {
+    const claims = judgedClaims.filter((c) => c.reason === reason);
+    let accepted = 0,
+      trueClaims = 0,
+      rejected = 0,
+      falseClaims = 0;
+    const chosen: string[] = [];
+    for (let k = 0; k < 5; k++) {
+      const train = claims.filter((c) => fold.get(c.group) !== k);
+      let best: { a: number; b1: number; b2: number } | null = null;
+      for (const b1 of [0.05, 0.1, 0.15, 0.2, 0.3, 0.4]) {
+        for (const b2 of [0.02, 0.04, 0.06, 0.08, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5]) {
+          const accepts = (c: (typeof claims)[number]) => c.metrics[m1] >= b1 && c.metrics[m2] >= b2;
+          const t = train.filter((c) => c.truth);
+          const f = train.filter((c) => !c.truth);
+          const a = t.filter(accepts).length / Math.max(1, t.length);
+          if (f.filter((c) => !accepts(c)).length / f.length >= reject && (!best || a > best.a)) best = { a, b1, b2 };
+        }
+      }
+      if (!best) continue;
+      chosen.push(`${best.b1}/${best.b2}`);
+      for (const c of claims.filter((c) => fold.get(c.group) === k)) {
+        const ok = c.metrics[m1] >= best.b1 && c.metrics[m2] >= best.b2;
+        if (c.truth) {
+          trueClaims++;
+          if (ok) accepted++;
+        } else {
+          falseClaims++;
+          if (!ok) rejected++;
+        }
+      }
+    }
+    lines.push(
+      `${reason.padEnd(17)} bars per fold ${chosen.join(', ')}; held out: true claims accepted ${accepted}/${trueClaims}, false claims rejected ${rejected}/${falseClaims}`,
+    );
+  }
+  return lines;
+}
+
 if (import.meta.url === `file://${process.argv[1]}`) {
   const tallies = await claimFigures();
   if (process.env.CLAIM_METRICS)
@@ -238,4 +293,6 @@ if (import.meta.url === `file://${process.argv[1]}`) {
       ) + `${t.falseClaims ? ((100 * t.rejected) / t.falseClaims).toFixed(0) : '-'}% (${t.rejected}/${t.falseClaims})`,
     );
   }
+  console.log('\nbars fitted on training folds (grouped by subject), judged held out:');
+  for (const line of fitClaimBars()) console.log(line);
 }
