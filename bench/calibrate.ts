@@ -13,12 +13,11 @@ import {
   FEATURES,
   type Calibration,
 } from '../src/pipeline/check/calibration.ts';
-import { buildCalibrationSet, readPlanes, FAMILIES, type Composite } from './calibration-set.ts';
+import { buildCalibrationSet, foldOf, readPlanes, FAMILIES, FOLDS, type Composite } from './calibration-set.ts';
 import { claimFigures } from './claims-calibration.ts';
 
 const BROKEN_BELOW = 0.85;
 const CLEAN_FROM = 0.95;
-const FOLDS = 5;
 /** The share of clean training results a fitted threshold may flag (the goal is at most 5% held out). */
 const TRAIN_FALSE_ALARMS = Number(process.env.CALIBRATION_TRAIN_FALSE_ALARMS ?? 0.03);
 /** L2 weight of the logistic fit. */
@@ -83,14 +82,6 @@ function fitOn(train: Sample[], names: readonly string[]): Calibration {
   // Flag at most TRAIN_FALSE_ALARMS of the clean training results.
   cal.threshold = Math.min(0.99, (clean[Math.floor(clean.length * TRAIN_FALSE_ALARMS)] ?? 0.5) + 1e-6);
   return cal;
-}
-
-/** A fold for each subject, the same on every run: subjects sorted by a hash of their id, dealt round-robin. */
-function foldOf(groups: string[]): Map<string, number> {
-  const hash = (s: string) => [...s].reduce((h, ch) => (Math.imul(h, 31) + ch.charCodeAt(0)) >>> 0, 7);
-  return new Map(
-    [...new Set(groups)].sort((a, b) => hash(a) - hash(b) || a.localeCompare(b)).map((g, i) => [g, i % FOLDS]),
-  );
 }
 
 interface Tally {
@@ -281,7 +272,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     "\n## reports: the pixel check on the model's own mistakes (true claims) and on regions it got right (false claims)",
   );
   console.log('reason            true claims accepted     false claims rejected');
-  const claims = await claimFigures();
+  const claims = await claimFigures(set);
   figures.claims = Object.fromEntries(claims);
   for (const [reason, t] of claims) {
     const share = (a: number, b: number) => `${b ? ((100 * a) / b).toFixed(0) : '-'}% (${a}/${b})`;

@@ -56,6 +56,17 @@ export interface Composite {
   heavy: ResultFigures;
 }
 
+/** Folds of the grouped cross-validation (bench/calibrate.ts, bench/claims-calibration.ts). */
+export const FOLDS = 5;
+
+/** A fold for each subject, the same on every run: subjects sorted by a hash of their id, dealt round-robin. */
+export function foldOf(groups: string[]): Map<string, number> {
+  const hash = (s: string) => [...s].reduce((h, ch) => (Math.imul(h, 31) + ch.charCodeAt(0)) >>> 0, 7);
+  return new Map(
+    [...new Set(groups)].sort((a, b) => hash(a) - hash(b) || a.localeCompare(b)).map((g, i) => [g, i % FOLDS]),
+  );
+}
+
 /** mulberry32: a small seeded generator, so the set is the same on every machine. */
 function generator(seed: number) {
   let a = seed >>> 0;

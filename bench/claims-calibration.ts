@@ -7,7 +7,7 @@
 import { MODEL_INPUT_SIZE } from '../src/adapters/mask-model.adapter.ts';
 import type { BBox } from '../src/domain/batch.schemas.ts';
 import { CLAIM_GRID_EDGE, judgeClaim, type ClaimReason } from '../src/pipeline/check/claim-check.ts';
-import { buildCalibrationSet, readPlanes } from './calibration-set.ts';
+import { buildCalibrationSet, foldOf, FOLDS, readPlanes, type Composite } from './calibration-set.ts';
 
 /** The grid the regions are found on (a quarter of the model's 1024²). */
 const G = 256;
@@ -78,8 +78,8 @@ interface Claim {
 /** Every claim judged, with the check's measures, for fitting its bars (CLAIM_METRICS=<file> writes them). */
 export const judgedClaims: (Claim & { accepted: boolean; metrics: Record<string, number> })[] = [];
 
-export async function claimFigures() {
-  const set = await buildCalibrationSet(() => undefined, { cachedOnly: true });
+/** @param set the calibration set, as buildCalibrationSet gives it (its cached planes are read) */
+export async function claimFigures(set: Composite[]) {
   const tallies = new Map<string, { trueClaims: number; accepted: number; falseClaims: number; rejected: number }>();
   const add = (reason: string, c: Claim, accepted: boolean) => {
     const t = tallies.get(reason) ?? { trueClaims: 0, accepted: 0, falseClaims: 0, rejected: 0 };
@@ -238,9 +238,7 @@ const FITTED: Partial<Record<ClaimReason, [string, string]>> = {
  * then judged on the held-out fold. Run after claimFigures (it reads judgedClaims).
  */
 export function fitClaimBars(reject = 0.98): string[] {
-  const groups = [...new Set(judgedClaims.map((c) => c.group))];
-  const hash = (s: string) => [...s].reduce((h, ch) => (Math.imul(h, 31) + ch.charCodeAt(0)) >>> 0, 7);
-  const fold = new Map(groups.sort((a, b) => hash(a) - hash(b) || a.localeCompare(b)).map((g, i) => [g, i % 5]));
+  const fold = foldOf(judgedClaims.map((c) => c.group));
   const lines: string[] = [];
   for (const [reason, [m1, m2]] of Object.entries(FITTED) as [ClaimReason, [string, string]][]) {
     const claims = judgedClaims.filter((c) => c.reason === reason);
@@ -249,7 +247,7 @@ export function fitClaimBars(reject = 0.98): string[] {
       rejected = 0,
       falseClaims = 0;
     const chosen: string[] = [];
-    for (let k = 0; k < 5; k++) {
+    for (let k = 0; k < FOLDS; k++) {
       const train = claims.filter((c) => fold.get(c.group) !== k);
       let best: { a: number; b1: number; b2: number } | null = null;
       for (const b1 of [0.05, 0.1, 0.15, 0.2, 0.3, 0.4]) {
@@ -282,7 +280,7 @@ export function fitClaimBars(reject = 0.98): string[] {
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const tallies = await claimFigures();
+  const tallies = await claimFigures(await buildCalibrationSet(() => undefined, { cachedOnly: true }));
   if (process.env.CLAIM_METRICS)
     (await import('node:fs')).writeFileSync(process.env.CLAIM_METRICS, JSON.stringify(judgedClaims));
   console.log('reason            true claims accepted     false claims rejected');

@@ -21,7 +21,7 @@ import { ImageDecoder } from '../src/adapters/images/decoder.ts';
 import { evalEntries, evalFile, HAVE_EVAL_DATA } from '../test/helpers/eval-data.ts';
 import { startServer } from '../test/helpers/server.ts';
 import { edgeFigures, printEdgeFigures, type EdgeFigures } from './edges.ts';
-import { cpuLines, measureCpuAndLatency, type CpuFigures } from './cpu.ts';
+import { cpuLines, measureCpuAndLatency, median, type CpuFigures } from './cpu.ts';
 import { eventLatency, eventLatencyLines, type EventLatency } from './events.ts';
 
 const PHOTOS = Number(process.env.BENCH_PHOTOS ?? 16);
@@ -30,10 +30,6 @@ const LATENCY_RUNS = Number(process.env.BENCH_LATENCY_RUNS ?? 15);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const THREADS = 2;
 
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-};
 const pct = (xs: number[], p: number) =>
   [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))];
 const fmt = (n: number, d = 2) => n.toFixed(d);
