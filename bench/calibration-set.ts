@@ -10,7 +10,7 @@
 // CALIBRATION_PER_SUBJECT (default 6) composites per eval subject.
 import fs from 'node:fs';
 import path from 'node:path';
-import sharp from 'sharp';
+import sharp, { type Region } from 'sharp';
 import ort from 'onnxruntime-node';
 import { readModel, sessionOptions } from '../src/adapters/model-session.mjs';
 import { imglyResourceDir, MODEL_INPUT_SIZE } from '../src/adapters/mask-model.adapter.ts';
@@ -50,6 +50,8 @@ export interface Composite {
   family: Family;
   shadow: boolean;
   noise: number;
+  /** The side of the frame that cuts the subject, if one does. */
+  cut: string | null;
   width: number;
   height: number;
   light: ResultFigures;
@@ -157,13 +159,60 @@ async function background(
         .toBuffer();
     }
     case 'photo': {
-      // Another eval photo, as it is (its own subject included: a scene behind the product), softened a little.
+      // Another eval photo's background: the largest part of its scene that holds none of its subject, scaled to
+      // the frame (a real scene behind the product, with no second product in it).
       const other = rng.pick(others);
-      const img = sharp(evalFile(other.image)).removeAlpha().resize(width, height, { fit: 'cover' });
+      const box = await sceneBox(other);
+      const img = sharp(evalFile(other.image)).removeAlpha().extract(box).resize(width, height, { fit: 'cover' });
       const sigma = rng.between(0, 4);
       return (sigma > 0.3 ? img.blur(sigma) : img).raw().toBuffer();
     }
   }
+}
+
+/** The largest box of `entry`'s photo clear of its subject (on a 96² grid, three cells clear of any cell the subject touches), in pixels. */
+async function sceneBox(entry: EvalEntry): Promise<Region> {
+  const grid = 96;
+  const { data, info } = await sharp(evalFile(entry.mask))
+    .extractChannel(0)
+    .resize(grid, grid, { fit: 'fill' })
+    .raw()
+    .toBuffer({ resolveWithObject: true });
+  const touched = (x: number, y: number) => data[(y * info.width + x) * info.channels] >= 2;
+  // A cell is clear when no cell within three of it holds any of the subject.
+  const blocked = new Uint8Array(grid * grid);
+  for (let y = 0; y < grid; y++)
+    for (let x = 0; x < grid; x++)
+      if (touched(x, y))
+        for (let v = Math.max(0, y - 3); v <= Math.min(grid - 1, y + 3); v++)
+          for (let u = Math.max(0, x - 3); u <= Math.min(grid - 1, x + 3); u++) blocked[v * grid + u] = 1;
+  const clear = (x: number, y: number) => !blocked[y * grid + x];
+  // Largest rectangle of clear cells: a histogram of clear runs above each row, and a stack per row.
+  const heights = new Array<number>(grid).fill(0);
+  let best = { area: 0, left: 0, top: 0, width: grid, height: grid };
+  for (let y = 0; y < grid; y++) {
+    for (let x = 0; x < grid; x++) heights[x] = clear(x, y) ? heights[x] + 1 : 0;
+    const stack: number[] = [];
+    for (let x = 0; x <= grid; x++) {
+      const h = x < grid ? heights[x] : 0;
+      while (stack.length && heights[stack[stack.length - 1]] >= h) {
+        const top = heights[stack.pop()!];
+        const left = stack.length ? stack[stack.length - 1] + 1 : 0;
+        const area = top * (x - left);
+        if (area > best.area) best = { area, left, top: y - top + 1, width: x - left, height: top };
+      }
+      stack.push(x);
+    }
+  }
+  if (best.area === 0) return { left: 0, top: 0, width: entry.width, height: entry.height };
+  const sx = entry.width / grid;
+  const sy = entry.height / grid;
+  return {
+    left: Math.floor(best.left * sx),
+    top: Math.floor(best.top * sy),
+    width: Math.max(1, Math.floor(best.width * sx)),
+    height: Math.max(1, Math.floor(best.height * sy)),
+  };
 }
 
 /** One composite: the subject (cropped to its box with a margin) scaled and placed over the background. */
@@ -199,8 +248,16 @@ async function composite(entry: EvalEntry, index: number, rng: Rng, others: Eval
   const scale = Math.min((width * fillShare) / cw, (height * fillShare) / ch);
   const sw = Math.max(8, Math.round(cw * scale));
   const sh = Math.max(8, Math.round(ch * scale));
-  const left = Math.round(rng.between(0, width - sw));
-  const top = Math.round(rng.between(0, height - sh));
+  let left = Math.round(rng.between(0, width - sw));
+  let top = Math.round(rng.between(0, height - sh));
+  // A third of the subjects are cut by the frame, as real products often are (a tall bottle, a sleeve, a
+  // close-up): the frame crosses 8-30% of the subject on one side, so touching the frame is no giveaway.
+  const cut = rng.next() < 1 / 3 ? rng.pick(['bottom', 'bottom', 'left', 'right', 'top'] as const) : undefined;
+  const cutShare = rng.between(0.08, 0.3);
+  if (cut === 'bottom') top = height - Math.round(sh * (1 - cutShare));
+  if (cut === 'top') top = -Math.round(sh * cutShare);
+  if (cut === 'left') left = -Math.round(sw * cutShare);
+  if (cut === 'right') left = width - Math.round(sw * (1 - cutShare));
   const region = { left: crop.left, top: crop.top, width: cw, height: ch };
   const fg = await sharp(evalFile(entry.image))
     .removeAlpha()
@@ -241,8 +298,8 @@ async function composite(entry: EvalEntry, index: number, rng: Rng, others: Eval
   }
   const known = Buffer.alloc(width * height);
   const photo = Buffer.from(bg);
-  for (let y = 0; y < sh; y++) {
-    for (let x = 0; x < sw; x++) {
+  for (let y = Math.max(0, -top); y < Math.min(sh, height - top); y++) {
+    for (let x = Math.max(0, -left); x < Math.min(sw, width - left); x++) {
       const a = alpha[y * sw + x] / 255;
       const o = ((top + y) * width + left + x) * 3;
       const s = (y * sw + x) * 3;
@@ -260,7 +317,24 @@ async function composite(entry: EvalEntry, index: number, rng: Rng, others: Eval
   const jpeg = await sharp(photo, { raw: { width, height, channels: 3 } })
     .jpeg({ quality: Math.round(rng.between(82, 95)) })
     .toBuffer();
-  return { jpeg, known, family, shadow, noise: Math.round(noise * 10) / 10, width, height };
+  return { jpeg, known, family, shadow, noise: Math.round(noise * 10) / 10, width, height, cut: cut ?? null };
+}
+
+/** The first `count` composites as JPEG files in `dir`, to look at (CALIBRATION_PREVIEW=dir). */
+export async function previewComposites(dir: string, count: number) {
+  const entries = evalEntries();
+  const rng = generator(SEED);
+  fs.mkdirSync(dir, { recursive: true });
+  let made = 0;
+  for (const entry of entries) {
+    for (let k = 0; k < PER_SUBJECT && made < count; k++, made++) {
+      const c = await composite(entry, k, rng, entries);
+      fs.writeFileSync(
+        path.join(dir, `${entry.id}.c${k}.${c.family.replace(' ', '-')}${c.cut ? `.cut-${c.cut}` : ''}.jpg`),
+        c.jpeg,
+      );
+    }
+  }
 }
 
 export async function buildCalibrationSet(
@@ -296,6 +370,7 @@ export async function buildCalibrationSet(
     family: Family;
     shadow: boolean;
     noise: number;
+    cut: string | null;
     width: number;
     height: number;
   };
@@ -327,6 +402,7 @@ export async function buildCalibrationSet(
       family: made.family,
       shadow: made.shadow,
       noise: made.noise,
+      cut: made.cut,
       width: made.width,
       height: made.height,
       light: await figures(light.mask),
@@ -373,6 +449,7 @@ export async function buildCalibrationSet(
       family: 'original',
       shadow: false,
       noise: 0,
+      cut: null,
       width: entry.width,
       height: entry.height,
     };
@@ -397,7 +474,9 @@ export function readPlanes(id: string) {
   };
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
+if (import.meta.url === `file://${process.argv[1]}` && process.env.CALIBRATION_PREVIEW) {
+  await previewComposites(process.env.CALIBRATION_PREVIEW, 24);
+} else if (import.meta.url === `file://${process.argv[1]}`) {
   const set = await buildCalibrationSet();
   const broken = set.filter((c) => c.light.iou < 0.85).length;
   const clean = set.filter((c) => c.light.iou >= 0.95).length;
