@@ -13,8 +13,10 @@ import { MAX_ACTIVE_BATCHES, MAX_PHOTOS_PER_BATCH } from '../domain/batch-rules.
 import { OperatorApprovalProvider } from '../adapters/payments/operator-approval.adapter.ts';
 import { AppError } from '../errors.ts';
 import { formatMicros } from '../domain/instant.ts';
+import { CLIENT_NOUNS, CLIENT_USAGE, runClientCommand } from './client/commands.ts';
 
 const USAGE = `usage: matte <noun> <verb> [options] [--json]
+operator commands (on the server's machine, beside its database):
   accounts create   --email E [--plan N] [--pack N] [--password-stdin]
   accounts list     [--limit N]
   accounts show     --account ID
@@ -29,7 +31,9 @@ const USAGE = `usage: matte <noun> <verb> [options] [--json]
   keys revoke       --account ID --key KEY_ID
   purchases list    [--status pending|completed|cancelled] [--account ID]
   purchases approve --purchase ID
-  purchases cancel  --purchase ID`;
+  purchases cancel  --purchase ID
+
+${CLIENT_USAGE}`;
 
 const OPTIONS = {
   email: { type: 'string' },
@@ -85,6 +89,8 @@ function readPassword(values: Values): string | undefined {
 
 async function main(argv: string[]): Promise<number> {
   const [noun, verb, ...rest] = argv;
+  // Client verbs speak HTTP with an API key; the operator verbs below open the database.
+  if (noun && CLIENT_NOUNS.has(noun)) return runClientCommand(argv);
   if (!noun || !verb || noun.startsWith('-')) {
     process.stderr.write(`${USAGE}\n`);
     return 2;

@@ -1,0 +1,211 @@
+// The client verbs of bin/matte, built on @matte/client: login, remove, batches list|show|download,
+// account. Every verb takes --json. Bad input exits 2 with one line; a server or network failure exits 1;
+// Ctrl-C during `remove` stops the batch and exits 130.
+import fs from 'node:fs';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { createMatteClient, MatteApiError, MatteConnectionError, type MatteClient } from '@matte/client';
+import { normaliseUrl, readLogin, saveLogin } from './login-store.ts';
+import { removeBackgrounds, type RemoveOptions } from './remove.ts';
+import { UsageError } from './usage-error.ts';
+
+export const CLIENT_USAGE = `client commands (talk to a Matte server with an API key):
+  login             [--url URL] --api-key-stdin           store the server and key (or MATTE_URL, MATTE_API_KEY)
+  remove PATH… -o OUT [--preset ID] [--background white|transparent|#RRGGBB] [--format png|jpeg|webp]
+                    [--sample N] [--heavy] [--pattern P]   cut out files, folders and ZIPs into OUT
+  batches list      [--status S] [--limit N]
+  batches show      ID
+  batches download  ID -o FILE.zip [--format F] [--pattern P]
+  account                                                 credits and limits`;
+
+export const CLIENT_NOUNS = new Set(['login', 'remove', 'batches', 'account']);
+
+const OPTIONS = {
+  url: { type: 'string' },
+  'api-key-stdin': { type: 'boolean' },
+  out: { type: 'string', short: 'o' },
+  preset: { type: 'string' },
+  background: { type: 'string' },
+  format: { type: 'string' },
+  sample: { type: 'string' },
+  heavy: { type: 'boolean' },
+  pattern: { type: 'string' },
+  status: { type: 'string' },
+  limit: { type: 'string' },
+  json: { type: 'boolean' },
+} as const;
+
+function positiveInteger(value: string | undefined, name: string, max: number): number | undefined {
+  if (value === undefined) return undefined;
+  if (!/^\d{1,6}$/.test(value) || Number(value) < 1 || Number(value) > max)
+    throw new UsageError(`--${name} must be a whole number from 1 to ${max}, got "${value}"`);
+  return Number(value);
+}
+
+function format(value: string | undefined): 'png' | 'jpeg' | 'webp' | undefined {
+  if (value === undefined) return undefined;
+  const v = value === 'jpg' ? 'jpeg' : value;
+  if (v !== 'png' && v !== 'jpeg' && v !== 'webp')
+    throw new UsageError(`--format must be png, jpeg or webp, got "${value}"`);
+  return v;
+}
+
+function clientFor(env: NodeJS.ProcessEnv): MatteClient {
+  const { url, apiKey } = readLogin(env);
+  return createMatteClient({
+    baseUrl: url,
+    apiKey,
+    retry: {
+      onRetry: ({ delayMs, reason }) =>
+        process.stderr.write(`matte: ${reason}; trying again in ${Math.ceil(delayMs / 1000)} s\n`),
+    },
+  });
+}
+
+async function run(argv: string[], env: NodeJS.ProcessEnv, interrupt: AbortSignal): Promise<number> {
+  const [noun, ...rest] = argv;
+  const { values, positionals } = parseArgs({ args: rest, options: OPTIONS, strict: true, allowPositionals: true });
+  const print = (obj: unknown, text: string) =>
+    process.stdout.write(values.json ? `${JSON.stringify(obj)}\n` : `${text}\n`);
+  switch (noun) {
+    case 'login': {
+      if (positionals.length) throw new UsageError(`login takes no arguments, got "${positionals[0]}"`);
+      const url = normaliseUrl(values.url ?? env.MATTE_URL ?? 'http://localhost:8080');
+      if (!values['api-key-stdin'])
+        throw new UsageError('give the API key on standard input: matte login --url URL --api-key-stdin < key.txt');
+      const apiKey = fs.readFileSync(0, 'utf8').trim();
+      if (!apiKey) throw new UsageError('--api-key-stdin read nothing');
+      const account = await createMatteClient({ baseUrl: url, apiKey }).account();
+      const file = saveLogin({ url, apiKey }, env);
+      print(
+        { url, key: account.auth.key, file },
+        `logged in to ${url} with key ${account.auth.key}; ${account.credits.plan + account.credits.pack} credits (saved in ${file})`,
+      );
+      return 0;
+    }
+    case 'account': {
+      const account = await clientFor(env).account();
+      const { credits, limits } = account;
+      print(
+        account,
+        [
+          `key ${account.auth.key ?? '-'}: ${credits.plan} plan credits${credits.planResetsInDays !== null ? ` (renew in ${credits.planResetsInDays} days)` : ''}, ${credits.pack} pack credits`,
+          ...(credits.expiring ? [`${credits.expiring.credits} expire on ${credits.expiring.at}`] : []),
+          `limits: ${limits.photosPerBatch} photos a batch, ${limits.activeBatches} running batches, ${limits.requestsPerMinute} requests a minute, ${limits.photosPerHour} photos an hour; results kept ${limits.resultsKeptForHours} h`,
+        ].join('\n'),
+      );
+      return 0;
+    }
+    case 'batches': {
+      const [verb, id, extra] = positionals;
+      const client = clientFor(env);
+      if (verb === 'list') {
+        const limit = positiveInteger(values.limit, 'limit', 100);
+        const status = values.status as never;
+        const list = await client.listBatches({ ...(limit ? { limit } : {}), ...(status ? { status } : {}) });
+        print(
+          list,
+          list.jobs.length
+            ? list.jobs
+                .map(
+                  (j) =>
+                    `${j.id}  ${j.status.padEnd(9)} ${j.counts.done}/${j.counts.total} done  ${new Date(j.createdAt).toISOString()}`,
+                )
+                .join('\n')
+            : 'no batches',
+        );
+        return 0;
+      }
+      if (!id || extra) throw new UsageError(`usage: matte batches ${verb ?? 'show|download'} ID`);
+      if (verb === 'show') {
+        const job = await client.getBatch(id);
+        const c = job.counts;
+        print(
+          job,
+          [
+            `${job.id}: ${job.status}; ${c.total} photos: ${c.done} done, ${c.failed} failed, ${c.held} held, ${c.pending + c.processing} to run; ${c.refunded} not charged`,
+            ...job.items.map(
+              (i) =>
+                `  ${i.name}: ${i.status}${i.review === 'red' ? ' (flagged)' : ''}${i.error ? ` ${i.error.code}: ${i.error.message}` : ''}`,
+            ),
+          ].join('\n'),
+        );
+        return 0;
+      }
+      if (verb === 'download') {
+        if (!values.out) throw new UsageError('batches download needs -o FILE.zip');
+        const { stream } = await client.download(id, {
+          ...(format(values.format) ? { format: format(values.format) } : {}),
+          ...(values.pattern ? { pattern: values.pattern } : {}),
+        });
+        const temp = `${values.out}.part`;
+        await pipeline(
+          Readable.fromWeb(stream as import('node:stream/web').ReadableStream),
+          fs.createWriteStream(temp),
+        );
+        fs.renameSync(temp, values.out);
+        const bytes = fs.statSync(values.out).size;
+        print({ file: path.resolve(values.out), bytes }, `written: ${values.out} (${bytes} bytes)`);
+        return 0;
+      }
+      throw new UsageError(`unknown batches verb "${verb ?? ''}" (list, show, download)`);
+    }
+    case 'remove': {
+      if (positionals.length === 0) throw new UsageError('remove needs at least one file, folder or ZIP');
+      if (!values.out) throw new UsageError('remove needs -o OUT, the folder for the results');
+      const options: RemoveOptions = {
+        paths: positionals,
+        out: values.out,
+        preset: values.preset,
+        background: values.background,
+        format: format(values.format),
+        sample: positiveInteger(values.sample, 'sample', 200),
+        heavy: values.heavy ?? false,
+        pattern: values.pattern ?? '{name}',
+        json: values.json ?? false,
+      };
+      const client = clientFor(env);
+      const summary = await removeBackgrounds(client, options, interrupt);
+      const lines = [
+        `${summary.written.length} written to ${options.out}${summary.skipped ? `, ${summary.skipped} already there` : ''}`,
+        ...summary.rejected.map((r) => `refused: ${r.name}: ${r.reason}`),
+        ...summary.failed.map((f) => `failed: ${f.name}: ${f.code} ${f.reason}`),
+        ...summary.flagged.map((f) => `flagged by the check (not charged): ${f.name}: ${f.reason}`),
+        ...(summary.held ? [`${summary.held} photo(s) held, not charged: run the same command again to do them`] : []),
+        ...(summary.interrupted ? ['stopped: run the same command again to finish'] : []),
+      ];
+      print(summary, lines.join('\n'));
+      return summary.interrupted ? 130 : 0;
+    }
+    default:
+      throw new UsageError(`unknown command "${noun}"`);
+  }
+}
+
+/** Runs a client verb; the exit code follows the rules above. */
+export async function runClientCommand(argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
+  const controller = new AbortController();
+  let signals = 0;
+  const onSignal = () => {
+    // The first Ctrl-C stops cleanly; a second one leaves at once.
+    if (++signals > 1) process.exit(130);
+    controller.abort();
+  };
+  process.on('SIGINT', onSignal);
+  try {
+    return await run(argv, env, controller.signal);
+  } catch (err) {
+    const message = err instanceof Error ? err.message : String(err);
+    const input =
+      err instanceof UsageError ||
+      (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS') ||
+      (err instanceof MatteApiError && err.status < 500 && err.status !== 429);
+    const where = err instanceof MatteConnectionError ? ' (is the server running? see matte login)' : '';
+    process.stderr.write(`matte: ${message.split('\n')[0]}${where}\n`);
+    return input ? 2 : 1;
+  } finally {
+    process.off('SIGINT', onSignal);
+  }
+}

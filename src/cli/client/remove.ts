@@ -1,0 +1,269 @@
+// `matte remove PATH… -o OUT`: cuts out every photo under PATH with the API and writes the results under
+// OUT, named after the inputs. Batches of up to the account's per-batch limit; a progress bar per batch on
+// a terminal (plain lines otherwise); a summary of photos refused, failed and flagged by the check.
+// A photo whose result is already in OUT is skipped, so running the same command again resumes it; Ctrl-C
+// stops the batch on the server (photos not yet run are held and their credits released), keeps the
+// results that finished, and exits 130.
+import fs from 'node:fs';
+import path from 'node:path';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import cliProgress from 'cli-progress';
+import type { BatchDefaults, BatchItem, FullBatch, MatteClient } from '@matte/client';
+import { collectPhotos, type PhotoSource } from './inputs.ts';
+import { UsageError } from './usage-error.ts';
+
+export interface RemoveOptions {
+  paths: string[];
+  out: string;
+  preset?: string;
+  background?: string;
+  format?: 'png' | 'jpeg' | 'webp';
+  sample?: number;
+  heavy: boolean;
+  pattern: string;
+  json: boolean;
+}
+
+export interface RemoveSummary {
+  written: string[];
+  skipped: number;
+  rejected: { name: string; reason: string }[];
+  failed: { name: string; code: string; reason: string }[];
+  flagged: { name: string; reason: string; file: string | null }[];
+  held: number;
+  batches: string[];
+  interrupted: boolean;
+}
+
+const OUTPUT_EXTENSIONS = ['png', 'jpg', 'jpeg', 'webp'];
+/** Files per upload request, and bytes: well inside the server's per-request limit. */
+const FILES_PER_REQUEST = 25;
+const BYTES_PER_REQUEST = 48 * 1024 * 1024;
+
+export function parseBackground(value: string | undefined): BatchDefaults['background'] | undefined {
+  if (value === undefined) return undefined;
+  if (value === 'white' || value === 'transparent') return { mode: value };
+  if (/^#[0-9a-fA-F]{6}$/.test(value)) return { mode: 'solid', color: value };
+  throw new UsageError(`--background must be white, transparent or #RRGGBB, got "${value}"`);
+}
+
+/** The result's path under OUT for a photo, without extension: `{name}` and `{preset}` in the pattern. */
+export function resultBase(out: string, source: PhotoSource, pattern: string, preset: string): string {
+  const dir = path.posix.dirname(source.key);
+  const name = path.posix.basename(source.key);
+  const file = pattern.replaceAll('{name}', name).replaceAll('{preset}', preset);
+  if (!file || file.includes('/') || file.includes('\\') || file === '.' || file === '..')
+    throw new UsageError(`--pattern must make a file name (tokens {name}, {preset}), got "${pattern}"`);
+  return path.join(out, ...(dir === '.' ? [] : dir.split('/')), file);
+}
+
+function existingResult(base: string, format: string | undefined): string | undefined {
+  const exts = format ? [format === 'jpeg' ? 'jpg' : format] : OUTPUT_EXTENSIONS;
+  return exts.map((e) => `${base}.${e}`).find((f) => fs.existsSync(f));
+}
+
+const extensionOf = (contentType: string | null) =>
+  contentType?.includes('jpeg') ? 'jpg' : contentType?.includes('webp') ? 'webp' : 'png';
+
+/** A bar per batch on a terminal, a line per photo otherwise; on stderr, so --json output stays clean. */
+class Progress {
+  private bar: cliProgress.SingleBar | null = null;
+  begin(label: string, total: number) {
+    if (process.stderr.isTTY) {
+      this.bar = new cliProgress.SingleBar(
+        { format: `${label} [{bar}] {value}/{total} {status}`, stream: process.stderr, hideCursor: true },
+        cliProgress.Presets.shades_classic,
+      );
+      this.bar.start(total, 0, { status: '' });
+    } else process.stderr.write(`${label}: ${total} photos\n`);
+  }
+  update(finished: number, total: number, line: string) {
+    if (this.bar) this.bar.update(finished, { status: line.slice(0, 40) });
+    else process.stderr.write(`  ${finished}/${total} ${line}\n`);
+  }
+  note(line: string) {
+    if (this.bar) this.bar.stop();
+    this.bar = null;
+    process.stderr.write(`${line}\n`);
+  }
+  end() {
+    this.bar?.stop();
+    this.bar = null;
+  }
+}
+
+export async function removeBackgrounds(
+  client: MatteClient,
+  options: RemoveOptions,
+  interrupt: AbortSignal,
+): Promise<RemoveSummary> {
+  const background = parseBackground(options.background);
+  const summary: RemoveSummary = {
+    written: [],
+    skipped: 0,
+    rejected: [],
+    failed: [],
+    flagged: [],
+    held: 0,
+    batches: [],
+    interrupted: false,
+  };
+  const sources = await collectPhotos(options.paths);
+  if (sources.length === 0) throw new UsageError('no photos found (JPEG, PNG, WebP, or ZIPs of them)');
+  const preset = options.preset ?? 'original';
+  const todo: { source: PhotoSource; base: string }[] = [];
+  for (const source of sources) {
+    const base = resultBase(options.out, source, options.pattern, preset);
+    if (existingResult(base, options.format)) summary.skipped++;
+    else todo.push({ source, base });
+  }
+  const progress = new Progress();
+  if (todo.length === 0) {
+    progress.note(`nothing to do: all ${sources.length} results are already in ${options.out}`);
+    return summary;
+  }
+  const account = await client.account();
+  const perBatch = account.limits.photosPerBatch;
+  const chunks: (typeof todo)[] = [];
+  for (let i = 0; i < todo.length; i += perBatch) chunks.push(todo.slice(i, i + perBatch));
+  if (options.sample) chunks.splice(1);
+
+  for (const [n, chunk] of chunks.entries()) {
+    if (interrupt.aborted) break;
+    const label = chunks.length > 1 ? `batch ${n + 1}/${chunks.length}` : 'batch';
+    const batch = await client.createBatch({
+      name: `matte remove ${new Date().toISOString().slice(0, 16)}`,
+      defaults: { presetId: preset, ...(background ? { background } : {}) },
+    });
+    summary.batches.push(batch.id);
+    // Upload names are unique within the batch, so answers map back to their sources.
+    const byName = new Map<string, (typeof todo)[number]>();
+    for (const entry of chunk) {
+      let name = entry.source.name;
+      for (let k = 2; byName.has(name); k++)
+        name = `${path.parse(entry.source.name).name} (${k})${path.extname(entry.source.name)}`;
+      byName.set(name, entry);
+    }
+    const names = [...byName.keys()];
+    for (let i = 0; i < names.length;) {
+      if (interrupt.aborted) break;
+      const group: { name: string; data: Uint8Array }[] = [];
+      let bytes = 0;
+      while (i < names.length && group.length < FILES_PER_REQUEST && bytes < BYTES_PER_REQUEST) {
+        const data = await byName.get(names[i])!.source.read();
+        group.push({ name: names[i], data });
+        bytes += data.length;
+        i++;
+      }
+      const added = await client.addFiles(batch.id, group);
+      for (const r of added.rejected)
+        summary.rejected.push({ name: byName.get(r.name)?.source.origin ?? r.name, reason: r.reason });
+    }
+    if (interrupt.aborted) {
+      await client.deleteBatch(batch.id).catch(() => undefined);
+      break;
+    }
+    const draft = await client.getBatch(batch.id);
+    if (draft.items.length === 0) {
+      await client.deleteBatch(batch.id).catch(() => undefined);
+      continue;
+    }
+    await client.start(batch.id, options.sample ? { sample: options.sample } : {});
+    const job = await follow(client, batch.id, label, draft.items.length, progress, interrupt);
+    summary.interrupted ||= interrupt.aborted;
+    let items = job.items;
+    if (options.heavy && !interrupt.aborted) items = await heavyRerun(client, job, progress, interrupt);
+    await writeResults(client, batch.id, items, byName, options, summary);
+    summary.held += items.filter((i) => i.status === 'held').length;
+  }
+  progress.end();
+  return summary;
+}
+
+/** Follows the batch with a progress bar until it settles; on interrupt, stops it and waits for in-flight photos. */
+async function follow(
+  client: MatteClient,
+  id: string,
+  label: string,
+  total: number,
+  progress: Progress,
+  interrupt: AbortSignal,
+): Promise<FullBatch> {
+  progress.begin(label, total);
+  let stopping: Promise<unknown> | null = null;
+  const stop = () => {
+    progress.note('stopping the batch: photos not yet run keep their credits');
+    stopping = client.cancel(id).catch(() => undefined);
+  };
+  if (interrupt.aborted) stop();
+  else interrupt.addEventListener('abort', stop, { once: true });
+  try {
+    let finished = 0;
+    for await (const update of client.follow(id)) {
+      if (update.type === 'event' && update.event.event.startsWith('item.')) {
+        finished++;
+        const data = update.event.data as { name?: string; status?: string; review?: string };
+        const what = update.event.event === 'item.failed' ? 'failed' : data.review === 'red' ? 'flagged' : 'done';
+        progress.update(finished, total, `${what}: ${data.name ?? ''}`);
+      } else if (update.type === 'snapshot') {
+        finished = update.batch.counts.done + update.batch.counts.failed;
+        progress.update(finished, total, update.batch.status);
+      }
+    }
+    if (stopping) await stopping;
+  } finally {
+    interrupt.removeEventListener('abort', stop);
+    progress.end();
+  }
+  return client.getBatch(id);
+}
+
+/** Runs the photos the check flagged again on the heavy tier (2 credits each), then follows the batch. */
+async function heavyRerun(
+  client: MatteClient,
+  job: FullBatch,
+  progress: Progress,
+  interrupt: AbortSignal,
+): Promise<BatchItem[]> {
+  const flagged = job.items.filter((i) => i.status === 'done' && i.review === 'red' && i.canRerun);
+  if (flagged.length === 0) return job.items;
+  progress.note(`re-running ${flagged.length} flagged photo(s) on the heavy tier: 2 credits each`);
+  for (const item of flagged) await client.retryItem(job.id, item.id, 'heavy');
+  return (await follow(client, job.id, 'heavy', flagged.length, progress, interrupt)).items;
+}
+
+async function writeResults(
+  client: MatteClient,
+  id: string,
+  items: BatchItem[],
+  byName: Map<string, { source: PhotoSource; base: string }>,
+  options: RemoveOptions,
+  summary: RemoveSummary,
+): Promise<void> {
+  for (const item of items) {
+    const entry = byName.get(item.name);
+    const name = entry?.source.origin ?? item.name;
+    if (item.status === 'failed') {
+      summary.failed.push({ name, code: item.error?.code ?? 'PROCESSING_FAILED', reason: item.error?.message ?? '' });
+      continue;
+    }
+    if (item.status !== 'done' || !entry) continue;
+    const { stream, contentType } = await client.file(id, item.id, {
+      variant: 'output',
+      download: '1',
+      ...(options.format ? { format: options.format } : {}),
+    });
+    const file = `${entry.base}.${extensionOf(contentType)}`;
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    // Written beside, then renamed: an interrupted run never leaves half a result to be skipped next time.
+    const temp = `${file}.part`;
+    await pipeline(Readable.fromWeb(stream as import('node:stream/web').ReadableStream), fs.createWriteStream(temp));
+    fs.renameSync(temp, file);
+    summary.written.push(file);
+    if (item.review === 'red') {
+      const top = item.quality?.flags[0];
+      summary.flagged.push({ name, reason: top?.label ?? 'low overall score', file });
+    }
+  }
+}

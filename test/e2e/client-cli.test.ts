@@ -1,0 +1,211 @@
+// End to end: `matte login`, `matte remove`, `matte batches` and `matte account` against the real server
+// with the real model, on photos from ../shared/eval-data, as a seller runs them.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import sharp from 'sharp';
+import { startServer, type RunningServer } from '../helpers/server.ts';
+import { evalEntries, evalFile, HAVE_EVAL_DATA } from '../helpers/eval-data.ts';
+import { makeZip } from '../helpers/images.ts';
+import { unzip } from '../helpers/unzip.ts';
+
+const ROOT = path.resolve(import.meta.dirname, '../..');
+let server: RunningServer;
+let apiKey: string;
+let work: string;
+
+interface Ran {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** bin/matte as a user runs it: no server env, only MATTE_URL/MATTE_API_KEY or the login file. */
+function matte(
+  args: string[],
+  opts: { env?: Record<string, string>; input?: string; onStderr?: (text: string, kill: () => void) => void } = {},
+): Promise<Ran> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(path.join(ROOT, 'bin/matte'), args, {
+      env: { PATH: process.env.PATH, HOME: work, XDG_CONFIG_HOME: path.join(work, 'config'), ...opts.env },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => {
+      stderr += d;
+      opts.onStderr?.(stderr, () => child.kill('SIGINT'));
+    });
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
+    child.stdin.end(opts.input ?? '');
+  });
+}
+
+const asUser = () => ({ MATTE_URL: server.base, MATTE_API_KEY: apiKey });
+const photos = () => evalEntries().filter((e) => e.image.endsWith('.jpg'));
+
+async function credits(): Promise<number> {
+  const account = await (
+    await fetch(`${server.base}/v1/account`, { headers: { authorization: `Bearer ${apiKey}` } })
+  ).json();
+  return account.credits.plan + account.credits.pack;
+}
+
+beforeAll(async () => {
+  if (!HAVE_EVAL_DATA) return;
+  server = await startServer();
+  apiKey = JSON.parse(
+    await server.cli('accounts', 'create', '--email', 'cli@example.com', '--plan', '60', '--json'),
+  ).apiKey;
+  work = fs.mkdtempSync(path.join(os.tmpdir(), 'matte-cli-'));
+});
+afterAll(async () => {
+  await server?.stop();
+  if (work) fs.rmSync(work, { recursive: true, force: true });
+});
+
+describe.skipIf(!HAVE_EVAL_DATA)('matte, the client command', () => {
+  it('logs in: the key is checked, stored 0600 in the config directory, and used by later commands', async () => {
+    const bad = await matte(['login', '--url', server.base, '--api-key-stdin'], { input: 'mk_wrong\n' });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr.trim().split('\n')).toHaveLength(1);
+    expect(bad.stderr).toMatch(/INVALID_KEY/);
+    const ok = await matte(['login', '--url', `${server.base}/v1/`, '--api-key-stdin', '--json'], {
+      input: `${apiKey}\n`,
+    });
+    expect(ok.code).toBe(0);
+    const file = path.join(work, 'config', 'matte', 'config.json');
+    expect(JSON.parse(ok.stdout).file).toBe(file);
+    expect(fs.statSync(file).mode & 0o777).toBe(0o600);
+    expect(JSON.parse(fs.readFileSync(file, 'utf8'))).toEqual({ url: server.base, apiKey });
+    const account = await matte(['account', '--json']);
+    expect(account.code).toBe(0);
+    expect(JSON.parse(account.stdout).limits.photosPerBatch).toBe(200);
+    // MATTE_URL overrides the stored server: a closed port is a network failure, exit 1.
+    const down = await matte(['account'], { env: { MATTE_URL: 'http://127.0.0.1:9' } });
+    expect(down.code).toBe(1);
+    // A line per retry of the safe GET, then one line that says what failed.
+    expect(down.stderr.trim().split('\n').at(-1)).toMatch(/^matte: .*is the server running/);
+  });
+
+  it('removes backgrounds from a folder of 10 (one broken file, one ZIP): 9 results, the broken one reported, nothing new on a second run', async () => {
+    const input = path.join(work, 'shop');
+    fs.mkdirSync(path.join(input, 'shoes'), { recursive: true });
+    const list = photos();
+    for (const [i, e] of list.slice(0, 8).entries())
+      fs.writeFileSync(path.join(input, i < 3 ? 'shoes' : '', path.basename(e.image)), evalFile(e.image));
+    fs.writeFileSync(path.join(input, 'broken.jpg'), evalFile(list[8].image).subarray(0, 3000));
+    fs.writeFileSync(path.join(input, 'more.zip'), makeZip([{ name: 'zipped.jpg', data: evalFile(list[9].image) }]));
+    const before = await credits();
+    const out = path.join(work, 'out');
+
+    const first = await matte(['remove', input, '-o', out, '--background', 'white', '--format', 'jpeg', '--json'], {
+      env: asUser(),
+    });
+    expect(first.code, first.stderr).toBe(0);
+    const summary = JSON.parse(first.stdout);
+    expect(summary.written).toHaveLength(9);
+    expect(summary.rejected).toEqual([
+      { name: path.join(input, 'broken.jpg'), reason: expect.stringMatching(/not a readable/) },
+    ]);
+    expect(summary.failed).toEqual([]);
+    const files = fs
+      .readdirSync(out, { recursive: true })
+      .map(String)
+      .filter((f) => f.endsWith('.jpg'))
+      .sort();
+    expect(files).toHaveLength(9);
+    expect(files).toContain(path.join('more', 'zipped.jpg'));
+    expect(files.filter((f) => f.startsWith(`shoes${path.sep}`))).toHaveLength(3);
+    for (const f of files) expect((await sharp(path.join(out, f)).metadata()).format).toBe('jpeg');
+    // What was charged is what the ledger says: one credit per clean result, none for flagged ones.
+    expect(before - (await credits())).toBe(9 - summary.flagged.length);
+    // A progress line per photo when stderr is not a terminal.
+    expect(first.stderr).toMatch(/9\/9 /);
+
+    const mtimes = files.map((f) => fs.statSync(path.join(out, f)).mtimeMs);
+    const second = await matte(['remove', input, '-o', out, '--background', 'white', '--format', 'jpeg', '--json'], {
+      env: asUser(),
+    });
+    expect(second.code).toBe(0);
+    expect(JSON.parse(second.stdout)).toMatchObject({ written: [], skipped: 9 });
+    expect(files.map((f) => fs.statSync(path.join(out, f)).mtimeMs)).toEqual(mtimes);
+
+    // The batch is listed, shown and downloadable by the client verbs too.
+    const [id] = summary.batches;
+    const shown = await matte(['batches', 'show', id, '--json'], { env: asUser() });
+    expect(JSON.parse(shown.stdout).counts).toMatchObject({ total: 9, done: 9 });
+    const listed = await matte(['batches', 'list'], { env: asUser() });
+    expect(listed.stdout).toContain(id);
+    const zipFile = path.join(work, 'batch.zip');
+    const downloaded = await matte(['batches', 'download', id, '-o', zipFile], { env: asUser() });
+    expect(downloaded.code, downloaded.stderr).toBe(0);
+    expect((await unzip(fs.readFileSync(zipFile))).size).toBe(9);
+  });
+
+  it('Ctrl-C mid-batch stops the batch, releases the credits of photos not yet run, and a second run finishes it', async () => {
+    const input = path.join(work, 'big');
+    fs.mkdirSync(input);
+    for (const e of photos().slice(10, 18))
+      fs.writeFileSync(path.join(input, path.basename(e.image)), evalFile(e.image));
+    const out = path.join(work, 'big-out');
+    const before = await credits();
+    let sent = false;
+    const stopped = await matte(['remove', input, '-o', out, '--json'], {
+      env: asUser(),
+      onStderr: (text, kill) => {
+        if (!sent && /1\/8 /.test(text)) {
+          sent = true;
+          kill();
+        }
+      },
+    });
+    expect(stopped.code).toBe(130);
+    const summary = JSON.parse(stopped.stdout);
+    expect(summary.interrupted).toBe(true);
+    expect(summary.held).toBeGreaterThan(0);
+    const batch = await (
+      await fetch(`${server.base}/v1/jobs/${summary.batches[0]}`, { headers: { authorization: `Bearer ${apiKey}` } })
+    ).json();
+    expect(batch.status).toBe('paused');
+    const done = batch.items.filter((i: any) => i.status === 'done');
+    expect(done.length + batch.counts.held).toBe(8);
+    // Only the photos that ran are charged (flagged ones not at all); the held ones cost nothing.
+    const charged = done.filter((i: any) => !i.refunded).length;
+    expect(before - (await credits())).toBe(charged);
+    expect(summary.written).toHaveLength(done.length);
+
+    const resumed = await matte(['remove', input, '-o', out, '--json'], { env: asUser() });
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(JSON.parse(resumed.stdout)).toMatchObject({ skipped: done.length });
+    expect(fs.readdirSync(out)).toHaveLength(8);
+  });
+
+  it('refuses bad input with one line and exit 2, before anything is sent', async () => {
+    const input = path.join(work, 'shop');
+    const cases: string[][] = [
+      ['remove', input],
+      ['remove', path.join(work, 'nothing-here'), '-o', path.join(work, 'x')],
+      ['remove', input, '-o', path.join(work, 'x'), '--background', 'pink'],
+      ['remove', input, '-o', path.join(work, 'x'), '--format', 'gif'],
+      ['remove', input, '-o', path.join(work, 'x'), '--sample', '0'],
+      ['remove', input, '-o', path.join(work, 'x'), '--pattern', '../{name}'],
+      ['remove', input, '-o', path.join(work, 'x'), '--frobnicate'],
+      ['batches', 'show'],
+      ['batches', 'show', 'job_nope'],
+    ];
+    const before = await credits();
+    for (const args of cases) {
+      const ran = await matte(args, { env: asUser() });
+      expect(ran.code, args.join(' ')).toBe(2);
+      expect(ran.stderr.trim().split('\n'), args.join(' ')).toHaveLength(1);
+      expect(ran.stderr).toMatch(/^matte: /);
+    }
+    expect(fs.existsSync(path.join(work, 'x'))).toBe(false);
+    expect(await credits()).toBe(before);
+  });
+});
