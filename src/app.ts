@@ -6,12 +6,9 @@ import multipart from '@fastify/multipart';
 import swagger from '@fastify/swagger';
 import type { Container } from './container.ts';
 import { Problem } from './http/schemas/common.schemas.ts';
-import {
-  clientErrorHandler,
-  errorsPage,
-  frameworkErrors,
-  registerProblemHandling,
-} from './http/plugins/problem.plugin.ts';
+import { clientErrorHandler, frameworkErrors, registerProblemHandling } from './http/plugins/problem.plugin.ts';
+import { errorPage, errorsPage, isErrorCode } from './http/error-pages.ts';
+import { AppError } from './errors.ts';
 import { registerAuth } from './http/plugins/auth.plugin.ts';
 import { registerValidation } from './http/plugins/validator.plugin.ts';
 import { finishOpenApiDocument } from './http/openapi.ts';
@@ -140,6 +137,11 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
   app.get('/docs/errors', { schema: { hide: true } }, async (_request, reply) =>
     reply.type('text/html; charset=utf-8').send(errorsPage()),
   );
+  app.get<{ Params: { code: string } }>('/docs/errors/:code', { schema: { hide: true } }, async (request, reply) => {
+    const { code } = request.params;
+    if (!isErrorCode(code)) throw new AppError('NOT_FOUND', `No error code ${code.slice(0, 40)}; see /docs/errors.`);
+    return reply.type('text/html; charset=utf-8').send(errorPage(code));
+  });
 
   registerJobRoutes(app, c);
   registerItemRoutes(app, c);

@@ -137,21 +137,3 @@ export function registerProblemHandling(app: FastifyInstance, baseUrl: string): 
     ),
   );
 }
-
-/** The error documentation page every problem `type` links to. */
-export function errorsPage(): string {
-  const rows = Object.entries(ERROR_CODES)
-    .map(
-      ([code, { status, title }]) =>
-        `<tr id="${code}"><td><a href="#${code}"><code>${code}</code></a></td><td>${status}</td><td>${title}</td></tr>`,
-    )
-    .join('\n');
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Matte API errors</title></head><body>
-<h1>Matte API error codes</h1>
-<p>Every error is <code>application/problem+json</code> with <code>type</code>, <code>title</code>, <code>status</code>, <code>code</code> and <code>detail</code>.
-Branch on <code>code</code>, never on <code>detail</code>. VALIDATION adds <code>errors</code> (each with its <code>path</code>); NO_CREDITS adds <code>needed</code> and <code>balance</code>;
-RATE_LIMITED adds <code>retryAfter</code>; CONFLICT, PROCESSING_FAILED and TIMEOUT add <code>reason</code>.</p>
-<table><thead><tr><th>code</th><th>status</th><th>meaning</th></tr></thead><tbody>
-${rows}
-</tbody></table></body></html>`;
-}

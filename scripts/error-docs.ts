@@ -1,0 +1,18 @@
+// Writes docs/errors.md from src/errors.ts (the codes the server answers with), formatted as the
+// repository formats. `npm run docs:errors`; test/unit/error-docs.test.ts checks it is current.
+import fs from 'node:fs';
+import path from 'node:path';
+import * as prettier from 'prettier';
+import { errorsMarkdown } from '../src/http/error-pages.ts';
+
+export const ERRORS_DOC = path.join(import.meta.dirname, '..', 'docs', 'errors.md');
+
+export async function errorsDoc(): Promise<string> {
+  const options = (await prettier.resolveConfig(ERRORS_DOC)) ?? {};
+  return prettier.format(errorsMarkdown(), { ...options, filepath: ERRORS_DOC });
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  fs.writeFileSync(ERRORS_DOC, await errorsDoc());
+  console.log(`written: ${path.relative(process.cwd(), ERRORS_DOC)}`);
+}
