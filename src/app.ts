@@ -96,7 +96,8 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
       buildLocalReference: (json, _base, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`),
     },
     transform: ({ schema, url, route }) => {
-      const key = `${Array.isArray(route.method) ? route.method[0] : route.method} ${url}`;
+      // Routes are registered with :params, and the forms keyed with OpenAPI's {params}.
+      const key = `${Array.isArray(route.method) ? route.method[0] : route.method} ${url.replace(/:(\w+)/g, '{$1}')}`;
       const form = multipartBodies.get(key);
       if (!schema || !form) return { schema, url };
       const body = (schema.body ?? { content: {} }) as { content: Record<string, unknown> };

@@ -324,4 +324,13 @@ describe('GET /v1/openapi.json', () => {
       (await t.app.inject({ method: 'POST', url: '/v1/jobs', headers: auth, payload: { title: 'no' } })).statusCode,
     ).toBe(400);
   });
+
+  it('documents the multipart form of every endpoint that reads one, path parameters included', async () => {
+    const doc = (await t.app.inject({ method: 'GET', url: '/v1/openapi.json' })).json();
+    const form = (path: string) => doc.paths[path].post.requestBody.content['multipart/form-data']?.schema;
+    expect(Object.keys(form('/v1/jobs/{id}/items').properties)).toEqual(['files']);
+    expect(form('/v1/jobs/{id}/apply').required).toEqual(['payload']);
+    expect(form('/v1/images').required).toEqual(['file']);
+    expect(form('/v1/jobs')).toBeDefined();
+  });
 });

@@ -2715,6 +2715,15 @@ export interface operations {
             sharpen?: number;
           };
         };
+        'multipart/form-data': {
+          /**
+           * Format: binary
+           * @description Background image shared by the selection.
+           */
+          image?: string;
+          /** @description JSON of the ApplyRequest shape. */
+          payload: string;
+        };
       };
     };
     responses: {
@@ -3913,6 +3922,10 @@ export interface operations {
           /** @default [] */
           urls?: string[];
           zipUrl?: string;
+        };
+        'multipart/form-data': {
+          /** @description JPEG, PNG, WebP, or ZIPs of them (folders inside included). */
+          files: string[];
         };
       };
     };
