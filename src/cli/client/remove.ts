@@ -230,7 +230,7 @@ async function heavyRerun(
   if (flagged.length === 0) return job.items;
   progress.note(`re-running ${flagged.length} flagged photo(s) on the heavy tier: 2 credits each`);
   for (const item of flagged) await client.retryItem(job.id, item.id, 'heavy');
-  return (await follow(client, job.id, 'heavy', flagged.length, progress, interrupt)).items;
+  return (await follow(client, job.id, 'heavy re-run', job.counts.total, progress, interrupt)).items;
 }
 
 async function writeResults(
