@@ -52,6 +52,12 @@ export const ConfigSchema = Type.Object({
   requestsPerMinute: Type.Integer({ minimum: 1 }),
   photosPerHour: Type.Integer({ minimum: 1 }),
   logLevel: Type.String(),
+  /** Empty: files under `${dataDir}/blobs`; `s3://bucket/prefix`: S3-compatible object storage. */
+  blobStore: Type.String({ pattern: '^$|^s3://' }),
+  /** The object store's connection, the AWS way (AWS_REGION, AWS_ENDPOINT_URL_S3; credentials from the AWS chain). */
+  s3: Type.Object({ region: Type.String(), endpoint: Type.String(), forcePathStyle: Type.Boolean() }),
+  /** When set, /healthz, /readyz and /metrics on this port (0: any free port). */
+  metricsPort: Type.Union([Type.Integer({ minimum: 0, maximum: 65535 }), Type.Null()]),
 });
 export type Config = Static<typeof ConfigSchema>;
 
@@ -128,6 +134,13 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     requestsPerMinute: int(env, 'MATTE_REQUESTS_PER_MINUTE', DEFAULTS.requestsPerMinute),
     photosPerHour: int(env, 'MATTE_PHOTOS_PER_HOUR', DEFAULTS.photosPerHour),
     logLevel: env.LOG_LEVEL || 'info',
+    blobStore: env.MATTE_BLOB_STORE ?? '',
+    s3: {
+      region: env.AWS_REGION || env.AWS_DEFAULT_REGION || 'us-east-1',
+      endpoint: env.AWS_ENDPOINT_URL_S3 || env.AWS_ENDPOINT_URL || '',
+      forcePathStyle: flag(env, 'MATTE_S3_FORCE_PATH_STYLE', false),
+    },
+    metricsPort: env.MATTE_METRICS_PORT ? int(env, 'MATTE_METRICS_PORT', 0) : null,
     ...overrides,
   };
   if (!Value.Check(ConfigSchema, config)) {

@@ -5,6 +5,7 @@ import type { Config } from './config.ts';
 import { createDatabase } from './db/database.ts';
 import { Store } from './db/store.ts';
 import { FsBlobStore, type BlobStore } from './adapters/blob-store.ts';
+import { parseS3Url, s3Client, S3BlobStore } from './adapters/s3-blob-store.ts';
 import { RecentBlobs } from './runtime/recent-blobs.ts';
 import { setImageThreads } from './adapters/images/sharp.ts';
 import { ImageDecoder } from './adapters/images/decoder.ts';
@@ -107,11 +108,14 @@ export async function createContainer(config: Readonly<Config>, opts: ContainerO
   const store = new Store(db);
   // What this process wrote in the last seconds is read back from memory (recent-blobs.ts): a result
   // by the request waiting for it, an upload by the worker that claims it.
-  const blobs = new RecentBlobs(
-    new FsBlobStore(path.join(config.dataDir, 'blobs')),
-    { maxBytes: 32 * 1024 * 1024, ttlMs: 10_000 },
-    clock,
-  );
+  // Files on this machine's disk, or in an object store every process shares (MATTE_BLOB_STORE=s3://…).
+  const fileStore = config.blobStore
+    ? new S3BlobStore(
+        s3Client({ region: config.s3.region, endpoint: config.s3.endpoint, forcePathStyle: config.s3.forcePathStyle }),
+        parseS3Url(config.blobStore),
+      )
+    : new FsBlobStore(path.join(config.dataDir, 'blobs'));
+  const blobs = new RecentBlobs(fileStore, { maxBytes: 32 * 1024 * 1024, ttlMs: 10_000 }, clock);
   setImageThreads(config.imageThreads);
   const decoder = new ImageDecoder(config.maxInputPixels);
   const renderer = new ImageRenderer(config.maxInputPixels);
