@@ -8,6 +8,7 @@ import type { Container } from './container.ts';
 import { Problem } from './http/schemas/common.schemas.ts';
 import { clientErrorHandler, frameworkErrors, registerProblemHandling } from './http/plugins/problem.plugin.ts';
 import { errorPage, errorsPage, isErrorCode } from './http/error-pages.ts';
+import { registerHealthRoutes } from './http/health.ts';
 import { AppError } from './errors.ts';
 import { registerAuth } from './http/plugins/auth.plugin.ts';
 import { registerValidation } from './http/plugins/validator.plugin.ts';
@@ -135,6 +136,13 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
     },
     async (_request, reply) => reply.type('application/json').send(app.swagger()),
   );
+  registerHealthRoutes(app, c);
+  app.addHook('onResponse', async (request, reply) => {
+    c.metrics.httpSeconds.observe(
+      { method: request.method, route: request.routeOptions.url ?? 'unmatched', status: String(reply.statusCode) },
+      reply.elapsedTime / 1000,
+    );
+  });
   app.get('/docs/errors', { schema: { hide: true } }, async (_request, reply) =>
     reply.type('text/html; charset=utf-8').send(errorsPage()),
   );

@@ -1,11 +1,13 @@
 // Composition root: adapters and repositories first, then services with explicit dependencies.
+import fs from 'node:fs';
 import path from 'node:path';
 import pino, { type Logger } from 'pino';
 import type { Config } from './config.ts';
 import { createDatabase } from './db/database.ts';
 import { Store } from './db/store.ts';
-import { FsBlobStore, type BlobStore } from './adapters/blob-store.ts';
+import { FsBlobStore, reportingErrors, type BlobStore } from './adapters/blob-store.ts';
 import { parseS3Url, s3Client, S3BlobStore } from './adapters/s3-blob-store.ts';
+import { Metrics, type ProcessRole } from './adapters/metrics.ts';
 import { RecentBlobs } from './runtime/recent-blobs.ts';
 import { setImageThreads } from './adapters/images/sharp.ts';
 import { ImageDecoder } from './adapters/images/decoder.ts';
@@ -89,6 +91,9 @@ export interface Container {
   dispatcher: WebhookDispatcher;
   /** Starts the photo worker's helper threads ahead of the first photo; a failure is logged, never thrown. */
   warmUp(): Promise<void>;
+  metrics: Metrics;
+  /** Whether the database, the blob store and (where this process runs photos) the model answer. */
+  readiness(): Promise<Readiness>;
   close(): Promise<void>;
 }
 
@@ -99,6 +104,14 @@ export interface ContainerOptions {
   log?: Logger;
   /** Start the worker loop (default: config.embeddedWorker). */
   runWorker?: boolean;
+  /** What this process is, for metrics (default: api+worker with a worker, api without). */
+  role?: ProcessRole;
+}
+
+export interface Readiness {
+  ready: boolean;
+  /** Each part's state: `ok`, or what is wrong with it. */
+  parts: { database: string; blobStore: string; model: string };
 }
 
 export async function createContainer(config: Readonly<Config>, opts: ContainerOptions = {}): Promise<Container> {
@@ -106,8 +119,6 @@ export async function createContainer(config: Readonly<Config>, opts: ContainerO
   const clock = opts.clock ?? Date.now;
   const db = await createDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   const store = new Store(db);
-  // What this process wrote in the last seconds is read back from memory (recent-blobs.ts): a result
-  // by the request waiting for it, an upload by the worker that claims it.
   // Files on this machine's disk, or in an object store every process shares (MATTE_BLOB_STORE=s3://…).
   const fileStore = config.blobStore
     ? new S3BlobStore(
@@ -115,7 +126,19 @@ export async function createContainer(config: Readonly<Config>, opts: ContainerO
         parseS3Url(config.blobStore),
       )
     : new FsBlobStore(path.join(config.dataDir, 'blobs'));
-  const blobs = new RecentBlobs(fileStore, { maxBytes: 32 * 1024 * 1024, ttlMs: 10_000 }, clock);
+  const runWorker = opts.runWorker ?? config.embeddedWorker;
+  const metrics = new Metrics(
+    opts.role ?? (runWorker ? 'api+worker' : 'api'),
+    () => store.repos.items.queueStats(),
+    clock,
+  );
+  // What this process wrote in the last seconds is read back from memory (recent-blobs.ts): a result
+  // by the request waiting for it, an upload by the worker that claims it.
+  const blobs = new RecentBlobs(
+    reportingErrors(fileStore, (operation) => metrics.blobErrors.inc({ operation })),
+    { maxBytes: 32 * 1024 * 1024, ttlMs: 10_000 },
+    clock,
+  );
   setImageThreads(config.imageThreads);
   const decoder = new ImageDecoder(config.maxInputPixels);
   const renderer = new ImageRenderer(config.maxInputPixels);
@@ -132,7 +155,6 @@ export async function createContainer(config: Readonly<Config>, opts: ContainerO
       : new LocalEventBus();
   const credits = new CreditsService();
   const stats = new ThroughputStats();
-  const runWorker = opts.runWorker ?? config.embeddedWorker;
 
   const model: MaskModel | null =
     opts.model ?? (runWorker ? new OnnxMaskModel({ modelPath: config.modelPath, threads: config.modelThreads }) : null);
@@ -220,6 +242,7 @@ export async function createContainer(config: Readonly<Config>, opts: ContainerO
             bus,
             stats,
             priority,
+            metrics,
             log: log.child({ component: 'worker' }),
           },
           { concurrency: config.workerConcurrency, leaseMs: config.leaseMs, maxAttempts: config.maxAttempts },
@@ -235,7 +258,7 @@ export async function createContainer(config: Readonly<Config>, opts: ContainerO
     maxMs: config.sseMaxMs,
   });
   const dispatcher = new WebhookDispatcher(
-    { store, bus, clock, log: log.child({ component: 'webhooks' }) },
+    { store, bus, clock, metrics, log: log.child({ component: 'webhooks' }) },
     {
       retryDelaysMs: config.webhookRetryDelaysMs,
       timeoutMs: config.webhookTimeoutMs,
@@ -292,6 +315,22 @@ export async function createContainer(config: Readonly<Config>, opts: ContainerO
       } catch (err) {
         if (!closed) log.warn({ err }, 'warming the cut-out writer failed');
       }
+    },
+    metrics,
+    async readiness() {
+      const parts = { database: 'ok', blobStore: 'ok', model: 'ok' };
+      const failed = (err: unknown) => (err instanceof Error ? err.message : String(err)).slice(0, 200) || 'failed';
+      await Promise.all([
+        store.ping().catch((err: unknown) => (parts.database = failed(err))),
+        (fileStore instanceof S3BlobStore
+          ? fileStore.check()
+          : fs.promises.access(path.join(config.dataDir, 'blobs'), fs.constants.W_OK)
+        ).catch((err: unknown) => (parts.blobStore = failed(err))),
+      ]);
+      if (runWorker && model) parts.model = modelState === 'ready' ? 'ok' : modelState;
+      else parts.model = 'not run by this process';
+      const ready = parts.database === 'ok' && parts.blobStore === 'ok' && (parts.model === 'ok' || !model);
+      return { ready, parts };
     },
     async close() {
       closed = true;

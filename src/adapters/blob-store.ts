@@ -146,3 +146,26 @@ export class FsBlobStore implements BlobStore {
     await fsp.rm(this.resolve(prefix), { recursive: true, force: true });
   }
 }
+
+/** `store` with every failed operation reported to `onError` (a missing key is an answer, not a failure). */
+export function reportingErrors(store: BlobStore, onError: (operation: string) => void): BlobStore {
+  const watch = <T>(operation: string, run: () => Promise<T>): Promise<T> =>
+    run().catch((err: unknown) => {
+      if ((err as { code?: string }).code !== 'ENOENT') onError(operation);
+      throw err;
+    });
+  return {
+    put: (key, data) => watch('put', () => store.put(key, data)),
+    putParts: (key, parts, whole) => watch('put', () => store.putParts(key, parts, whole)),
+    copy: (from, to) => watch('copy', () => store.copy(from, to)),
+    get: (key) => watch('get', () => store.get(key)),
+    find: (key) => watch('get', () => store.find(key)),
+    stat: (key) => watch('stat', () => store.stat(key)),
+    createReadStream: (key) =>
+      store.createReadStream(key).on('error', (err: NodeJS.ErrnoException) => {
+        if (err.code !== 'ENOENT') onError('read');
+      }),
+    delete: (key) => watch('delete', () => store.delete(key)),
+    deletePrefix: (prefix) => watch('delete', () => store.deletePrefix(prefix)),
+  };
+}

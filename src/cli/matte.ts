@@ -16,6 +16,8 @@ import { formatMicros } from '../domain/instant.ts';
 import { CLIENT_NOUNS, CLIENT_USAGE, runClientCommand } from './client/commands.ts';
 
 const USAGE = `usage: matte <noun> <verb> [options] [--json]
+  serve             the API server (as npm start; MATTE_WORKER=0: API only)
+  worker            a worker process: runs photos, webhooks and retention (PostgreSQL)
 operator commands (on the server's machine, beside its database):
   accounts create   --email E [--plan N] [--pack N] [--password-stdin]
   accounts list     [--limit N]
@@ -89,6 +91,11 @@ function readPassword(values: Values): string | undefined {
 
 async function main(argv: string[]): Promise<number> {
   const [noun, verb, ...rest] = argv;
+  // Long-running processes: the API (with its worker unless MATTE_WORKER=0), and a worker alone.
+  if (noun === 'serve' || noun === 'worker') {
+    await import(noun === 'serve' ? '../main/api.ts' : '../main/worker.ts');
+    return new Promise<number>(() => undefined); // they exit on SIGTERM or SIGINT
+  }
   // Client verbs speak HTTP with an API key; the operator verbs below open the database.
   if (noun && CLIENT_NOUNS.has(noun)) return runClientCommand(argv);
   if (!noun || !verb || noun.startsWith('-')) {

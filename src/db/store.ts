@@ -1,5 +1,6 @@
 // The Store hands services their repositories, either plain or bound to one transaction.
 // Services see only repository methods; Kysely stays inside src/db.
+import { sql } from 'kysely';
 import type { Kysely } from 'kysely';
 import type { Database } from './schema.ts';
 import type { Db, Dialect } from './database.ts';
@@ -60,6 +61,10 @@ export class Store {
   /** Runs `fn` in one transaction: every state change and the ledger rows that pay for it commit together. */
   transaction<T>(fn: (repos: Repos) => Promise<T>): Promise<T> {
     return this.db.kysely.transaction().execute((trx) => fn(reposFor(trx, this.db.dialect)));
+  }
+  /** One round trip to the database (readiness). */
+  async ping(): Promise<void> {
+    await sql`select 1`.execute(this.db.kysely);
   }
 
   close(): Promise<void> {

@@ -2,6 +2,7 @@
 // settles the result. `concurrency` photos are in flight so that one photo's decode and encode
 // overlap another's model run; the model itself runs one photo at a time.
 import { randomUUID } from 'node:crypto';
+import type { Metrics } from '../adapters/metrics.ts';
 import type { Logger } from 'pino';
 import { PhotoError } from '../errors.ts';
 import type { BlobStore } from '../adapters/blob-store.ts';
@@ -53,6 +54,7 @@ export class PhotoWorker {
       bus: EventBus;
       stats: ThroughputStats;
       priority?: Pick<HelperThreadPriority, 'apply' | 'restore'>;
+      metrics?: Metrics;
       log: Logger;
     },
     private readonly opts: WorkerOptions,
@@ -75,6 +77,11 @@ export class PhotoWorker {
     if (this.maintenance) clearInterval(this.maintenance);
     this.wakeAll();
     await Promise.all(this.slots);
+  }
+
+  /** Photos this worker still runs go back to the queue now (a stop that cannot wait for them). */
+  async handBack(): Promise<number> {
+    return this.deps.queue.handBack(this.id);
   }
 
   private async maintain(): Promise<void> {
@@ -170,6 +177,7 @@ export class PhotoWorker {
         outputFormat: result.format,
         files,
       });
+      this.report(item, settled ? (result.red ? 'flagged' : 'done') : 'dropped', result.meta.timings);
       if (settled) {
         const own = files;
         // The row names them now: nothing below may remove them.
@@ -205,12 +213,47 @@ export class PhotoWorker {
       await queue
         .settleFailed(item, this.id, photoError)
         .catch((e: unknown) => log.error({ err: e }, 'recording a failure failed'));
+      this.report(item, 'failed', undefined, photoError.code);
     } finally {
       clearInterval(renew);
       this.inFlight--;
       // libvips starts workers while it encodes: lowered now, if another photo still runs, rather than when the next one starts.
       this.prioritise();
     }
+  }
+
+  /**
+   * One line per photo this process settled, with what an operator needs to follow it across processes
+   * (batch, photo, process, attempt, outcome, stage timings), and the same in the metrics.
+   */
+  private report(
+    item: ItemRow,
+    outcome: 'done' | 'flagged' | 'failed' | 'dropped',
+    timings: Partial<Record<string, number>> | undefined,
+    code?: string,
+  ): void {
+    const { metrics, log } = this.deps;
+    log.info(
+      {
+        jobId: item.job_id,
+        itemId: item.id,
+        process: this.id,
+        pid: process.pid,
+        attempt: item.attempts,
+        tier: item.tier,
+        outcome,
+        code,
+        timings,
+      },
+      'photo settled',
+    );
+    if (!metrics || outcome === 'dropped') return;
+    metrics.photos.inc({ outcome, tier: item.tier });
+    for (const [stage, ms] of Object.entries(timings ?? {}))
+      if (typeof ms === 'number') metrics.stageSeconds.observe({ stage }, ms / 1000);
+    if (typeof timings?.inference === 'number')
+      metrics.inferenceSeconds.observe({ tier: item.tier }, timings.inference / 1000);
+    if (code?.startsWith('REMOTE_')) metrics.remoteErrors.inc({ code });
   }
 
   /** Helper threads yield to the model while photos overlap, and have their priority back when one runs alone (thread-priority.ts). */

@@ -3,6 +3,7 @@
 // database first, so no attempt is sent twice, and a restart resumes the schedule where it stood.
 // Sends run beside photo processing, never in its way: a slow receiver holds one of a few slots here
 // for at most the answer limit, and the photo worker does not wait on webhooks at all.
+import type { Metrics } from '../adapters/metrics.ts';
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Store } from '../db/store.ts';
@@ -38,7 +39,14 @@ export class WebhookDispatcher {
   private readonly send: WebhookSend;
 
   constructor(
-    private readonly deps: { store: Store; bus: EventBus; clock: () => number; log: Logger; send?: WebhookSend },
+    private readonly deps: {
+      store: Store;
+      bus: EventBus;
+      clock: () => number;
+      log: Logger;
+      send?: WebhookSend;
+      metrics?: Metrics;
+    },
     private readonly opts: DispatcherOptions,
   ) {
     this.send =
@@ -180,6 +188,7 @@ export class WebhookDispatcher {
           { deliveryId: d.id, attempt },
           'webhook dispatcher: the lease ran out before the attempt was recorded',
         );
+      this.deps.metrics?.webhookAttempts.inc({ state: next.status === 'pending' ? 'retrying' : next.status });
       if (next.status === 'given_up')
         log.warn({ deliveryId: d.id, jobId: d.job_id, lastStatus, lastError }, 'webhook delivery given up');
     } catch (err) {

@@ -3,6 +3,7 @@ import { loadConfig } from '../config.ts';
 import { createContainer } from '../container.ts';
 import { buildApp } from '../app.ts';
 import type { Socket } from 'node:net';
+import { startOpsServer } from './ops-server.ts';
 
 const config = loadConfig();
 const container = await createContainer(config);
@@ -17,6 +18,7 @@ app.server.on('connection', (socket: Socket) => {
   socket.once('close', () => sockets.delete(socket));
 });
 await app.listen({ port: config.port, host: config.host });
+const ops = config.metricsPort !== null ? await startOpsServer(container, config.metricsPort, config.host) : null;
 container.worker?.start();
 container.maintenance.start();
 container.dispatcher.start();
@@ -35,6 +37,7 @@ async function shutdown(signal: string): Promise<void> {
   setTimeout(() => app.server.closeAllConnections(), 10_000).unref();
   for (const socket of sockets) if (socket.bytesRead === 0) socket.destroy();
   await app.close();
+  await ops?.close();
   await container.close();
   process.exit(0);
 }

@@ -181,6 +181,32 @@ export class PhotoQueue {
     return expired.length;
   }
 
+  /**
+   * A stopping worker's photos, queued again at once instead of when their leases run out. The attempt
+   * it used is given back: the photo was not at fault.
+   */
+  async handBack(owner: string): Promise<number> {
+    const now = this.deps.clock();
+    const mine = await this.deps.store.repos.items.listLeasedBy(owner);
+    let n = 0;
+    for (const item of mine) {
+      const requeued = await this.deps.store.repos.items.updateLeased(item.id, owner, {
+        status: 'pending',
+        lease_owner: null,
+        lease_expires_at: null,
+        stage: null,
+        attempts: Math.max(0, item.attempts - 1),
+        updated_at: now,
+      });
+      if (requeued) {
+        n++;
+        this.deps.bus.jobChanged(item.job_id);
+      }
+    }
+    if (n) this.deps.bus.workQueued();
+    return n;
+  }
+
   /** Results live two hours: batches past their expiry are deleted, rows and files. */
   async deleteExpired(): Promise<number> {
     const expired = await this.deps.store.repos.jobs.listExpired(this.deps.clock(), 50);

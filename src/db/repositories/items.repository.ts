@@ -175,6 +175,25 @@ export class ItemsRepository {
     return this.updateLeased(id, owner, { lease_expires_at: until });
   }
 
+  /** Photos waiting for a worker, and when the oldest of them was queued (metrics). */
+  async queueStats(): Promise<{ pending: number; oldestPendingAt: number | null }> {
+    const row = await this.db
+      .selectFrom('items')
+      .select((eb) => [eb.fn.countAll<number>().as('pending'), eb.fn.min('updated_at').as('oldest')])
+      .where('status', '=', 'pending')
+      .executeTakeFirst();
+    return { pending: Number(row?.pending ?? 0), oldestPendingAt: row?.oldest == null ? null : Number(row.oldest) };
+  }
+
+  async listLeasedBy(owner: string): Promise<ItemRow[]> {
+    return this.db
+      .selectFrom('items')
+      .selectAll()
+      .where('status', '=', 'processing')
+      .where('lease_owner', '=', owner)
+      .execute();
+  }
+
   async listExpiredLeases(now: number, limit: number): Promise<ItemRow[]> {
     return this.db
       .selectFrom('items')
