@@ -247,3 +247,46 @@ export class PhotoError extends Error {
     this.name = 'PhotoError';
   }
 }
+
+/**
+ * Errors of the systems under the service, as a client should hear them: the database or the blob store
+ * unreachable (503 SERVICE_UNAVAILABLE, retry shortly) or full (507 STORAGE_FULL). Read from the error's
+ * code (Node's, SQLite's, PostgreSQL's SQLSTATE) and, for the pg driver's own connection errors, its message.
+ */
+export function infrastructureFault(err: unknown): 'unavailable' | 'full' | null {
+  for (let e: unknown = err, depth = 0; e && depth < 4; e = (e as { cause?: unknown }).cause, depth++) {
+    const code = String((e as { code?: unknown }).code ?? '');
+    if (['ENOSPC', 'EDQUOT', 'SQLITE_FULL', '53100'].includes(code)) return 'full';
+    if (
+      ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENOTFOUND', 'EAI_AGAIN'].includes(code) ||
+      /^(08|57P)/.test(code)
+    )
+      return 'unavailable';
+    const message = e instanceof Error ? e.message : '';
+    if (
+      /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error/.test(
+        message,
+      )
+    )
+      return 'unavailable';
+  }
+  return null;
+}
+
+/** The AppError a client gets for an infrastructure fault, or null when `err` is not one. */
+export function infrastructureError(err: unknown): AppError | null {
+  switch (infrastructureFault(err)) {
+    case 'unavailable':
+      return new AppError(
+        'SERVICE_UNAVAILABLE',
+        'The service cannot reach its database or storage just now; retry shortly. Nothing was charged.',
+        {
+          retryAfter: 5,
+        },
+      );
+    case 'full':
+      return new AppError('STORAGE_FULL', "The service's storage is full; nothing was written. Reads keep working.");
+    case null:
+      return null;
+  }
+}

@@ -51,6 +51,8 @@ export async function createDatabase(options: DatabaseOptions): Promise<Db> {
     const pool = new pg.Pool({
       connectionString: options.databaseUrl,
       max: 10,
+      // While the database is unreachable a request fails in seconds (503) rather than waiting on a connection.
+      connectionTimeoutMillis: 3000,
       // bigint (OID 20) columns hold millisecond times and counters far below 2^53: read them as numbers.
       types: {
         getTypeParser: (oid: number, format?: string) =>
@@ -60,6 +62,10 @@ export async function createDatabase(options: DatabaseOptions): Promise<Db> {
     // An idle pooled connection can be closed by the server (restart, admin termination); pg then emits
     // 'error' on the pool, which would crash the process without a listener. The pool replaces it.
     pool.on('error', (err) => process.emitWarning(`PostgreSQL idle connection lost: ${err.message}`));
+    // A connection lost while checked out but between queries (inside a transaction, say) emits 'error' on
+    // its client, which the pool only listens to while the client is idle: without a listener of its own,
+    // a database outage would end the process. The query in flight, if any, still fails with the error.
+    pool.on('connect', (client) => client.on('error', () => undefined));
     kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   } else {
     const file = options.databaseUrl.startsWith('sqlite:')

@@ -20,6 +20,19 @@ class ImmediateSqliteDriver extends SqliteDriver {
   override async beginTransaction(connection: DatabaseConnection): Promise<void> {
     await connection.executeQuery(CompiledQuery.raw('begin immediate'));
   }
+
+  /**
+   * SQLite rolls a transaction back by itself on some errors (SQLITE_FULL when the volume is full,
+   * SQLITE_IOERR, SQLITE_NOMEM); Kysely's ROLLBACK then fails with "no transaction is active", which would
+   * hide the error that matters (a full volume is 507 STORAGE_FULL, not 500).
+   */
+  override async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
+    try {
+      await super.rollbackTransaction(connection);
+    } catch (err) {
+      if (!/no transaction is active/.test((err as Error).message)) throw err;
+    }
+  }
 }
 
 /**

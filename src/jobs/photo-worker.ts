@@ -97,26 +97,32 @@ export class PhotoWorker {
     for (const wake of [...this.waiters]) wake();
   }
 
-  private async idle(): Promise<void> {
+  private async idle(ms = this.opts.idlePollMs ?? 1000): Promise<void> {
     await new Promise<void>((resolve) => {
       const done = () => {
         clearTimeout(timer);
         this.waiters.delete(done);
         resolve();
       };
-      const timer = setTimeout(done, this.opts.idlePollMs ?? 1000);
+      const timer = setTimeout(done, ms);
       timer.unref();
       this.waiters.add(done);
     });
   }
 
   private async loop(): Promise<void> {
+    let failures = 0;
     while (this.running) {
       let item: ItemRow | undefined;
       try {
         item = await this.deps.queue.claimNext(this.id, this.opts.leaseMs);
+        failures = 0;
       } catch (err) {
-        this.deps.log.error({ err }, 'claiming a photo failed');
+        // The database is away (or the claim failed): wait longer each time, up to 30 s, instead of spinning.
+        failures++;
+        this.deps.log.error({ err, failures }, 'claiming a photo failed; backing off');
+        await this.idle(Math.min(30_000, 1000 * 2 ** Math.min(failures, 5)));
+        continue;
       }
       if (!item) {
         await this.idle();

@@ -1,7 +1,7 @@
 // The one place errors become application/problem+json (RFC 9457), as the spec's Errors section defines.
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { AppError, ERROR_CODES, type ErrorCode, type ProblemExtras } from '../../errors.ts';
+import { AppError, ERROR_CODES, infrastructureError, type ErrorCode, type ProblemExtras } from '../../errors.ts';
 import { RateLimitedError } from '../../services/rate-limit.service.ts';
 import { setRateLimitHeaders } from './rate-limit-headers.ts';
 
@@ -23,8 +23,7 @@ export function problemBody(
 }
 
 export function sendProblem(reply: FastifyReply, baseUrl: string, err: AppError): FastifyReply {
-  if (err.code === 'RATE_LIMITED' && err.extras.retryAfter !== undefined)
-    reply.header('retry-after', String(err.extras.retryAfter));
+  if (err.extras.retryAfter !== undefined) reply.header('retry-after', String(err.extras.retryAfter));
   if (err instanceof RateLimitedError) setRateLimitHeaders(reply, err.windows);
   // The first answer to an Idempotency-Key, given again (see services/idempotency.service.ts).
   if ((err as AppError & { replayed?: boolean }).replayed) reply.header('idempotent-replayed', 'true');
@@ -124,8 +123,13 @@ export function frameworkErrors(baseUrl: string) {
 
 export function registerProblemHandling(app: FastifyInstance, baseUrl: string): void {
   app.setErrorHandler((error: FastifyError | AppError, request: FastifyRequest, reply: FastifyReply) => {
-    const err = error instanceof AppError ? error : fromFastify(error as FastifyError);
-    if (err.status >= 500) request.log.error({ err: error, reqId: request.id }, 'request failed');
+    const err = error instanceof AppError ? error : (infrastructureError(error) ?? fromFastify(error as FastifyError));
+    if (err.status === 503 || err.status === 507)
+      request.log.warn(
+        { code: err.code, cause: (error as Error).message, reqId: request.id },
+        'request refused: infrastructure',
+      );
+    else if (err.status >= 500) request.log.error({ err: error, reqId: request.id }, 'request failed');
     else request.log.info({ code: err.code, detail: err.message }, 'request refused');
     return sendProblem(reply, baseUrl, err);
   });
