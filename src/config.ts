@@ -56,6 +56,10 @@ export const ConfigSchema = Type.Object({
   blobStore: Type.String({ pattern: '^$|^s3://' }),
   /** The object store's connection, the AWS way (AWS_REGION, AWS_ENDPOINT_URL_S3; credentials from the AWS chain). */
   s3: Type.Object({ region: Type.String(), endpoint: Type.String(), forcePathStyle: Type.Boolean() }),
+  /** The model on an Open Inference Protocol server (`http://host:port/v2/models/NAME`); empty: in process. */
+  inferenceUrl: Type.String({ pattern: '^$|^https?://' }),
+  /** The heavy tier's server; empty: the heavy tier uses the light one's backend. */
+  inferenceHeavyUrl: Type.String({ pattern: '^$|^https?://' }),
   /** When set, /healthz, /readyz and /metrics on this port (0: any free port). */
   metricsPort: Type.Union([Type.Integer({ minimum: 0, maximum: 65535 }), Type.Null()]),
 });
@@ -140,6 +144,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       endpoint: env.AWS_ENDPOINT_URL_S3 || env.AWS_ENDPOINT_URL || '',
       forcePathStyle: flag(env, 'MATTE_S3_FORCE_PATH_STYLE', false),
     },
+    inferenceUrl: env.MATTE_INFERENCE_URL ?? '',
+    inferenceHeavyUrl: env.MATTE_INFERENCE_HEAVY_URL ?? '',
     metricsPort: env.MATTE_METRICS_PORT ? int(env, 'MATTE_METRICS_PORT', 0) : null,
     ...overrides,
   };

@@ -8,6 +8,7 @@ import { Store } from './db/store.ts';
 import { FsBlobStore, reportingErrors, type BlobStore } from './adapters/blob-store.ts';
 import { parseS3Url, s3Client, S3BlobStore } from './adapters/s3-blob-store.ts';
 import { Metrics, type ProcessRole } from './adapters/metrics.ts';
+import { OipMaskModel } from './adapters/oip-mask-model.adapter.ts';
 import { RecentBlobs } from './runtime/recent-blobs.ts';
 import { setImageThreads } from './adapters/images/sharp.ts';
 import { ImageDecoder } from './adapters/images/decoder.ts';
@@ -156,13 +157,21 @@ export async function createContainer(config: Readonly<Config>, opts: ContainerO
   const credits = new CreditsService();
   const stats = new ThroughputStats();
 
+  // The model in this process (onnxruntime in a worker thread), or on an inference server (MATTE_INFERENCE_URL).
   const model: MaskModel | null =
-    opts.model ?? (runWorker ? new OnnxMaskModel({ modelPath: config.modelPath, threads: config.modelThreads }) : null);
+    opts.model ??
+    (!runWorker
+      ? null
+      : config.inferenceUrl
+        ? new OipMaskModel({ url: config.inferenceUrl })
+        : new OnnxMaskModel({ modelPath: config.modelPath, threads: config.modelThreads }));
   // The heavy tier's own model, when the operator runs one (segment.ts); heavy photos use `model` otherwise.
   const heavyModel: MaskModel | null =
-    model && !opts.model && config.heavyModelPath
-      ? new OnnxMaskModel({ modelPath: config.heavyModelPath, threads: config.modelThreads })
-      : null;
+    model && !opts.model && config.inferenceHeavyUrl
+      ? new OipMaskModel({ url: config.inferenceHeavyUrl })
+      : model && !opts.model && config.heavyModelPath
+        ? new OnnxMaskModel({ modelPath: config.heavyModelPath, threads: config.modelThreads })
+        : null;
   let modelState: 'loading' | 'ready' | 'failed' = model ? 'loading' : 'ready';
   const priority = new HelperThreadPriority(config.helperNice, () => model?.threadIds() ?? []);
   Promise.all([model?.ready(), heavyModel?.ready()]).then(
@@ -327,6 +336,12 @@ export async function createContainer(config: Readonly<Config>, opts: ContainerO
           : fs.promises.access(path.join(config.dataDir, 'blobs'), fs.constants.W_OK)
         ).catch((err: unknown) => (parts.blobStore = failed(err))),
       ]);
+      // An inference server that was away at start is asked again: it may be back.
+      if (runWorker && model instanceof OipMaskModel && modelState !== 'ready')
+        await model.ready().then(
+          () => (modelState = 'ready'),
+          () => undefined,
+        );
       if (runWorker && model) parts.model = modelState === 'ready' ? 'ok' : modelState;
       else parts.model = 'not run by this process';
       const ready = parts.database === 'ok' && parts.blobStore === 'ok' && (parts.model === 'ok' || !model);

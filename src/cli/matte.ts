@@ -18,6 +18,7 @@ import { CLIENT_NOUNS, CLIENT_USAGE, runClientCommand } from './client/commands.
 const USAGE = `usage: matte <noun> <verb> [options] [--json]
   serve             the API server (as npm start; MATTE_WORKER=0: API only)
   worker            a worker process: runs photos, webhooks and retention (PostgreSQL)
+  inference-server  [--port N] [--host H]   the model over the Open Inference Protocol, as model "isnet"
 operator commands (on the server's machine, beside its database):
   accounts create   --email E [--plan N] [--pack N] [--password-stdin]
   accounts list     [--limit N]
@@ -95,6 +96,23 @@ async function main(argv: string[]): Promise<number> {
   if (noun === 'serve' || noun === 'worker') {
     await import(noun === 'serve' ? '../main/api.ts' : '../main/worker.ts');
     return new Promise<number>(() => undefined); // they exit on SIGTERM or SIGINT
+  }
+  if (noun === 'inference-server') {
+    const { values } = parseArgs({
+      args: argv.slice(1),
+      options: { port: { type: 'string' }, host: { type: 'string' } },
+      strict: true,
+    });
+    const port = wholeNumber(values.port ?? '8001', 'port');
+    const { startInferenceServer, MODEL_NAME } = await import('../main/inference-server.ts');
+    const server = await startInferenceServer(port, values.host ?? '0.0.0.0');
+    process.stderr.write(
+      `matte inference-server: model ${MODEL_NAME} at http://${values.host ?? '0.0.0.0'}:${server.port}/v2/models/${MODEL_NAME}\n`,
+    );
+    const stop = () => void server.app.close().then(() => process.exit(0));
+    process.on('SIGTERM', stop);
+    process.on('SIGINT', stop);
+    return new Promise<number>(() => undefined);
   }
   // Client verbs speak HTTP with an API key; the operator verbs below open the database.
   if (noun && CLIENT_NOUNS.has(noun)) return runClientCommand(argv);

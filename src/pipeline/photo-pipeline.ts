@@ -185,8 +185,10 @@ export async function runPhoto(
   let prediction;
   try {
     prediction = await predicting;
-  } catch {
-    // The message never names the model or the infrastructure.
+  } catch (err) {
+    // An inference server's failure keeps its code (REMOTE_*, with a message that names no backend); any
+    // other is PROCESSING_FAILED. The message never names the model or the infrastructure.
+    if (err instanceof PhotoError) throw err;
     throw new PhotoError('PROCESSING_FAILED', 'The photo could not be processed; retrying may help.', false);
   }
   // The model's own run time (all passes); a photo may also have waited while another photo ran.

@@ -12,6 +12,7 @@ import { startServer, type RunningServer } from '../helpers/server.ts';
 import { createTestDatabase, PG_AVAILABLE, type TestDatabase } from '../helpers/databases.ts';
 import { startS3, type S3Server } from '../helpers/s3.ts';
 import { evalEntries, evalFile, HAVE_EVAL_DATA } from '../helpers/eval-data.ts';
+import { startInferenceServer } from '../../src/main/inference-server.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const RUN = PG_AVAILABLE && HAVE_EVAL_DATA;
@@ -41,7 +42,7 @@ let env: Record<string, string>;
 let auth: Record<string, string>;
 const workers: Worker[] = [];
 
-async function startWorker(): Promise<Worker> {
+async function startWorker(extraEnv: Record<string, string> = {}): Promise<Worker> {
   const port = await freePort();
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'matte-worker-'));
   let log = '';
@@ -53,6 +54,7 @@ async function startWorker(): Promise<Worker> {
       MATTE_METRICS_PORT: String(port),
       HOST: '127.0.0.1',
       LOG_LEVEL: 'info',
+      ...extraEnv,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -190,8 +192,23 @@ describe.skipIf(!RUN)('worker processes on PostgreSQL with files in S3', () => {
     const stopped = await (await call(`/v1/jobs/${id}`)).json();
     expect(stopped.items.filter((i: any) => i.status === 'processing')).toEqual([]);
 
-    await startWorker();
-    const job = await settled(id);
+    // The next worker runs the model on an inference server (bin/matte inference-server's protocol).
+    const inference = await startInferenceServer(0, '127.0.0.1');
+    let job: any;
+    try {
+      const remote = await startWorker({ MATTE_INFERENCE_URL: `http://127.0.0.1:${inference.port}/v2/models/isnet` });
+      expect((await (await fetch(`${remote.metrics}/readyz`)).json()).parts.model).toBe('ok');
+      job = await settled(id);
+      // It ran the photos the stopped worker had not: the model's time was spent on the inference server.
+      const text = await (await fetch(`${remote.metrics}/metrics`)).text();
+      const ran = [
+        ...text.matchAll(/^matte_photos_total\{outcome="(?:done|flagged)",tier="light",process="worker"\} (\d+)/gm),
+      ];
+      expect(ran.reduce((n, m) => n + Number(m[1]), 0)).toBeGreaterThan(0);
+    } finally {
+      await inference.app.close();
+      await inference.session.release();
+    }
     expect(job.counts).toMatchObject({ total: 6, done: 6 });
     // Each photo charged once: a clean one costs one credit, a flagged one nothing.
     const charged = job.items.filter((i: any) => !i.refunded).length;

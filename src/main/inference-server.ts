@@ -1,0 +1,115 @@
+// `bin/matte inference-server --port N`: the segmentation model served over the Open Inference Protocol
+// (KServe v2 / Triton HTTP, with Triton's binary tensor extension), under the model name `isnet`, on
+// onnxruntime: for CPU inference boxes without Triton, and for tests. A Triton server given deploy/triton/
+// serves the same ONNX file under the same name and protocol.
+//   GET  /v2/health/live, /v2/health/ready, /v2/models/isnet, /v2/models/isnet/ready
+//   POST /v2/models/isnet/infer   input `input` FP32 [1,3,1024,1024] → output `output` FP32 [1,1,1024,1024]
+import Fastify from 'fastify';
+import ort from 'onnxruntime-node';
+import { readModel, sessionOptions } from '../adapters/model-session.mjs';
+import { imglyResourceDir, MODEL_INPUT_SIZE } from '../adapters/mask-model.adapter.ts';
+import { readInferBody } from '../adapters/oip-mask-model.adapter.ts';
+import { loadConfig } from '../config.ts';
+
+export const MODEL_NAME = 'isnet';
+const SIZE = MODEL_INPUT_SIZE;
+const INPUT_VALUES = 3 * SIZE * SIZE;
+
+export async function startInferenceServer(port: number, host: string) {
+  const config = loadConfig();
+  const session = await ort.InferenceSession.create(
+    readModel(
+      config.modelPath
+        ? { modelPath: config.modelPath }
+        : { imglyDir: imglyResourceDir(), imglyModel: '/models/medium' },
+    ),
+    sessionOptions(config.modelThreads),
+  );
+  const app = Fastify({ logger: false, bodyLimit: 64 * 1024 * 1024 });
+  app.addContentTypeParser('application/octet-stream', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
+  const bad = (reply: import('fastify').FastifyReply, error: string) => reply.code(400).send({ error });
+  const metadata = {
+    name: MODEL_NAME,
+    versions: ['1'],
+    platform: 'onnxruntime_onnx',
+    inputs: [{ name: 'input', datatype: 'FP32', shape: [1, 3, SIZE, SIZE] }],
+    outputs: [{ name: 'output', datatype: 'FP32', shape: [1, 1, SIZE, SIZE] }],
+  };
+  const model = `/v2/models/${MODEL_NAME}`;
+  app.get('/v2/health/live', async () => ({ live: true }));
+  app.get('/v2/health/ready', async () => ({ ready: true }));
+  app.get('/v2', async () => ({ name: 'matte-inference', version: '1', extensions: ['binary_tensor_data'] }));
+  app.get(model, async () => metadata);
+  app.get(`${model}/ready`, async () => ({ name: MODEL_NAME, ready: true }));
+  app.post(`${model}/infer`, async (request, reply) => {
+    const body = request.body as Buffer;
+    const length = request.headers['inference-header-content-length'];
+    let parsed: { header: Record<string, unknown>; binary: Buffer };
+    try {
+      parsed = readInferBody(length === undefined ? null : Number(length), body);
+    } catch {
+      return bad(reply, 'the inference header is not JSON');
+    }
+    const inputs = (parsed.header.inputs ?? []) as {
+      name: string;
+      datatype: string;
+      shape: number[];
+      data?: number[];
+      parameters?: { binary_data_size?: number };
+    }[];
+    const input = inputs.find((t) => t.name === 'input');
+    if (!input) return bad(reply, 'no input named "input"');
+    if (input.datatype !== 'FP32' || input.shape?.join() !== `1,3,${SIZE},${SIZE}`)
+      return bad(reply, `input must be FP32 [1,3,${SIZE},${SIZE}]`);
+    let values: Float32Array;
+    if (input.parameters?.binary_data_size !== undefined) {
+      let offset = 0;
+      for (const t of inputs) {
+        if (t === input) break;
+        offset += t.parameters?.binary_data_size ?? 0;
+      }
+      const size = input.parameters.binary_data_size;
+      if (size !== INPUT_VALUES * 4 || parsed.binary.length < offset + size)
+        return bad(reply, `input holds ${size} bytes; ${INPUT_VALUES * 4} expected`);
+      const slice = parsed.binary.subarray(offset, offset + size);
+      values = new Float32Array(slice.buffer.slice(slice.byteOffset, slice.byteOffset + size));
+    } else {
+      if (!Array.isArray(input.data) || input.data.length !== INPUT_VALUES)
+        return bad(reply, `input holds ${input.data?.length ?? 0} values; ${INPUT_VALUES} expected`);
+      values = Float32Array.from(input.data);
+    }
+    const out = await session.run({ input: new ort.Tensor('float32', values, [1, 3, SIZE, SIZE]) }, ['output']);
+    const output = out.output.data as Float32Array;
+    const wantsBinary =
+      length !== undefined ||
+      ((parsed.header.outputs ?? []) as { parameters?: { binary_data?: boolean } }[]).some(
+        (o) => o.parameters?.binary_data,
+      );
+    if (!wantsBinary)
+      return {
+        model_name: MODEL_NAME,
+        outputs: [{ name: 'output', datatype: 'FP32', shape: [1, 1, SIZE, SIZE], data: Array.from(output) }],
+      };
+    const bytes = Buffer.from(output.buffer, output.byteOffset, output.byteLength);
+    const header = Buffer.from(
+      JSON.stringify({
+        model_name: MODEL_NAME,
+        outputs: [
+          {
+            name: 'output',
+            datatype: 'FP32',
+            shape: [1, 1, SIZE, SIZE],
+            parameters: { binary_data_size: bytes.length },
+          },
+        ],
+      }),
+    );
+    return reply
+      .header('content-type', 'application/octet-stream')
+      .header('inference-header-content-length', String(header.length))
+      .send(Buffer.concat([header, bytes]));
+  });
+  await app.listen({ port, host });
+  return { app, session, port: (app.server.address() as import('node:net').AddressInfo).port };
+}
