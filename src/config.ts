@@ -27,6 +27,8 @@ export const ConfigSchema = Type.Object({
   heavyModelPath: Type.String(),
   /** onnxruntime intra-op threads. One per core: image work yields the cores to the model (helperNice). */
   modelThreads: Type.Integer({ minimum: 1, maximum: 64 }),
+  /** onnxruntime's CPU memory arena (and memory pattern) for the in-process model. */
+  modelArena: Type.Boolean(),
   /** libvips threads per image operation (sharp.concurrency). 1: photos already run in parallel, and more threads in a batch take more time from the model than they save (bench: ratio 0.87 with 2 against 0.998 with 1, one run each on a noisy host). */
   imageThreads: Type.Integer({ minimum: 1, maximum: 64 }),
   /** Worker threads that refine a photo's edges and write its cut-out PNG, each a band of rows: one per core halves a single photo's time after the model. */
@@ -123,6 +125,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     modelPath: env.MATTE_MODEL_PATH ?? '',
     heavyModelPath: env.MATTE_HEAVY_MODEL_PATH ?? '',
     modelThreads: int(env, 'MATTE_MODEL_THREADS', DEFAULTS.modelThreads),
+    modelArena: flag(env, 'MATTE_MODEL_ARENA', false),
     helperNice: int(env, 'MATTE_HELPER_NICE', DEFAULTS.helperNice),
     imageThreads: int(env, 'MATTE_IMAGE_THREADS', DEFAULTS.imageThreads),
     cutoutThreads: int(env, 'MATTE_CUTOUT_THREADS', DEFAULTS.cutoutThreads),

@@ -164,13 +164,17 @@ export async function createContainer(config: Readonly<Config>, opts: ContainerO
       ? null
       : config.inferenceUrl
         ? new OipMaskModel({ url: config.inferenceUrl })
-        : new OnnxMaskModel({ modelPath: config.modelPath, threads: config.modelThreads }));
+        : new OnnxMaskModel({ modelPath: config.modelPath, threads: config.modelThreads, arena: config.modelArena }));
   // The heavy tier's own model, when the operator runs one (segment.ts); heavy photos use `model` otherwise.
   const heavyModel: MaskModel | null =
     model && !opts.model && config.inferenceHeavyUrl
       ? new OipMaskModel({ url: config.inferenceHeavyUrl })
       : model && !opts.model && config.heavyModelPath
-        ? new OnnxMaskModel({ modelPath: config.heavyModelPath, threads: config.modelThreads })
+        ? new OnnxMaskModel({
+            modelPath: config.heavyModelPath,
+            threads: config.modelThreads,
+            arena: config.modelArena,
+          })
         : null;
   let modelState: 'loading' | 'ready' | 'failed' = model ? 'loading' : 'ready';
   const priority = new HelperThreadPriority(config.helperNice, () => model?.threadIds() ?? []);

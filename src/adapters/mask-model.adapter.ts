@@ -51,12 +51,12 @@ export class OnnxMaskModel implements MaskModel {
    */
   private readonly inputs = new SharedMemoryPool({ maxFree: 2, idleReleaseMs: 10_000 });
 
-  constructor(opts: { modelPath: string; threads: number }) {
+  constructor(opts: { modelPath: string; threads: number; arena?: boolean }) {
     const source = opts.modelPath
       ? { modelPath: path.resolve(opts.modelPath) }
       : { imglyDir: imglyResourceDir(), imglyModel: '/models/medium' };
     this.worker = new Worker(new URL('./mask-model.worker.mjs', import.meta.url), {
-      workerData: { ...source, threads: opts.threads },
+      workerData: { ...source, threads: opts.threads, arena: opts.arena ?? false },
       // The worker is plain JavaScript: no TypeScript loader needed, and none inherited.
       execArgv: [],
     });

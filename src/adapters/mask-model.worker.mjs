@@ -17,13 +17,13 @@ const PLANE = SIZE * SIZE;
 const input = new Float32Array(3 * PLANE);
 
 const port = /** @type {import('node:worker_threads').MessagePort} */ (parentPort);
-const { threads } = workerData;
+const { threads, arena } = workerData;
 /** @type {import('onnxruntime-node').InferenceSession} */
 let session;
 try {
   const bytes = readModel(workerData);
   const before = new Set(threadIds());
-  session = await ort.InferenceSession.create(bytes, sessionOptions(threads));
+  session = await ort.InferenceSession.create(bytes, sessionOptions(threads, arena ?? false));
   // The threads onnxruntime started for this session, and this one (it computes too): the caller may
   // give every other thread of the process a lower priority (thread-priority.ts).
   // Without this thread's own id none are reported, which leaves every priority as it is.

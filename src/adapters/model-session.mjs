@@ -20,10 +20,17 @@ export function readModel(source) {
   return bytes;
 }
 
-/** @param {number} threads */
-export function sessionOptions(threads) {
+/**
+ * @param {number} threads
+ * @param {boolean} [arena] onnxruntime's CPU memory arena and memory pattern (MATTE_MODEL_ARENA=1). Off by
+ *   default: the arena keeps its peak for good, about 1.1 GB more per process on 12-megapixel batches; turning
+ *   it off cost between nothing and 13% of speed in two runs here (docs/performance.md, "Memory").
+ */
+export function sessionOptions(threads, arena = false) {
   return /** @type {import('onnxruntime-node').InferenceSession.SessionOptions} */ ({
     intraOpNumThreads: threads,
+    enableCpuMemArena: arena,
+    enableMemPattern: arena,
     interOpNumThreads: 1,
     graphOptimizationLevel: 'all',
     executionMode: 'sequential',

@@ -1,0 +1,138 @@
+// Memory per process (issue 25, P5): a worker running batches of 12-megapixel photos, with onnxruntime's
+// CPU memory arena on and off, and an API-only process (MATTE_WORKER=0) taking uploads. Each configuration
+// is a real server process (npm start's entry) on its own SQLite; its RSS is read from /proc every 100 ms
+// (VmRSS) and its peak at the end (VmHWM). Writes bench/results/memory.{json,md}.
+//   npm run bench:memory        (BENCH_MEMORY_BATCHES, default 5; BENCH_MEMORY_PHOTOS per batch, default 4)
+import fs from 'node:fs';
+import path from 'node:path';
+import sharp from 'sharp';
+import { startServer, type RunningServer } from '../test/helpers/server.ts';
+import { evalEntries, evalFile } from '../test/helpers/eval-data.ts';
+
+const BATCHES = Number(process.env.BENCH_MEMORY_BATCHES ?? 5);
+const PHOTOS = Number(process.env.BENCH_MEMORY_PHOTOS ?? 4);
+const MiB = 1024 * 1024;
+
+function status(pid: number, field: 'VmRSS' | 'VmHWM'): number {
+  const m = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Number(m[1]) * 1024 : 0;
+}
+
+/** 12-megapixel JPEGs (4000x3000) made from eval photos. */
+async function bigPhotos(n: number): Promise<Buffer[]> {
+  const entries = evalEntries().filter((e) => e.image.endsWith('.jpg'));
+  return Promise.all(
+    entries
+      .slice(0, n)
+      .map((e) => sharp(evalFile(e.image)).resize(4000, 3000, { fit: 'fill' }).jpeg({ quality: 90 }).toBuffer()),
+  );
+}
+
+async function account(server: RunningServer): Promise<Record<string, string>> {
+  const { apiKey } = JSON.parse(
+    await server.cli('accounts', 'create', '--email', `mem${Date.now()}@example.com`, '--plan', '1000', '--json'),
+  );
+  return { authorization: `Bearer ${apiKey}` };
+}
+
+async function runBatch(server: RunningServer, auth: Record<string, string>, photos: Buffer[]): Promise<void> {
+  const call = (p: string, init: RequestInit = {}) => fetch(`${server.base}${p}`, { ...init, headers: auth });
+  const id = (await (await call('/v1/jobs', { method: 'POST' })).json()).id;
+  const form = new FormData();
+  photos.forEach((p, i) => form.append('files', new Blob([new Uint8Array(p)]), `p${i}.jpg`));
+  const added = await call(`/v1/jobs/${id}/items`, { method: 'POST', body: form });
+  if (!added.ok) throw new Error(`adding photos: HTTP ${added.status}`);
+  const started = await call(`/v1/jobs/${id}/start`, { method: 'POST' });
+  if (!started.ok) throw new Error(`starting: HTTP ${started.status}`);
+  for (;;) {
+    const res = await call(`/v1/jobs/${id}?fields=summary&wait=30`);
+    if (!res.ok) throw new Error(`following: HTTP ${res.status}`);
+    const job = await res.json();
+    if (['done', 'failed'].includes(job.status)) return;
+  }
+}
+
+interface WorkerFigures {
+  arena: boolean;
+  mallocArenas: string;
+  peakMiB: number;
+  afterBatchMiB: number[];
+  secondsPerPhoto: number;
+}
+
+async function worker(arena: boolean, photos: Buffer[], mallocArenas = ''): Promise<WorkerFigures> {
+  const server = await startServer({
+    MATTE_MODEL_ARENA: arena ? '1' : '0',
+    MATTE_REQUESTS_PER_MINUTE: '100000',
+    LOG_LEVEL: 'warn',
+    ...(mallocArenas ? { MALLOC_ARENA_MAX: mallocArenas } : {}),
+  });
+  try {
+    const pid = server.proc.pid!;
+    const auth = await account(server);
+    await runBatch(server, auth, photos.slice(0, 1)); // warm: the model loaded and run once
+    const afterBatch: number[] = [];
+    const started = performance.now();
+    for (let b = 0; b < BATCHES; b++) {
+      await runBatch(server, auth, photos);
+      afterBatch.push(status(pid, 'VmRSS') / MiB);
+    }
+    const seconds = (performance.now() - started) / 1000;
+    return {
+      arena,
+      mallocArenas: mallocArenas || 'glibc default',
+      peakMiB: status(pid, 'VmHWM') / MiB,
+      afterBatchMiB: afterBatch.map((v) => Math.round(v)),
+      secondsPerPhoto: seconds / (BATCHES * photos.length),
+    };
+  } finally {
+    await server.stop();
+  }
+}
+
+async function apiOnly(photos: Buffer[]): Promise<{ peakMiB: number; rssMiB: number }> {
+  const server = await startServer({ MATTE_WORKER: '0', MATTE_REQUESTS_PER_MINUTE: '100000', LOG_LEVEL: 'warn' });
+  try {
+    const auth = await account(server);
+    for (let b = 0; b < BATCHES; b++) {
+      const id = (await (await fetch(`${server.base}/v1/jobs`, { method: 'POST', headers: auth })).json()).id;
+      const form = new FormData();
+      photos.forEach((p, i) => form.append('files', new Blob([new Uint8Array(p)]), `p${i}.jpg`));
+      await fetch(`${server.base}/v1/jobs/${id}/items`, { method: 'POST', headers: auth, body: form });
+      for (let i = 0; i < 10; i++) await fetch(`${server.base}/v1/jobs/${id}`, { headers: auth });
+    }
+    const pid = server.proc.pid!;
+    return { peakMiB: status(pid, 'VmHWM') / MiB, rssMiB: status(pid, 'VmRSS') / MiB };
+  } finally {
+    await server.stop();
+  }
+}
+
+const photos = await bigPhotos(PHOTOS);
+const results = {
+  at: new Date().toISOString(),
+  batches: BATCHES,
+  photosPerBatch: PHOTOS,
+  photo: '4000x3000 JPEG',
+  workers: [await worker(true, photos), await worker(false, photos), await worker(false, photos, '2')],
+  apiOnly: await apiOnly(photos),
+};
+const dir = path.join(import.meta.dirname, 'results');
+fs.mkdirSync(dir, { recursive: true });
+fs.writeFileSync(path.join(dir, 'memory.json'), `${JSON.stringify(results, null, 2)}\n`);
+const lines = [
+  `# npm run bench:memory, ${results.at}`,
+  '',
+  `${BATCHES} batches of ${PHOTOS} photos of 12 megapixels, after one warm-up photo; one process (API + worker, SQLite).`,
+  '',
+  '| onnxruntime arena | glibc malloc arenas | peak RSS (MiB) | RSS after each batch (MiB) | seconds per photo |',
+  '| --- | --- | --- | --- | --- |',
+  ...results.workers.map(
+    (w) =>
+      `| ${w.arena ? 'on' : 'off'} | ${w.mallocArenas} | ${w.peakMiB.toFixed(0)} | ${w.afterBatchMiB.join(', ')} | ${w.secondsPerPhoto.toFixed(2)} |`,
+  ),
+  '',
+  `API only (MATTE_WORKER=0), ${BATCHES} uploads of ${PHOTOS} photos and reads: peak ${results.apiOnly.peakMiB.toFixed(0)} MiB, ${results.apiOnly.rssMiB.toFixed(0)} MiB at the end.`,
+];
+fs.writeFileSync(path.join(dir, 'memory.md'), `${lines.join('\n')}\n`);
+console.log(lines.join('\n'));
