@@ -6,10 +6,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { startServer, type RunningServer } from '../helpers/server.ts';
+import { filesUnder, freePort, startServer, type RunningServer } from '../helpers/server.ts';
 import { createTestDatabase, PG_AVAILABLE, type TestDatabase } from '../helpers/databases.ts';
 import { startS3, type S3Server } from '../helpers/s3.ts';
 import { evalEntries, evalFile, HAVE_EVAL_DATA } from '../helpers/eval-data.ts';
@@ -20,16 +19,6 @@ const ROOT = path.resolve(import.meta.dirname, '../..');
 const RUN = PG_AVAILABLE && HAVE_EVAL_DATA;
 const BATCHES = 3;
 const PER_BATCH = 20;
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = net.createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as net.AddressInfo).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 interface Proc {
   proc: ChildProcess;
@@ -65,11 +54,6 @@ async function until(ready: () => Promise<boolean>, what: string, timeoutMs = 90
     await new Promise((r) => setTimeout(r, 250));
   }
 }
-
-const filesUnder = (dir: string) =>
-  fs.existsSync(dir)
-    ? fs.readdirSync(dir, { recursive: true }).filter((f) => fs.statSync(path.join(dir, String(f))).isFile())
-    : [];
 
 beforeAll(async () => {
   if (!RUN) return;

@@ -5,10 +5,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { startServer, type RunningServer } from '../helpers/server.ts';
+import { filesUnder, freePort, startServer, type RunningServer } from '../helpers/server.ts';
 import { createTestDatabase, PG_AVAILABLE, type TestDatabase } from '../helpers/databases.ts';
 import { startS3, type S3Server } from '../helpers/s3.ts';
 import { evalEntries, evalFile, HAVE_EVAL_DATA } from '../helpers/eval-data.ts';
@@ -16,16 +15,6 @@ import { startInferenceServer } from '../../src/main/inference-server.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const RUN = PG_AVAILABLE && HAVE_EVAL_DATA;
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = net.createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as net.AddressInfo).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 interface Worker {
   proc: ChildProcess;
@@ -92,11 +81,6 @@ async function settled(id: string, timeoutMs = 240_000): Promise<any> {
     if (Date.now() > deadline) throw new Error(`batch ${id} still ${job.status}`);
   }
 }
-
-const filesUnder = (dir: string) =>
-  fs.existsSync(dir)
-    ? fs.readdirSync(dir, { recursive: true }).filter((f) => fs.statSync(path.join(dir, String(f))).isFile())
-    : [];
 
 beforeAll(async () => {
   if (!RUN) return;

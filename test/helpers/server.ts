@@ -21,7 +21,8 @@ export function startArguments(): string[] {
   return args;
 }
 
-async function freePort(): Promise<number> {
+/** A port nothing listens on now. */
+export async function freePort(): Promise<number> {
   return new Promise((resolve) => {
     const s = net.createServer();
     s.listen(0, '127.0.0.1', () => {
@@ -111,4 +112,14 @@ export async function startServer(
       await new Promise((r) => proc.once('exit', r));
     },
   };
+}
+
+/** The files under `dir` (relative paths), or none when it does not exist: what a process left on its disk. */
+export function filesUnder(dir: string): string[] {
+  return fs.existsSync(dir)
+    ? fs
+        .readdirSync(dir, { recursive: true })
+        .map(String)
+        .filter((f) => fs.statSync(path.join(dir, f)).isFile())
+    : [];
 }

@@ -1,13 +1,13 @@
 // The whole batch flow with its files in S3-compatible storage (s3rver): uploads, results, the ZIP and
 // one file read back from the bucket, nothing under the process's DATA_DIR, and the batch's objects gone
 // when it is deleted.
-import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, multipart, waitForBatch, type TestApp } from '../helpers/test-app.ts';
 import { productPhoto } from '../helpers/images.ts';
 import { startS3, type S3Server } from '../helpers/s3.ts';
 import { unzip } from '../helpers/unzip.ts';
+import { filesUnder } from '../helpers/server.ts';
 
 let s3: S3Server;
 let t: TestApp;
@@ -24,11 +24,6 @@ afterAll(async () => {
   await t?.close();
   await s3?.close();
 });
-
-const filesUnder = (dir: string) =>
-  fs.existsSync(dir)
-    ? fs.readdirSync(dir, { recursive: true }).filter((f) => fs.statSync(path.join(dir, String(f))).isFile())
-    : [];
 
 describe('files in S3-compatible storage', () => {
   it('runs a batch with every file in the bucket and none on local disk, and deletes its objects with it', async () => {
