@@ -1,7 +1,8 @@
 // Memory per process (issue 25, P5): a worker running batches of 12-megapixel photos, with onnxruntime's
 // CPU memory arena on and off, and an API-only process (MATTE_WORKER=0) taking uploads. Each configuration
 // is a real server process (npm start's entry) on its own SQLite; its RSS is read from /proc every 100 ms
-// (VmRSS) and its peak at the end (VmHWM). Writes bench/results/memory.{json,md}.
+// (VmRSS) and its peak at the end (VmHWM). Writes bench/results/memory.{json,md}. Rows: arena on; off; off
+// with two glibc malloc arenas; off with one photo in flight.
 //   npm run bench:memory        (BENCH_MEMORY_BATCHES, default 5; BENCH_MEMORY_PHOTOS per batch, default 4)
 import fs from 'node:fs';
 import path from 'node:path';
@@ -54,14 +55,16 @@ async function runBatch(server: RunningServer, auth: Record<string, string>, pho
 
 interface WorkerFigures {
   arena: boolean;
+  inFlight: number;
   mallocArenas: string;
   peakMiB: number;
   afterBatchMiB: number[];
   secondsPerPhoto: number;
 }
 
-async function worker(arena: boolean, photos: Buffer[], mallocArenas = ''): Promise<WorkerFigures> {
+async function worker(arena: boolean, photos: Buffer[], mallocArenas = '', inFlight = 2): Promise<WorkerFigures> {
   const server = await startServer({
+    MATTE_WORKER_CONCURRENCY: String(inFlight),
     MATTE_MODEL_ARENA: arena ? '1' : '0',
     MATTE_REQUESTS_PER_MINUTE: '100000',
     LOG_LEVEL: 'warn',
@@ -81,6 +84,7 @@ async function worker(arena: boolean, photos: Buffer[], mallocArenas = ''): Prom
     return {
       arena,
       mallocArenas: mallocArenas || 'glibc default',
+      inFlight,
       peakMiB: status(pid, 'VmHWM') / MiB,
       afterBatchMiB: afterBatch.map((v) => Math.round(v)),
       secondsPerPhoto: seconds / (BATCHES * photos.length),
@@ -114,7 +118,20 @@ const results = {
   batches: BATCHES,
   photosPerBatch: PHOTOS,
   photo: '4000x3000 JPEG',
-  workers: [await worker(true, photos), await worker(false, photos), await worker(false, photos, '2')],
+  // BENCH_MEMORY_CONFIGS=1,4 runs only those rows.
+  workers: await (async () => {
+    const configs: [boolean, string, number][] = [
+      [true, '', 2],
+      [false, '', 2],
+      [false, '2', 2],
+      [false, '', 1],
+    ];
+    const only = process.env.BENCH_MEMORY_CONFIGS?.split(',').map(Number);
+    const out: WorkerFigures[] = [];
+    for (const [k, [arena, arenas, inFlight]] of configs.entries())
+      if (!only || only.includes(k + 1)) out.push(await worker(arena, photos, arenas, inFlight));
+    return out;
+  })(),
   apiOnly: await apiOnly(photos),
 };
 const dir = path.join(import.meta.dirname, 'results');
@@ -125,11 +142,11 @@ const lines = [
   '',
   `${BATCHES} batches of ${PHOTOS} photos of 12 megapixels, after one warm-up photo; one process (API + worker, SQLite).`,
   '',
-  '| onnxruntime arena | glibc malloc arenas | peak RSS (MiB) | RSS after each batch (MiB) | seconds per photo |',
-  '| --- | --- | --- | --- | --- |',
+  '| onnxruntime arena | glibc malloc arenas | photos in flight | peak RSS (MiB) | RSS after each batch (MiB) | seconds per photo |',
+  '| --- | --- | --- | --- | --- | --- |',
   ...results.workers.map(
     (w) =>
-      `| ${w.arena ? 'on' : 'off'} | ${w.mallocArenas} | ${w.peakMiB.toFixed(0)} | ${w.afterBatchMiB.join(', ')} | ${w.secondsPerPhoto.toFixed(2)} |`,
+      `| ${w.arena ? 'on' : 'off'} | ${w.mallocArenas} | ${w.inFlight} | ${w.peakMiB.toFixed(0)} | ${w.afterBatchMiB.join(', ')} | ${w.secondsPerPhoto.toFixed(2)} |`,
   ),
   '',
   `API only (MATTE_WORKER=0), ${BATCHES} uploads of ${PHOTOS} photos and reads: peak ${results.apiOnly.peakMiB.toFixed(0)} MiB, ${results.apiOnly.rssMiB.toFixed(0)} MiB at the end.`,
