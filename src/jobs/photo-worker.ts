@@ -196,6 +196,9 @@ export class PhotoWorker {
         await blobs
           .put(own.thumb, await result.thumbnail())
           .catch((err: unknown) => log.warn({ err }, 'storing the thumbnail failed; it is made when first asked for'));
+        // A batch deleted in the meantime took its files before this one was stored: leave none behind.
+        if (!(await queue.getJobRowForWorker(item.job_id)))
+          await blobs.deletePrefix(blobKeys.job(item.job_id)).catch(() => undefined);
       } else if (!(await queue.getJobRowForWorker(item.job_id))) {
         // The batch was deleted while the photo ran (its account was deleted): leave no files behind.
         await blobs.deletePrefix(blobKeys.job(item.job_id));
