@@ -36,6 +36,12 @@ export interface RemoveSummary {
   interrupted: boolean;
 }
 
+/** A photo to send, and where its result goes under OUT (without extension). */
+interface Planned {
+  source: PhotoSource;
+  base: string;
+}
+
 const OUTPUT_EXTENSIONS = ['png', 'jpg', 'jpeg', 'webp'];
 /** Files per upload request, and bytes: well inside the server's per-request limit. */
 const FILES_PER_REQUEST = 25;
@@ -112,21 +118,21 @@ export async function removeBackgrounds(
   const sources = await collectPhotos(options.paths);
   if (sources.length === 0) throw new UsageError('no photos found (JPEG, PNG, WebP, or ZIPs of them)');
   const preset = options.preset ?? 'original';
-  const todo: { source: PhotoSource; base: string }[] = [];
+  const planned: Planned[] = [];
   for (const source of sources) {
     const base = resultBase(options.out, source, options.pattern, preset);
     if (existingResult(base, options.format)) summary.skipped++;
-    else todo.push({ source, base });
+    else planned.push({ source, base });
   }
   const progress = new Progress();
-  if (todo.length === 0) {
+  if (planned.length === 0) {
     progress.note(`nothing to do: all ${sources.length} results are already in ${options.out}`);
     return summary;
   }
   const account = await client.account();
   const perBatch = account.limits.photosPerBatch;
-  const chunks: (typeof todo)[] = [];
-  for (let i = 0; i < todo.length; i += perBatch) chunks.push(todo.slice(i, i + perBatch));
+  const chunks: Planned[][] = [];
+  for (let i = 0; i < planned.length; i += perBatch) chunks.push(planned.slice(i, i + perBatch));
   if (options.sample) chunks.splice(1);
 
   for (const [n, chunk] of chunks.entries()) {
@@ -138,7 +144,7 @@ export async function removeBackgrounds(
     });
     summary.batches.push(batch.id);
     // Upload names are unique within the batch, so answers map back to their sources.
-    const byName = new Map<string, (typeof todo)[number]>();
+    const byName = new Map<string, Planned>();
     for (const entry of chunk) {
       let name = entry.source.name;
       for (let k = 2; byName.has(name); k++)
@@ -237,7 +243,7 @@ async function writeResults(
   client: MatteClient,
   id: string,
   items: BatchItem[],
-  byName: Map<string, { source: PhotoSource; base: string }>,
+  byName: Map<string, Planned>,
   options: RemoveOptions,
   summary: RemoveSummary,
 ): Promise<void> {
