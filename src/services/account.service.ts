@@ -78,9 +78,9 @@ export class AccountService {
 
   /**
    * A page of the account's ledger, newest first: `limit` rows before the instant `before` (ISO 8601,
-   * as a page's `nextBefore` gives it), and whether more are older.
+   * as a page's `nextBefore` gives it), and whether more are older; `jobId` keeps one batch's rows.
    */
-  async ledgerPage(accountId: string, page: { limit: number; before?: string }) {
+  async ledgerPage(accountId: string, page: { limit: number; before?: string; jobId?: string }) {
     let beforeUs: number | undefined;
     if (page.before !== undefined) {
       beforeUs = parseMicros(page.before);
@@ -90,7 +90,11 @@ export class AccountService {
         });
       }
     }
-    const rows = await this.deps.store.repos.ledger.list(accountId, { limit: page.limit + 1, beforeUs });
+    const rows = await this.deps.store.repos.ledger.list(accountId, {
+      limit: page.limit + 1,
+      beforeUs,
+      jobId: page.jobId,
+    });
     const entries = rows.slice(0, page.limit);
     const hasMore = rows.length > page.limit;
     return {

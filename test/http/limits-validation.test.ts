@@ -287,6 +287,24 @@ describe('the ledger', () => {
       expect(seen).toHaveLength(all.length);
       expect(new Set(seen).size).toBe(all.length);
       expect(seen).toEqual(all.map((r) => Number(r.id)).reverse());
+      // `jobId` keeps one batch's rows, paged the same way (the studio's ledger filter).
+      const jobId = all.find((r) => r.job_id !== null)!.job_id!;
+      const ofJob: number[] = [];
+      let cursor: string | null = null;
+      for (let page = 0; page < 20; page++) {
+        const url: string = `/v1/credits/ledger?limit=2&jobId=${jobId}${cursor ? `&before=${encodeURIComponent(cursor)}` : ''}`;
+        const body = (await same.app.inject({ method: 'GET', url, headers: auth })).json();
+        ofJob.push(...body.entries.map((e: { id: number; jobId: string }) => (expect(e.jobId).toBe(jobId), e.id)));
+        if (!body.hasMore) break;
+        cursor = body.nextBefore;
+      }
+      expect(ofJob).toEqual(
+        all
+          .filter((r) => r.job_id === jobId)
+          .map((r) => Number(r.id))
+          .reverse(),
+      );
+      expect(ofJob.length).toBeGreaterThan(2);
       // Times are ISO 8601 with microseconds, strictly decreasing down the pages.
       for (const s of stamps) expect(s).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/);
       for (let i = 1; i < stamps.length; i++) expect(stamps[i] < stamps[i - 1]).toBe(true);

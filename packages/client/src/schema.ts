@@ -790,6 +790,8 @@ export interface operations {
       query?: {
         /** @description ISO 8601 date-time with timezone (microseconds allowed); pass nextBefore to page. */
         before?: string;
+        /** @description Only this batch's rows (the studio's filter by batch); pages the same way. */
+        jobId?: string;
         limit?: number;
       };
       header?: never;

@@ -9,9 +9,10 @@ export class LedgerRepository {
   }
 
   /** Newest first; `beforeUs` is exclusive. Ledger times are unique per account, so pages never overlap. */
-  async list(accountId: string, opts: { limit: number; beforeUs?: number }): Promise<LedgerRow[]> {
+  async list(accountId: string, opts: { limit: number; beforeUs?: number; jobId?: string }): Promise<LedgerRow[]> {
     let query = this.db.selectFrom('ledger').selectAll().where('account_id', '=', accountId);
     if (opts.beforeUs !== undefined) query = query.where('at_us', '<', opts.beforeUs);
+    if (opts.jobId !== undefined) query = query.where('job_id', '=', opts.jobId);
     return query.orderBy('at_us', 'desc').orderBy('id', 'desc').limit(opts.limit).execute();
   }
 

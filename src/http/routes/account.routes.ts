@@ -53,7 +53,7 @@ export function registerAccountRoutes(app: FastifyInstance, c: Container): void 
     },
     async (request) => {
       const q = request.query as LedgerQueryT;
-      return c.accounts.ledgerPage(request.auth.accountId, { limit: q.limit ?? 50, before: q.before });
+      return c.accounts.ledgerPage(request.auth.accountId, { limit: q.limit ?? 50, before: q.before, jobId: q.jobId });
     },
   );
 }

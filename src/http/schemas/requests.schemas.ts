@@ -155,6 +155,13 @@ export const LedgerQuery = Type.Object(
         description: 'ISO 8601 date-time with timezone (microseconds allowed); pass nextBefore to page.',
       }),
     ),
+    jobId: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 64,
+        description: "Only this batch's rows (the studio's filter by batch); pages the same way.",
+      }),
+    ),
   },
   closed,
 );
