@@ -24,3 +24,7 @@ export type LedgerPage = Json<paths['/v1/credits/ledger']['get']['responses'][20
 export type ItemRetried = Json<paths['/v1/jobs/{id}/items/{itemId}/retry']['post']['responses'][202]>;
 /** An event of a batch (SSE and webhooks): `job.started`, `item.done`… */
 export type JobEvent = NonNullable<Json<NonNullable<webhooks['jobEvent']['post']['requestBody']>>>;
+/** A studio session (POST /v1/session): who is signed in and the CSRF token its changes carry. */
+export type StudioSession = Json<paths['/v1/session']['get']['responses'][200]>;
+/** An API key as the studio lists it (never its secret). */
+export type ApiKey = Json<paths['/v1/keys']['get']['responses'][200]>['keys'][number];
