@@ -1,12 +1,25 @@
 # One image for every Matte process: the API (npm start), a worker (bin/matte worker) and the CPU
 # inference server (bin/matte inference-server). deploy/compose.yaml runs them.
+# The studio is built with the dev dependencies (Vite, Preact) in a first stage; the image keeps its files only.
+FROM node:20-bookworm-slim AS studio
+WORKDIR /app
+RUN npm install -g npm@11
+COPY package.json package-lock.json ./
+COPY packages ./packages
+RUN npm ci --ignore-scripts --include-workspace-root
+COPY scripts/build-studio.mjs ./scripts/
+COPY studio ./studio
+RUN npm run build:studio
+
 FROM node:20-bookworm-slim
 WORKDIR /app
 RUN npm install -g npm@11
 COPY package.json package-lock.json ./
 COPY packages ./packages
+COPY scripts/build-studio.mjs ./scripts/
 RUN npm ci --omit=dev --include-workspace-root
 COPY . .
+COPY --from=studio /app/studio/dist ./studio/dist
 ENV PORT=8080 HOST=0.0.0.0 DATA_DIR=/data
 EXPOSE 8080 9464
 CMD ["npm", "start"]

@@ -21,7 +21,7 @@ function layer(folder, forbidden, message, packages = []) {
 }
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', 'data/**'] },
+  { ignores: ['node_modules/**', 'data/**', 'studio/dist/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -82,6 +82,25 @@ export default tseslint.config(
     ['adapters', 'db', 'pipeline', 'imaging', 'runtime', 'jobs'],
     'Routes parse, call one service, and shape the reply: outside systems are reached through services.',
   ),
+  {
+    // The studio is a browser app on the public API: it reaches the server only through @matte/client,
+    // never the server's own modules, and uses no Node built-ins.
+    files: ['studio/**/*.ts', 'studio/**/*.tsx'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: '^(\\.\\./)+(src|test|bench|scripts)(/|$)',
+              message: 'The studio talks to the API through @matte/client only.',
+            },
+            { regex: '^node:', message: 'The studio runs in the browser: no Node built-ins.' },
+          ],
+        },
+      ],
+    },
+  },
   {
     // Tests read loosely typed JSON answers; `any` there is deliberate.
     files: ['test/**/*.ts'],

@@ -9,6 +9,7 @@ import { Problem } from './http/schemas/common.schemas.ts';
 import { clientErrorHandler, frameworkErrors, registerProblemHandling } from './http/plugins/problem.plugin.ts';
 import { errorPage, errorsPage, isErrorCode } from './http/error-pages.ts';
 import { registerHealthRoutes } from './http/health.ts';
+import { registerStudio } from './http/studio.ts';
 import { AppError } from './errors.ts';
 import { registerAuth } from './http/plugins/auth.plugin.ts';
 import { registerValidation } from './http/plugins/validator.plugin.ts';
@@ -162,5 +163,6 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
   registerRenderRoutes(app, c);
   registerDownloadRoutes(app, c);
   registerEventRoutes(app, c);
+  await registerStudio(app);
   return app;
 }
