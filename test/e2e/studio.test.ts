@@ -1,0 +1,305 @@
+// The studio in a real browser (Debian's Chromium driven by playwright-core) against a real server with the
+// real model: sign in, make a key and use it, run a batch of three real photos live, review and report one,
+// apply a preset, download the ZIP, the refusals a seller meets (402, 429, an ended session) and signing
+// out. axe-core checks every page; each page is photographed at 1280 and 375 px wide.
+import fs from 'node:fs';
+import path from 'node:path';
+import { createRequire } from 'node:module';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { startServer, type RunningServer } from '../helpers/server.ts';
+import { evalEntries, evalFile, HAVE_EVAL_DATA } from '../helpers/eval-data.ts';
+import { unzip } from '../helpers/unzip.ts';
+
+const CHROMIUM = process.env.MATTE_CHROMIUM ?? '/usr/bin/chromium';
+const HAVE_CHROMIUM = fs.existsSync(CHROMIUM);
+const ROOT = path.resolve(import.meta.dirname, '../..');
+/** Screenshots are kept under artifacts/studio (CI's artefact); MATTE_UPDATE_SCREENSHOTS=1 also refreshes docs/studio. */
+const SHOTS = path.join(ROOT, 'artifacts', 'studio');
+const DOCS_SHOTS = path.join(ROOT, 'docs', 'studio');
+const axeSource = fs.readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+const PASSWORD = 'studio password 1234';
+
+let server: RunningServer;
+let browser: Browser;
+let photoDir: string;
+const cspViolations: string[] = [];
+const a11y: Record<string, string[]> = {};
+
+async function account(email: string, plan: number) {
+  const out = await server.run(
+    ['accounts', 'create', '--email', email, '--plan', String(plan), '--pack', '0', '--json', '--password-stdin'],
+    PASSWORD,
+  );
+  expect(out.code, out.stderr).toBe(0);
+  return JSON.parse(out.stdout) as { accountId: string; apiKey: string };
+}
+
+async function newPage(): Promise<{ context: BrowserContext; page: Page }> {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, acceptDownloads: true });
+  const page = await context.newPage();
+  page.on('console', (message) => {
+    if (/Content[- ]Security[- ]Policy/i.test(message.text())) cspViolations.push(message.text());
+  });
+  return { context, page };
+}
+
+async function signIn(page: Page, email: string) {
+  await page.goto(`${server.base}/studio/`);
+  await page.getByLabel('Email').fill(email);
+  await page.getByLabel('Password').fill(PASSWORD);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('navigation', { name: 'Main' }).waitFor();
+}
+
+/** axe-core on the page as it is (WCAG 2 A and AA and best practice); keeps serious and critical findings. */
+async function audit(page: Page, name: string) {
+  await page.evaluate(axeSource);
+  const violations = await page.evaluate(async () => {
+    const result = await (
+      globalThis as unknown as {
+        axe: { run: (context: unknown, options: unknown) => Promise<{ violations: any[] }> };
+      }
+    ).axe.run(document, { runOnly: ['wcag2a', 'wcag2aa', 'wcag21aa', 'best-practice'] });
+    return result.violations
+      .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+      .map((v) => `${v.id}: ${v.help} (${v.nodes.map((n: any) => n.target.join(' ')).join(', ')})`);
+  });
+  a11y[name] = violations;
+}
+
+/** The page at 1280 and at 375 px wide, audited at both; nothing may scroll sideways at 375. */
+async function shoot(page: Page, name: string) {
+  fs.mkdirSync(SHOTS, { recursive: true });
+  for (const width of [1280, 375]) {
+    await page.setViewportSize({ width, height: width === 375 ? 812 : 900 });
+    await page.waitForTimeout(150);
+    const file = path.join(SHOTS, `${name}-${width}.png`);
+    await page.screenshot({ path: file, fullPage: true });
+    if (process.env.MATTE_UPDATE_SCREENSHOTS === '1') {
+      fs.mkdirSync(DOCS_SHOTS, { recursive: true });
+      fs.copyFileSync(file, path.join(DOCS_SHOTS, `${name}-${width}.png`));
+    }
+    await audit(page, `${name} at ${width} px`);
+    if (width === 375) {
+      const { overflow, widest } = await page.evaluate(() => ({
+        overflow: document.documentElement.scrollWidth - window.innerWidth,
+        widest: [...document.querySelectorAll('body *')]
+          .filter((e) => e.getBoundingClientRect().right > window.innerWidth + 1)
+          .slice(0, 5)
+          .map((e) => `${e.tagName.toLowerCase()}.${e.className}#${e.id}`),
+      }));
+      expect(overflow, `${name} scrolls sideways at 375 px: ${widest.join(', ')}`).toBeLessThanOrEqual(1);
+    }
+  }
+  await page.setViewportSize({ width: 1280, height: 900 });
+}
+
+async function api(key: string, url: string) {
+  const response = await fetch(`${server.base}${url}`, { headers: { authorization: `Bearer ${key}` } });
+  return { status: response.status, body: (await response.json()) as any };
+}
+
+beforeAll(async () => {
+  if (!HAVE_CHROMIUM || !HAVE_EVAL_DATA) return;
+  server = await startServer();
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--no-sandbox', '--disable-background-networking', '--disable-dev-shm-usage'],
+  });
+  // Three real photos of the eval set, the smallest JPEGs, under their own names.
+  photoDir = fs.mkdtempSync(path.join(server.dataDir, 'photos-'));
+  const picked = evalEntries()
+    .filter((e) => e.image.endsWith('.jpg'))
+    .sort((x, y) => x.width * x.height - y.width * y.height)
+    .slice(0, 3);
+  picked.forEach((entry, i) => fs.writeFileSync(path.join(photoDir, `product-${i + 1}.jpg`), evalFile(entry.image)));
+}, 180_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await server?.stop();
+});
+
+describe.skipIf(!HAVE_CHROMIUM || !HAVE_EVAL_DATA)(
+  `the studio in Chromium${HAVE_CHROMIUM ? '' : ` (skipped: no ${CHROMIUM}; apt-get install -y chromium)`}`,
+  () => {
+    it('signs in, makes a key, runs a batch live, reviews, applies a preset, downloads and signs out', async () => {
+      const email = `seller-${Date.now()}@example.com`;
+      await account(email, 50);
+      const { context, page } = await newPage();
+
+      await page.goto(`${server.base}/studio/`);
+      await page.getByLabel('Email').waitFor();
+      await shoot(page, 'sign-in');
+      await signIn(page, email);
+
+      // The session cookie is HttpOnly and SameSite=Strict.
+      const cookie = (await context.cookies()).find((c) => c.name.startsWith('matte'));
+      expect(cookie?.httpOnly).toBe(true);
+      expect(cookie?.sameSite).toBe('Strict');
+
+      // Keys: create one, read its secret once, use it from outside the browser.
+      await page.getByRole('link', { name: 'Keys' }).click();
+      await page.getByLabel('Key name').fill('Shop sync');
+      await page.getByRole('button', { name: 'Create key' }).click();
+      const secret = await page.getByLabel('Secret').inputValue();
+      expect(secret).toMatch(/^mk_/);
+      const me = await api(secret, '/v1/account');
+      expect(me.status).toBe(200);
+      expect(me.body.auth.via).toBe('key');
+      await page.getByRole('button', { name: 'I have stored it' }).click();
+      // The key the admin command made with the account, and this one.
+      await expect.poll(() => page.getByRole('button', { name: 'Revoke' }).count()).toBe(2);
+      await shoot(page, 'keys');
+
+      // A batch: three real photos through the file input, started, followed live.
+      await page.getByRole('link', { name: 'Batches' }).click();
+      await page.getByRole('button', { name: 'New batch' }).click();
+      await page
+        .getByLabel('Photos', { exact: true })
+        .setInputFiles(fs.readdirSync(photoDir).map((name) => path.join(photoDir, name)));
+      await page.getByText('3 photos added').waitFor();
+      const batchId = decodeURIComponent(new URL(page.url()).pathname.split('/').pop()!);
+      await page.getByRole('button', { name: 'Start' }).click();
+      // Live: the progress line counts up and each photo's cut-out thumbnail appears as it finishes,
+      // without reloading the page.
+      const navigations: string[] = [];
+      page.on('framenavigated', (frame) => navigations.push(frame.url()));
+      await page.getByText('3 of 3 photos finished').waitFor({ timeout: 240_000 });
+      await expect.poll(() => page.getByRole('img', { name: /, cut out$/ }).count(), { timeout: 20_000 }).toBe(3);
+      expect(navigations).toEqual([]);
+      const batch = await api(secret, `/v1/jobs/${batchId}`);
+      expect(batch.body.status).toBe('done');
+      await shoot(page, 'batch');
+
+      // Apply a preset to the finished photos: re-rendered, no model, no charge.
+      const presets = (await api(secret, '/v1/presets')).body.presets as { id: string; width: number }[];
+      const preset = presets.find((p) => p.width > 0)!;
+      const before = (await api(secret, '/v1/account')).body.credits.plan;
+      await page.getByLabel('Preset').selectOption(preset.id);
+      await page.getByRole('button', { name: 'Apply' }).click();
+      await page.getByText('Re-rendered 3 photos.').waitFor();
+      await expect
+        .poll(async () => (await api(secret, `/v1/jobs/${batchId}`)).body.items.map((i: any) => i.settings.presetId))
+        .toEqual([preset.id, preset.id, preset.id]);
+      expect((await api(secret, '/v1/account')).body.credits.plan).toBe(before);
+
+      // The ZIP, with a pattern: the preview shows the names the server then uses.
+      await page.getByLabel('File name pattern').fill('{n}-{name}');
+      await page.getByLabel('Format').selectOption('png');
+      await page.getByText('1-product-1.png').waitFor();
+      const [download] = await Promise.all([
+        page.waitForEvent('download'),
+        page.getByRole('link', { name: 'Download ZIP' }).click(),
+      ]);
+      const entries = [...(await unzip(fs.readFileSync(await download.path()))).keys()].sort();
+      expect(entries).toEqual(['1-product-1.png', '2-product-2.png', '3-product-3.png']);
+
+      // Review: open a photo, draw a region on the cut-out, pick a reason, report; the verdict is shown.
+      await page.getByRole('link', { name: 'Open product-1.jpg' }).click();
+      const stage = page.locator('.stage');
+      await stage.waitFor();
+      const box = (await stage.boundingBox())!;
+      await page.mouse.move(box.x + box.width * 0.05, box.y + box.height * 0.05);
+      await page.mouse.down();
+      await page.mouse.move(box.x + box.width * 0.3, box.y + box.height * 0.3, { steps: 5 });
+      await page.mouse.up();
+      expect(Number(await page.getByLabel('Width').inputValue())).toBeGreaterThan(0);
+      await page.getByLabel('Reason').selectOption('background-kept');
+      await page.getByRole('button', { name: 'Report problem' }).click();
+      await page.getByText(/^Report (accepted|rejected)/).waitFor();
+      const reported = (await api(secret, `/v1/jobs/${batchId}`)).body.items.find(
+        (i: any) => i.name === 'product-1.jpg',
+      );
+      expect(reported.claims).toHaveLength(1);
+      await page.getByLabel('Before / after').fill('20');
+      await shoot(page, 'review');
+
+      // Credits: the ledger filtered by the batch shows its reservations.
+      await page.getByRole('link', { name: 'Credits' }).click();
+      await page.getByLabel('Batch').fill(batchId);
+      await page.getByRole('button', { name: 'Filter' }).click();
+      await expect.poll(() => page.locator('tbody tr').count()).toBeGreaterThan(0);
+      const batchCells = await page.locator('tbody tr td:last-child').allTextContents();
+      expect(new Set(batchCells)).toEqual(new Set([batchId]));
+      await shoot(page, 'credits');
+
+      await page.getByRole('link', { name: 'Account' }).click();
+      await page.getByLabel('Password').waitFor();
+      await shoot(page, 'account');
+
+      // An ended session loses nothing: the typed key name stays, a sign-in dialog covers the page,
+      // and after signing in the same click goes through.
+      await page.getByRole('link', { name: 'Keys' }).click();
+      await page.getByLabel('Key name').fill('After the session ended');
+      await context.clearCookies();
+      await page.getByRole('button', { name: 'Create key' }).click();
+      const dialog = page.getByRole('dialog');
+      await dialog.waitFor();
+      expect(await page.getByLabel('Key name').inputValue()).toBe('After the session ended');
+      await dialog.getByLabel('Email').fill(email);
+      await dialog.getByLabel('Password').fill(PASSWORD);
+      await dialog.getByRole('button', { name: 'Sign in' }).click();
+      await dialog.waitFor({ state: 'detached' });
+      await page.getByRole('button', { name: 'Create key' }).click();
+      await page.getByText('Your new key “After the session ended”').waitFor();
+
+      // Signing out ends the session on the server too.
+      const session = (await context.cookies()).find((c) => c.name.startsWith('matte'))!;
+      await page.getByRole('button', { name: 'Sign out' }).click();
+      await page.getByRole('button', { name: 'Sign in' }).waitFor();
+      const after = await fetch(`${server.base}/v1/session`, {
+        headers: { cookie: `${session.name}=${session.value}` },
+      });
+      expect(after.status).toBe(401);
+      await context.close();
+    }, 420_000);
+
+    it('shows 402 NO_CREDITS next to Start and keeps the photos and settings', async () => {
+      const email = `poor-${Date.now()}@example.com`;
+      await account(email, 1);
+      const { context, page } = await newPage();
+      await signIn(page, email);
+      await page.getByRole('button', { name: 'New batch' }).click();
+      await page
+        .getByLabel('Photos', { exact: true })
+        .setInputFiles(fs.readdirSync(photoDir).map((name) => path.join(photoDir, name)));
+      await page.getByText('3 photos added').waitFor();
+      await page.getByLabel('Background', { exact: true }).selectOption('white');
+      await page.getByRole('button', { name: 'Start' }).click();
+      const alert = page.getByRole('alert');
+      await alert.waitFor();
+      expect(await alert.textContent()).toMatch(/NO_CREDITS/);
+      expect(await alert.textContent()).toMatch(/Buy a pack or redeem a licence/);
+      expect(await page.getByLabel('Background', { exact: true }).inputValue()).toBe('white');
+      expect(await page.getByRole('img', { name: /, before$/ }).count()).toBe(3);
+      await context.close();
+    }, 120_000);
+
+    it('shows 429 on too many sign-in attempts and keeps the e-mail typed', async () => {
+      const { context, page } = await newPage();
+      await page.goto(`${server.base}/studio/`);
+      await page.getByLabel('Email').fill('someone-else@example.com');
+      await page.getByLabel('Password').fill('not the password');
+      let text = '';
+      for (let i = 0; i < 15 && !/RATE_LIMITED/.test(text); i++) {
+        await page.getByRole('button', { name: 'Sign in' }).click();
+        await page.getByRole('alert').waitFor();
+        await expect.poll(() => page.getByRole('button', { name: 'Sign in' }).isEnabled()).toBe(true);
+        text = (await page.getByRole('alert').textContent()) ?? '';
+      }
+      expect(text).toMatch(/RATE_LIMITED/);
+      expect(text).toMatch(/Try again in \d+ s/);
+      expect(await page.getByLabel('Email').inputValue()).toBe('someone-else@example.com');
+      await context.close();
+    }, 120_000);
+
+    it('no page has a serious or critical axe-core finding, and the CSP refused nothing', () => {
+      expect(Object.keys(a11y).length).toBeGreaterThanOrEqual(12);
+      const findings = Object.entries(a11y).flatMap(([page, list]) => list.map((v) => `${page}: ${v}`));
+      expect(findings).toEqual([]);
+      expect(cspViolations).toEqual([]);
+    });
+  },
+);
