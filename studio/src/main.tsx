@@ -62,7 +62,7 @@ function App() {
       <a class="skip" href="#main">
         Skip to content
       </a>
-      <header class="top">
+      <header class="top" inert={expired}>
         <span class="brand">Matte studio</span>
         <nav aria-label="Main">
           <ul>

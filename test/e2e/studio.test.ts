@@ -260,8 +260,19 @@ describe.skipIf(!HAVE_CHROMIUM || !HAVE_EVAL_DATA)(
       const email = `poor-${Date.now()}@example.com`;
       await account(email, 1);
       const { context, page } = await newPage();
-      await signIn(page, email);
-      await page.getByRole('button', { name: 'New batch' }).click();
+      // Keyboard only: the fields in order, Enter submits.
+      await page.goto(`${server.base}/studio/`);
+      await page.getByLabel('Email').waitFor();
+      await page.keyboard.press('Tab');
+      expect(await page.evaluate(() => document.activeElement?.id)).toBe('email');
+      await page.keyboard.type(email);
+      await page.keyboard.press('Tab');
+      await page.keyboard.type(PASSWORD);
+      await page.keyboard.press('Enter');
+      await page.getByRole('navigation', { name: 'Main' }).waitFor();
+      await page.getByRole('button', { name: 'New batch' }).focus();
+      await page.keyboard.press('Enter');
+      await page.getByLabel('Photos', { exact: true }).waitFor();
       await page
         .getByLabel('Photos', { exact: true })
         .setInputFiles(fs.readdirSync(photoDir).map((name) => path.join(photoDir, name)));
