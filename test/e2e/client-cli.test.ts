@@ -145,7 +145,7 @@ describe.skipIf(!HAVE_EVAL_DATA)('matte, the client command', () => {
     const downloaded = await matte(['batches', 'download', id, '-o', zipFile], { env: asUser() });
     expect(downloaded.code, downloaded.stderr).toBe(0);
     expect((await unzip(fs.readFileSync(zipFile))).size).toBe(9);
-  });
+  }, 240_000);
 
   it('Ctrl-C mid-batch stops the batch, releases the credits of photos not yet run, and a second run finishes it', async () => {
     const input = path.join(work, 'big');
@@ -183,7 +183,7 @@ describe.skipIf(!HAVE_EVAL_DATA)('matte, the client command', () => {
     expect(resumed.code, resumed.stderr).toBe(0);
     expect(JSON.parse(resumed.stdout)).toMatchObject({ skipped: done.length });
     expect(fs.readdirSync(out)).toHaveLength(8);
-  });
+  }, 240_000);
 
   it('refuses bad input with one line and exit 2, before anything is sent', async () => {
     const input = path.join(work, 'shop');
