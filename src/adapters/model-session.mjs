@@ -1,7 +1,9 @@
 // How the model is read and its onnxruntime session configured: shared by the inference worker and
 // `npm run bench`, so the bare-model figure measures exactly the service's session. The tensors' pixel
 // conversions are in src/imaging/model-io.mjs.
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 
 /** @param {{ modelPath?: string, imglyDir?: string, imglyModel?: string }} source */
@@ -20,21 +22,94 @@ export function readModel(source) {
   return bytes;
 }
 
+/** @typedef {'basic' | 'extended' | 'all'} GraphOptimization */
+
+/**
+ * onnxruntime's graph optimisation level (MATTE_MODEL_OPTIMIZATION). `all` adds the layout transformations
+ * (NCHWc) that keep a second, re-packed copy of the weights and larger activations: 320 MiB more resident for
+ * the life of the process and 250 MiB more at the peak of a run on ISNet here; `basic` folds constants and
+ * fuses nodes without them (docs/performance.md, "Memory").
+ * @type {GraphOptimization}
+ */
+export const DEFAULT_GRAPH_OPTIMIZATION = 'extended';
+
 /**
  * @param {number} threads
  * @param {boolean} [arena] onnxruntime's CPU memory arena and memory pattern (MATTE_MODEL_ARENA=1). Off by
  *   default: the arena keeps its peak for good, about 1.1 GB more per process on 12-megapixel batches; turning
  *   it off cost between nothing and 13% of speed in two runs here (docs/performance.md, "Memory").
+ * @param {GraphOptimization} [optimization]
  */
-export function sessionOptions(threads, arena = false) {
+export function sessionOptions(threads, arena = false, optimization = DEFAULT_GRAPH_OPTIMIZATION) {
   return /** @type {import('onnxruntime-node').InferenceSession.SessionOptions} */ ({
     intraOpNumThreads: threads,
     enableCpuMemArena: arena,
     enableMemPattern: arena,
     interOpNumThreads: 1,
-    graphOptimizationLevel: 'all',
+    graphOptimizationLevel: optimization,
     executionMode: 'sequential',
     // Idle pool threads would otherwise spin on the CPU between runs, starving the API's event loop and sharp on 2 cores.
     extra: { session: { intra_op: { allow_spinning: '0' }, inter_op: { allow_spinning: '0' } } },
   });
+}
+
+/**
+ * The model's session, its graph optimised once per machine and kept in `cacheDir`: onnxruntime optimises a
+ * model at every load, and optimising ISNet at `all` keeps about 320 MiB more resident and raises a run's peak
+ * by 210 MiB against loading a model optimised beforehand, at the same speed (docs/performance.md, "Memory").
+ * The first load writes the optimised file (a session made for that only, released at once); later loads
+ * read it with optimisation off. The file is named by the model's bytes, the level, onnxruntime's version
+ * and the CPU, since `all` bakes in the CPU's vector width; a file that does not load is made again. Without
+ * `cacheDir`, the model is optimised at load as before.
+ * @param {typeof import('onnxruntime-node')} ort
+ * @param {Buffer} bytes the model
+ * @param {{ threads: number, arena?: boolean, optimization?: GraphOptimization, cacheDir?: string }} opts
+ */
+export async function createSession(ort, bytes, opts) {
+  const options = sessionOptions(opts.threads, opts.arena ?? false, opts.optimization);
+  if (!opts.cacheDir) return ort.InferenceSession.create(bytes, options);
+  const file = path.join(opts.cacheDir, `model-${cacheKey(ort, bytes, options.graphOptimizationLevel)}.onnx`);
+  const cached = { ...options, graphOptimizationLevel: /** @type {const} */ ('disabled') };
+  if (fs.existsSync(file)) {
+    try {
+      return await ort.InferenceSession.create(file, cached);
+    } catch {
+      fs.rmSync(file, { force: true }); // unreadable (a different build, a cut-short write): make it again
+    }
+  }
+  fs.mkdirSync(opts.cacheDir, { recursive: true });
+  const partial = `${file}.${process.pid}.${Date.now()}.partial`;
+  try {
+    const writer = await ort.InferenceSession.create(bytes, { ...options, optimizedModelFilePath: partial });
+    await writer.release();
+    fs.renameSync(partial, file); // atomic: processes starting together each write their own and one wins
+  } catch {
+    fs.rmSync(partial, { force: true });
+    return ort.InferenceSession.create(bytes, options); // a read-only disk: optimise at load, as without a cache
+  }
+  return ort.InferenceSession.create(file, cached);
+}
+
+/**
+ * @param {typeof import('onnxruntime-node')} ort
+ * @param {Buffer} bytes
+ * @param {unknown} level
+ */
+function cacheKey(ort, bytes, level) {
+  const cpu = os.cpus()[0]?.model ?? 'cpu';
+  const flags = /^flags\s*:\s*(.*)$/m.exec(readIfThere('/proc/cpuinfo'))?.[1] ?? '';
+  return createHash('sha256')
+    .update(bytes)
+    .update(`\0${level}\0${ort.env.versions?.common ?? ''}\0${process.arch}\0${cpu}\0${flags}`)
+    .digest('hex')
+    .slice(0, 24);
+}
+
+/** @param {string} file */
+function readIfThere(file) {
+  try {
+    return fs.readFileSync(file, 'utf8');
+  } catch {
+    return '';
+  }
 }

@@ -6,7 +6,7 @@
 //   POST /v2/models/isnet/infer   input `input` FP32 [1,3,1024,1024] → output `output` FP32 [1,1,1024,1024]
 import Fastify from 'fastify';
 import ort from 'onnxruntime-node';
-import { readModel, sessionOptions } from '../adapters/model-session.mjs';
+import { createSession, readModel } from '../adapters/model-session.mjs';
 import { imglyResourceDir, MODEL_INPUT_SIZE } from '../adapters/mask-model.adapter.ts';
 import { readInferBody } from '../adapters/oip-mask-model.adapter.ts';
 import { loadConfig } from '../config.ts';
@@ -17,13 +17,19 @@ const INPUT_VALUES = 3 * SIZE * SIZE;
 
 export async function startInferenceServer(port: number, host: string) {
   const config = loadConfig();
-  const session = await ort.InferenceSession.create(
+  const session = await createSession(
+    ort,
     readModel(
       config.modelPath
         ? { modelPath: config.modelPath }
         : { imglyDir: imglyResourceDir(), imglyModel: '/models/medium' },
     ),
-    sessionOptions(config.modelThreads),
+    {
+      threads: config.modelThreads,
+      arena: config.modelArena,
+      optimization: config.modelOptimization,
+      cacheDir: config.modelCacheDir || undefined,
+    },
   );
   const app = Fastify({ logger: false, bodyLimit: 64 * 1024 * 1024 });
   app.addContentTypeParser('application/octet-stream', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));

@@ -12,13 +12,20 @@ const ROOT = path.resolve(import.meta.dirname, '../..');
  * The node arguments of `npm start` (package.json's start script, `node <args>`), so that servers
  * started here run as users run them, with the same V8 flags.
  */
-export function startArguments(): string[] {
+/** What `npm start` runs (package.json): `bin/matte serve`, which sets glibc's malloc tuning and execs node. */
+export function startCommand(): { command: string; args: string[] } {
   const script = (
     JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }
   ).scripts.start;
   const [command, ...args] = script.trim().split(/\s+/);
-  if (command !== 'node') throw new Error(`npm start is expected to run node, not ${command}`);
-  return args;
+  if (command !== 'bin/matte') throw new Error(`npm start is expected to run bin/matte, not ${command}`);
+  return { command: path.join(ROOT, command), args };
+}
+
+/** The node flags bin/matte starts node with (the V8 heap's), for in-process tests that should match. */
+export function launcherNodeFlags(): string[] {
+  const launcher = fs.readFileSync(path.join(ROOT, 'bin/matte'), 'utf8');
+  return [...launcher.matchAll(/\s(--[a-z-]+-space-size=\d+)/g)].map((m) => m[1]);
 }
 
 /** A port nothing listens on now. */
@@ -45,6 +52,9 @@ export interface RunningServer {
   kill(): Promise<void>;
 }
 
+/** The optimised model (model-session.mjs), shared by the test and bench servers and the benches' bare sessions. */
+export const MODEL_CACHE_DIR = process.env.MATTE_MODEL_CACHE_DIR || path.join(os.tmpdir(), 'matte-model-cache');
+
 export interface StartOptions {
   /** Use this DATA_DIR (kept by stop) instead of a fresh one (deleted by stop): a restart, or processes sharing files. */
   dataDir?: string;
@@ -63,9 +73,13 @@ export async function startServer(
     DATA_DIR: dataDir,
     LOG_LEVEL: 'warn',
     MATTE_ALLOW_PRIVATE_NETWORKS: '1',
+    // Every test server reads the model optimised for this machine from one cache, made once.
+    MATTE_MODEL_CACHE_DIR: MODEL_CACHE_DIR,
     ...extraEnv,
   };
-  const proc = spawn(process.execPath, startArguments(), { cwd: ROOT, env, stdio: ['ignore', 'inherit', 'inherit'] });
+  const start = startCommand();
+  // bin/matte execs node, so the child's pid is the server's (kill -9 reaches it).
+  const proc = spawn(start.command, start.args, { cwd: ROOT, env, stdio: ['ignore', 'inherit', 'inherit'] });
   const base = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 60_000;
   for (;;) {
