@@ -1,8 +1,8 @@
 import { defineConfig } from 'vitest/config';
-import { startArguments } from './test/helpers/server.ts';
+import { launcherNodeFlags } from './test/helpers/server.ts';
 
 // In-process tests (the download's memory bound among them) run with the V8 heap flags of npm start.
-const heapFlags = startArguments().filter((arg) => /^--[a-z-]+-space-size=/.test(arg));
+const heapFlags = launcherNodeFlags();
 
 export default defineConfig({
   test: {

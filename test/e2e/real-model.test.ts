@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import sharp from 'sharp';
 import fs from 'node:fs';
-import { startArguments, startServer, type RunningServer } from '../helpers/server.ts';
+import { launcherNodeFlags, startCommand, startServer, type RunningServer } from '../helpers/server.ts';
 import { evalEntries, evalFile, iou, HAVE_EVAL_DATA, type EvalEntry } from '../helpers/eval-data.ts';
 
 let server: RunningServer;
@@ -185,13 +185,18 @@ describe.skipIf(!HAVE_EVAL_DATA)('a batch of real product photos through the rea
     },
   );
 
-  it('runs as npm start runs it, with the V8 heap flag that keeps full collections off the answers', () => {
-    // package.json's start script: a larger initial old generation, so that V8's full collections (which
-    // the photos' large buffers would otherwise trigger about once a photo) stay rare (README, Performance).
-    const args = startArguments();
-    expect(args).toContain('--initial-old-space-size=128');
+  it('runs as npm start runs it: bin/matte serve, with the V8 heap flag and glibc malloc tuning', () => {
+    // package.json's start script is bin/matte serve, which execs node with a larger initial old generation
+    // (V8's full collections, which the photos' large buffers would otherwise trigger about once a photo,
+    // stay rare) and glibc's malloc set to give large blocks back (docs/performance.md, "Memory").
+    expect(startCommand().args).toEqual(['serve']);
+    expect(launcherNodeFlags()).toEqual(['--initial-old-space-size=128']);
     const cmdline = fs.readFileSync(`/proc/${server.proc.pid}/cmdline`, 'utf8').split('\0').filter(Boolean);
-    expect(cmdline.slice(1)).toEqual(args);
+    expect(cmdline).toContain('--initial-old-space-size=128');
+    expect(cmdline.slice(-2)).toEqual([expect.stringMatching(/src\/cli\/matte\.ts$/), 'serve']);
+    const environ = fs.readFileSync(`/proc/${server.proc.pid}/environ`, 'utf8').split('\0');
+    expect(environ).toContain('MALLOC_MMAP_THRESHOLD_=131072');
+    expect(environ).toContain('MALLOC_ARENA_MAX=2');
   });
 
   it('POST /v1/images answers the cut-out image with its headers, on real HTTP', async () => {
