@@ -1,8 +1,10 @@
 // Memory per process (issue 25, P5): a worker running batches of 12-megapixel photos, with onnxruntime's
 // CPU memory arena on and off, and an API-only process (MATTE_WORKER=0) taking uploads. Each configuration
-// is a real server process (npm start's entry) on its own SQLite; its RSS is read from /proc every 100 ms
-// (VmRSS) and its peak at the end (VmHWM). Writes bench/results/memory.{json,md}. Rows: arena on; off; off
-// with two glibc malloc arenas; off with one photo in flight.
+// is a real server process (npm start: bin/matte serve) on its own SQLite; its RSS is read from /proc every 100 ms
+// (VmRSS) and its peak at the end (VmHWM). Writes bench/results/memory.{json,md}. Rows: arena on; off;
+// the model optimised once and read from the cache; glibc's malloc as bin/matte tunes it (large blocks
+// mapped and given back, two arenas) or left alone; the graph optimisation levels `all`, `extended`, `basic`;
+// two photos in flight or one.
 //   npm run bench:memory        (BENCH_MEMORY_BATCHES, default 5; BENCH_MEMORY_PHOTOS per batch, default 4)
 import fs from 'node:fs';
 import path from 'node:path';
@@ -53,22 +55,43 @@ async function runBatch(server: RunningServer, auth: Record<string, string>, pho
   }
 }
 
+type Optimization = 'basic' | 'extended' | 'all';
 interface WorkerFigures {
   arena: boolean;
+  optimization: Optimization;
+  /** The model optimised once and read from the cache (model-session.mjs), or optimised at load. */
+  cached: boolean;
   inFlight: number;
-  mallocArenas: string;
+  malloc: 'tuned' | 'glibc default';
   peakMiB: number;
   afterBatchMiB: number[];
   secondsPerPhoto: number;
 }
 
-async function worker(arena: boolean, photos: Buffer[], mallocArenas = '', inFlight = 2): Promise<WorkerFigures> {
+async function worker(
+  photos: Buffer[],
+  {
+    arena,
+    optimization,
+    cached,
+    malloc,
+    inFlight,
+  }: {
+    arena: boolean;
+    optimization: Optimization;
+    cached: boolean;
+    malloc: WorkerFigures['malloc'];
+    inFlight: number;
+  },
+): Promise<WorkerFigures> {
   const server = await startServer({
+    MATTE_MODEL_OPTIMIZATION: optimization,
+    ...(cached ? {} : { MATTE_MODEL_CACHE_DIR: 'off' }),
     MATTE_WORKER_CONCURRENCY: String(inFlight),
     MATTE_MODEL_ARENA: arena ? '1' : '0',
     MATTE_REQUESTS_PER_MINUTE: '100000',
     LOG_LEVEL: 'warn',
-    ...(mallocArenas ? { MALLOC_ARENA_MAX: mallocArenas } : {}),
+    ...(malloc === 'tuned' ? {} : { MATTE_MALLOC_TUNING: '0' }),
   });
   try {
     const pid = server.proc.pid!;
@@ -83,7 +106,9 @@ async function worker(arena: boolean, photos: Buffer[], mallocArenas = '', inFli
     const seconds = (performance.now() - started) / 1000;
     return {
       arena,
-      mallocArenas: mallocArenas || 'glibc default',
+      optimization,
+      cached,
+      malloc,
       inFlight,
       peakMiB: status(pid, 'VmHWM') / MiB,
       afterBatchMiB: afterBatch.map((v) => Math.round(v)),
@@ -120,16 +145,22 @@ const results = {
   photo: '4000x3000 JPEG',
   // BENCH_MEMORY_CONFIGS=1,4 runs only those rows.
   workers: await (async () => {
-    const configs: [boolean, string, number][] = [
-      [true, '', 2],
-      [false, '', 2],
-      [false, '2', 2],
-      [false, '', 1],
+    // arena, graph optimisation, optimised model cached, glibc malloc (bin/matte's tuning or glibc's own), photos in flight
+    const configs: [boolean, Optimization, boolean, WorkerFigures['malloc'], number][] = [
+      [true, 'all', false, 'glibc default', 2],
+      [false, 'all', false, 'glibc default', 2],
+      [false, 'all', true, 'glibc default', 2],
+      [false, 'all', true, 'tuned', 2],
+      [false, 'extended', true, 'glibc default', 2],
+      [false, 'extended', true, 'tuned', 2],
+      [false, 'extended', true, 'tuned', 1],
+      [false, 'basic', true, 'tuned', 2],
     ];
     const only = process.env.BENCH_MEMORY_CONFIGS?.split(',').map(Number);
     const out: WorkerFigures[] = [];
-    for (const [k, [arena, arenas, inFlight]] of configs.entries())
-      if (!only || only.includes(k + 1)) out.push(await worker(arena, photos, arenas, inFlight));
+    for (const [k, [arena, optimization, cached, malloc, inFlight]] of configs.entries())
+      if (!only || only.includes(k + 1))
+        out.push(await worker(photos, { arena, optimization, cached, malloc, inFlight }));
     return out;
   })(),
   apiOnly: await apiOnly(photos),
@@ -142,11 +173,11 @@ const lines = [
   '',
   `${BATCHES} batches of ${PHOTOS} photos of 12 megapixels, after one warm-up photo; one process (API + worker, SQLite).`,
   '',
-  '| onnxruntime arena | glibc malloc arenas | photos in flight | peak RSS (MiB) | RSS after each batch (MiB) | seconds per photo |',
-  '| --- | --- | --- | --- | --- | --- |',
+  '| onnxruntime arena | graph optimisation | optimised model | glibc malloc | photos in flight | peak RSS (MiB) | RSS after each batch (MiB) | seconds per photo |',
+  '| --- | --- | --- | --- | --- | --- | --- | --- |',
   ...results.workers.map(
     (w) =>
-      `| ${w.arena ? 'on' : 'off'} | ${w.mallocArenas} | ${w.inFlight} | ${w.peakMiB.toFixed(0)} | ${w.afterBatchMiB.join(', ')} | ${w.secondsPerPhoto.toFixed(2)} |`,
+      `| ${w.arena ? 'on' : 'off'} | ${w.optimization} | ${w.cached ? 'cached' : 'at load'} | ${w.malloc} | ${w.inFlight} | ${w.peakMiB.toFixed(0)} | ${w.afterBatchMiB.join(', ')} | ${w.secondsPerPhoto.toFixed(2)} |`,
   ),
   '',
   `API only (MATTE_WORKER=0), ${BATCHES} uploads of ${PHOTOS} photos and reads: peak ${results.apiOnly.peakMiB.toFixed(0)} MiB, ${results.apiOnly.rssMiB.toFixed(0)} MiB at the end.`,
