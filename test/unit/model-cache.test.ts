@@ -1,0 +1,56 @@
+// The optimised model's cache (model-session.mjs): made once, read afterwards, made again when unreadable,
+// and computing what the model optimised at load computes.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import ort from 'onnxruntime-node';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createSession, readModel } from '../../src/adapters/model-session.mjs';
+import { imglyResourceDir } from '../../src/adapters/mask-model.adapter.ts';
+
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'matte-model-cache-test-'));
+afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+const bytes = readModel({ imglyDir: imglyResourceDir(), imglyModel: '/models/medium' });
+const input = new Float32Array(3 * 1024 * 1024).map((_, i) => Math.sin(i / 997) * 0.5);
+const files = () => fs.readdirSync(dir);
+
+async function output(session: ort.InferenceSession): Promise<Float32Array> {
+  const result = await session.run({ input: new ort.Tensor('float32', input, [1, 3, 1024, 1024]) }, ['output']);
+  await session.release();
+  return result.output.data as Float32Array;
+}
+
+describe('the optimised model cache', () => {
+  it('writes the model once, reads it afterwards, and computes what the model optimised at load does', async () => {
+    const options = { threads: 2, optimization: 'extended' as const };
+    const first = await createSession(ort, bytes, { ...options, cacheDir: dir });
+    expect(files()).toHaveLength(1);
+    expect(files()[0]).toMatch(/^model-[0-9a-f]{24}\.onnx$/);
+    const file = path.join(dir, files()[0]);
+    const written = fs.statSync(file).mtimeMs;
+    const cached = await output(first);
+    const again = await output(await createSession(ort, bytes, { ...options, cacheDir: dir }));
+    expect(fs.statSync(file).mtimeMs).toBe(written);
+    const atLoad = await output(await createSession(ort, bytes, options));
+    let worst = 0;
+    for (let i = 0; i < atLoad.length; i++)
+      worst = Math.max(worst, Math.abs(atLoad[i] - cached[i]), Math.abs(again[i] - cached[i]));
+    expect(worst).toBeLessThan(1e-3);
+    // Another level is another file.
+    await (await createSession(ort, bytes, { threads: 2, optimization: 'basic', cacheDir: dir })).release();
+    expect(files()).toHaveLength(2);
+  }, 120_000);
+
+  it('makes the file again when it cannot be read', async () => {
+    const own = path.join(dir, 'unreadable');
+    const options = { threads: 2, optimization: 'extended' as const, cacheDir: own };
+    await (await createSession(ort, bytes, options)).release();
+    const [name] = fs.readdirSync(own);
+    fs.writeFileSync(path.join(own, name), 'not a model');
+    const session = await createSession(ort, bytes, options);
+    expect(session.outputNames).toContain('output');
+    await session.release();
+    expect(fs.readdirSync(own)).toEqual([name]);
+    expect(fs.statSync(path.join(own, name)).size).toBeGreaterThan(50_000_000);
+  }, 120_000);
+});
