@@ -118,7 +118,16 @@ export interface Readiness {
 export async function createContainer(config: Readonly<Config>, opts: ContainerOptions = {}): Promise<Container> {
   const log = opts.log ?? pino({ level: config.logLevel });
   const clock = opts.clock ?? Date.now;
-  const db = await createDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  // Statements are counted from the first (the migrations'), into the metrics made just after.
+  let statements = 0;
+  let countStatement: () => void = () => {
+    statements++;
+  };
+  const db = await createDatabase({
+    databaseUrl: config.databaseUrl,
+    dataDir: config.dataDir,
+    onStatement: () => countStatement(),
+  });
   const store = new Store(db);
   // Files on this machine's disk, or in an object store every process shares (MATTE_BLOB_STORE=s3://…).
   const fileStore = config.blobStore
@@ -133,6 +142,8 @@ export async function createContainer(config: Readonly<Config>, opts: ContainerO
     () => store.repos.items.queueStats(),
     clock,
   );
+  metrics.dbStatements.inc(statements);
+  countStatement = () => metrics.dbStatements.inc();
   // What this process wrote in the last seconds is read back from memory (recent-blobs.ts): a result
   // by the request waiting for it, an upload by the worker that claims it.
   const blobs = new RecentBlobs(

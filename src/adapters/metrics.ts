@@ -22,11 +22,17 @@ export class Metrics {
   readonly httpSeconds: client.Histogram<'method' | 'route' | 'status'>;
   readonly webhookAttempts: client.Counter<'state'>;
   readonly blobErrors: client.Counter<'operation'>;
+  readonly dbStatements: client.Counter;
 
   constructor(role: ProcessRole, queueStats?: () => Promise<QueueStats>, clock: () => number = Date.now) {
     const registers = [this.registry];
     this.registry.setDefaultLabels({ process: role });
     client.collectDefaultMetrics({ register: this.registry, prefix: 'matte_' });
+    this.dbStatements = new client.Counter({
+      name: 'matte_db_statements_total',
+      help: 'SQL statements this process sent to its database (queries, changes, transaction control).',
+      registers,
+    });
     this.photos = new client.Counter({
       name: 'matte_photos_total',
       help: 'Photos settled by this process, by outcome (done, flagged, failed) and tier.',

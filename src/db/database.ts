@@ -42,11 +42,15 @@ class StaticProvider implements MigrationProvider {
 export interface DatabaseOptions {
   databaseUrl: string;
   dataDir: string;
+  /** Called once for every statement sent (metrics: matte_db_statements_total). */
+  onStatement?: () => void;
 }
 
 export async function createDatabase(options: DatabaseOptions): Promise<Db> {
   const isPostgres = /^postgres(ql)?:\/\//.test(options.databaseUrl);
   let kysely: Kysely<Database>;
+  const onStatement = options.onStatement;
+  const log = onStatement ? () => onStatement() : undefined;
   if (isPostgres) {
     const pool = new pg.Pool({
       connectionString: options.databaseUrl,
@@ -66,7 +70,7 @@ export async function createDatabase(options: DatabaseOptions): Promise<Db> {
     // its client, which the pool only listens to while the client is idle: without a listener of its own,
     // a database outage would end the process. The query in flight, if any, still fails with the error.
     pool.on('connect', (client) => client.on('error', () => undefined));
-    kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+    kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), log });
   } else {
     const file = options.databaseUrl.startsWith('sqlite:')
       ? options.databaseUrl.slice('sqlite:'.length)
@@ -79,7 +83,10 @@ export async function createDatabase(options: DatabaseOptions): Promise<Db> {
     sqlite.pragma('busy_timeout = 5000');
     sqlite.pragma('foreign_keys = ON');
     sqlite.pragma('synchronous = NORMAL');
-    kysely = new Kysely<Database>({ dialect: new ImmediateSqliteDialect({ database: new CachedStatements(sqlite) }) });
+    kysely = new Kysely<Database>({
+      dialect: new ImmediateSqliteDialect({ database: new CachedStatements(sqlite) }),
+      log,
+    });
   }
   const dialect: Dialect = isPostgres ? 'postgres' : 'sqlite';
   const migrator = new Migrator({

@@ -64,6 +64,16 @@ describe('health and metrics', () => {
       const text = await res.text();
       const value = (pattern: RegExp) => Number(pattern.exec(text)?.[1] ?? NaN);
       expect(value(/^matte_photos_total\{outcome="done",tier="light",process="api\+worker"\} (\d+)/m)).toBe(2);
+      // Every statement is counted, from the migrations on: more than the two photos' settling alone.
+      const statements = value(/^matte_db_statements_total\{process="api\+worker"\} (\d+)/m);
+      expect(statements).toBeGreaterThan(20);
+      await t.app.inject({ method: 'GET', url: `/v1/jobs/${id}`, headers: auth });
+      const after = Number(
+        /^matte_db_statements_total\{process="api\+worker"\} (\d+)/m.exec(
+          await (await fetch(`http://127.0.0.1:${port}/metrics`)).text(),
+        )?.[1],
+      );
+      expect(after).toBeGreaterThan(statements);
       expect(value(/^matte_photo_stage_seconds_count\{process="api\+worker",stage="inference"\} (\d+)/m)).toBe(2);
       expect(value(/^matte_queue_depth\{process="api\+worker"\} (\d+)/m)).toBe(0);
       expect(value(/^matte_queue_oldest_pending_seconds\{process="api\+worker"\} (\d+)/m)).toBe(0);
