@@ -8,6 +8,7 @@
 //   npm run bench:memory        (BENCH_MEMORY_BATCHES, default 5; BENCH_MEMORY_PHOTOS per batch, default 4)
 import fs from 'node:fs';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import sharp from 'sharp';
 import { startServer, type RunningServer } from '../test/helpers/server.ts';
 import { evalEntries, evalFile } from '../test/helpers/eval-data.ts';
@@ -22,7 +23,7 @@ function status(pid: number, field: 'VmRSS' | 'VmHWM'): number {
 }
 
 /** 12-megapixel JPEGs (4000x3000) made from eval photos. */
-async function bigPhotos(n: number): Promise<Buffer[]> {
+export async function bigPhotos(n: number): Promise<Buffer[]> {
   const entries = evalEntries().filter((e) => e.image.endsWith('.jpg'));
   return Promise.all(
     entries
@@ -38,25 +39,27 @@ async function account(server: RunningServer): Promise<Record<string, string>> {
   return { authorization: `Bearer ${apiKey}` };
 }
 
-async function runBatch(server: RunningServer, auth: Record<string, string>, photos: Buffer[]): Promise<void> {
+/** One batch through a server: created, filled, started and followed with long-polls; seconds from start to done. */
+export async function runBatch(server: RunningServer, auth: Record<string, string>, photos: Buffer[]): Promise<number> {
   const call = (p: string, init: RequestInit = {}) => fetch(`${server.base}${p}`, { ...init, headers: auth });
   const id = (await (await call('/v1/jobs', { method: 'POST' })).json()).id;
   const form = new FormData();
   photos.forEach((p, i) => form.append('files', new Blob([new Uint8Array(p)]), `p${i}.jpg`));
   const added = await call(`/v1/jobs/${id}/items`, { method: 'POST', body: form });
   if (!added.ok) throw new Error(`adding photos: HTTP ${added.status}`);
+  const at = performance.now();
   const started = await call(`/v1/jobs/${id}/start`, { method: 'POST' });
   if (!started.ok) throw new Error(`starting: HTTP ${started.status}`);
   for (;;) {
     const res = await call(`/v1/jobs/${id}?fields=summary&wait=30`);
     if (!res.ok) throw new Error(`following: HTTP ${res.status}`);
     const job = await res.json();
-    if (['done', 'failed'].includes(job.status)) return;
+    if (['done', 'failed'].includes(job.status)) return (performance.now() - at) / 1000;
   }
 }
 
-type Optimization = 'basic' | 'extended' | 'all';
-interface WorkerFigures {
+export type Optimization = 'basic' | 'extended' | 'all';
+export interface WorkerFigures {
   arena: boolean;
   optimization: Optimization;
   /** The model optimised once and read from the cache (model-session.mjs), or optimised at load. */
@@ -68,7 +71,7 @@ interface WorkerFigures {
   secondsPerPhoto: number;
 }
 
-async function worker(
+export async function worker(
   photos: Buffer[],
   {
     arena,
@@ -137,50 +140,55 @@ async function apiOnly(photos: Buffer[]): Promise<{ peakMiB: number; rssMiB: num
   }
 }
 
-const photos = await bigPhotos(PHOTOS);
-const results = {
-  at: new Date().toISOString(),
-  batches: BATCHES,
-  photosPerBatch: PHOTOS,
-  photo: '4000x3000 JPEG',
-  // BENCH_MEMORY_CONFIGS=1,4 runs only those rows.
-  workers: await (async () => {
-    // arena, graph optimisation, optimised model cached, glibc malloc (bin/matte's tuning or glibc's own), photos in flight
-    const configs: [boolean, Optimization, boolean, WorkerFigures['malloc'], number][] = [
-      [true, 'all', false, 'glibc default', 2],
-      [false, 'all', false, 'glibc default', 2],
-      [false, 'all', true, 'glibc default', 2],
-      [false, 'all', true, 'tuned', 2],
-      [false, 'extended', true, 'glibc default', 2],
-      [false, 'extended', true, 'tuned', 2],
-      [false, 'extended', true, 'tuned', 1],
-      [false, 'basic', true, 'tuned', 2],
-    ];
-    const only = process.env.BENCH_MEMORY_CONFIGS?.split(',').map(Number);
-    const out: WorkerFigures[] = [];
-    for (const [k, [arena, optimization, cached, malloc, inFlight]] of configs.entries())
-      if (!only || only.includes(k + 1))
-        out.push(await worker(photos, { arena, optimization, cached, malloc, inFlight }));
-    return out;
-  })(),
-  apiOnly: await apiOnly(photos),
-};
-const dir = path.join(import.meta.dirname, 'results');
-fs.mkdirSync(dir, { recursive: true });
-fs.writeFileSync(path.join(dir, 'memory.json'), `${JSON.stringify(results, null, 2)}\n`);
-const lines = [
-  `# npm run bench:memory, ${results.at}`,
-  '',
-  `${BATCHES} batches of ${PHOTOS} photos of 12 megapixels, after one warm-up photo; one process (API + worker, SQLite).`,
-  '',
-  '| onnxruntime arena | graph optimisation | optimised model | glibc malloc | photos in flight | peak RSS (MiB) | RSS after each batch (MiB) | seconds per photo |',
-  '| --- | --- | --- | --- | --- | --- | --- | --- |',
-  ...results.workers.map(
-    (w) =>
-      `| ${w.arena ? 'on' : 'off'} | ${w.optimization} | ${w.cached ? 'cached' : 'at load'} | ${w.malloc} | ${w.inFlight} | ${w.peakMiB.toFixed(0)} | ${w.afterBatchMiB.join(', ')} | ${w.secondsPerPhoto.toFixed(2)} |`,
-  ),
-  '',
-  `API only (MATTE_WORKER=0), ${BATCHES} uploads of ${PHOTOS} photos and reads: peak ${results.apiOnly.peakMiB.toFixed(0)} MiB, ${results.apiOnly.rssMiB.toFixed(0)} MiB at the end.`,
-];
-fs.writeFileSync(path.join(dir, 'memory.md'), `${lines.join('\n')}\n`);
-console.log(lines.join('\n'));
+// Run as a script (npm run bench:memory); npm run bench imports worker() for its P5 row.
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) await main();
+
+async function main(): Promise<void> {
+  const photos = await bigPhotos(PHOTOS);
+  const results = {
+    at: new Date().toISOString(),
+    batches: BATCHES,
+    photosPerBatch: PHOTOS,
+    photo: '4000x3000 JPEG',
+    // BENCH_MEMORY_CONFIGS=1,4 runs only those rows.
+    workers: await (async () => {
+      // arena, graph optimisation, optimised model cached, glibc malloc (bin/matte's tuning or glibc's own), photos in flight
+      const configs: [boolean, Optimization, boolean, WorkerFigures['malloc'], number][] = [
+        [true, 'all', false, 'glibc default', 2],
+        [false, 'all', false, 'glibc default', 2],
+        [false, 'all', true, 'glibc default', 2],
+        [false, 'all', true, 'tuned', 2],
+        [false, 'extended', true, 'glibc default', 2],
+        [false, 'extended', true, 'tuned', 2],
+        [false, 'extended', true, 'tuned', 1],
+        [false, 'basic', true, 'tuned', 2],
+      ];
+      const only = process.env.BENCH_MEMORY_CONFIGS?.split(',').map(Number);
+      const out: WorkerFigures[] = [];
+      for (const [k, [arena, optimization, cached, malloc, inFlight]] of configs.entries())
+        if (!only || only.includes(k + 1))
+          out.push(await worker(photos, { arena, optimization, cached, malloc, inFlight }));
+      return out;
+    })(),
+    apiOnly: await apiOnly(photos),
+  };
+  const dir = path.join(import.meta.dirname, 'results');
+  fs.mkdirSync(dir, { recursive: true });
+  fs.writeFileSync(path.join(dir, 'memory.json'), `${JSON.stringify(results, null, 2)}\n`);
+  const lines = [
+    `# npm run bench:memory, ${results.at}`,
+    '',
+    `${BATCHES} batches of ${PHOTOS} photos of 12 megapixels, after one warm-up photo; one process (API + worker, SQLite).`,
+    '',
+    '| onnxruntime arena | graph optimisation | optimised model | glibc malloc | photos in flight | peak RSS (MiB) | RSS after each batch (MiB) | seconds per photo |',
+    '| --- | --- | --- | --- | --- | --- | --- | --- |',
+    ...results.workers.map(
+      (w) =>
+        `| ${w.arena ? 'on' : 'off'} | ${w.optimization} | ${w.cached ? 'cached' : 'at load'} | ${w.malloc} | ${w.inFlight} | ${w.peakMiB.toFixed(0)} | ${w.afterBatchMiB.join(', ')} | ${w.secondsPerPhoto.toFixed(2)} |`,
+    ),
+    '',
+    `API only (MATTE_WORKER=0), ${BATCHES} uploads of ${PHOTOS} photos and reads: peak ${results.apiOnly.peakMiB.toFixed(0)} MiB, ${results.apiOnly.rssMiB.toFixed(0)} MiB at the end.`,
+  ];
+  fs.writeFileSync(path.join(dir, 'memory.md'), `${lines.join('\n')}\n`);
+  console.log(lines.join('\n'));
+}

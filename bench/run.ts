@@ -24,6 +24,7 @@ import { MODEL_CACHE_DIR, startServer } from '../test/helpers/server.ts';
 import { edgeFigures, printEdgeFigures, type EdgeFigures } from './edges.ts';
 import { cpuLines, measureCpuAndLatency, median, type CpuFigures } from './cpu.ts';
 import { eventLatency, eventLatencyLines, type EventLatency } from './events.ts';
+import { scaleFigures, scaleLines, type ScaleFigures } from './scale.ts';
 
 const PHOTOS = Number(process.env.BENCH_PHOTOS ?? 16);
 // 15 pairs: the p50 of 7 moved from 1.064 to 1.118 between two runs of the same code on the same day.
@@ -223,7 +224,11 @@ try {
 let edges: EdgeFigures | undefined;
 if (process.env.BENCH_EDGES !== '0') printEdgeFigures((edges = await edgeFigures()));
 
-writeResults({ throughput, latency, reads, events, edges });
+// Scale-out (issue 25): the model on an inference server, the claim at 10,000 pending, statements per photo, P5.
+let scale: ScaleFigures | undefined;
+if (process.env.BENCH_SCALE !== '0') console.log((scale = await scaleFigures()) && scaleLines(scale).join('\n'));
+
+writeResults({ throughput, latency, reads, events, edges, scale });
 
 /** bench/results/latest.json (every figure) and latest.md (the table docs/performance.md summarises). */
 function writeResults(figures: {
@@ -232,6 +237,7 @@ function writeResults(figures: {
   reads?: Reads;
   events?: EventLatency;
   edges?: EdgeFigures;
+  scale?: ScaleFigures;
 }): void {
   const dir = path.join(import.meta.dirname, 'results');
   fs.mkdirSync(dir, { recursive: true });
@@ -274,6 +280,8 @@ function writeResults(figures: {
       'edge refinement: mean alpha error, refined / upsampled (all / within 3 px of the edge)',
       `${fmt(g.refined.mae / g.upsampled.mae, 3)} / ${fmt(g.refined.edgeMae / g.upsampled.edgeMae, 3)}`,
     ]);
+  if (figures.scale)
+    for (const line of scaleLines(figures.scale)) rows.push(line.split(/: (.*)/s).slice(0, 2) as [string, string]);
   const md = [
     `# npm run bench, ${at}`,
     '',
