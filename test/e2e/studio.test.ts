@@ -288,6 +288,30 @@ describe.skipIf(!HAVE_CHROMIUM || !HAVE_EVAL_DATA)(
       await context.close();
     }, 120_000);
 
+    it('runs a sample of one, previews a real cut-out with the chosen look, then continues the rest', async () => {
+      const email = `sample-${Date.now()}@example.com`;
+      await account(email, 10);
+      const { context, page } = await newPage();
+      await signIn(page, email);
+      await page.getByRole('button', { name: 'New batch' }).click();
+      await page
+        .getByLabel('Photos', { exact: true })
+        .setInputFiles(fs.readdirSync(photoDir).map((name) => path.join(photoDir, name)));
+      await page.getByText('3 photos added').waitFor();
+      await page.getByLabel('Sample (optional)').fill('1');
+      await page.getByText('Starting reserves 1 credit').waitFor();
+      await page.getByRole('button', { name: 'Start' }).click();
+      await page.getByText('Paused with 2 photos held (not charged).').waitFor({ timeout: 120_000 });
+      // The look picker renders the finished sample through the server (preview), as an image from a blob.
+      await page.getByLabel('Background', { exact: true }).selectOption('white');
+      const preview = page.getByRole('img', { name: /^Preview of .* with these settings$/ });
+      await preview.waitFor({ timeout: 30_000 });
+      expect(await preview.getAttribute('src')).toMatch(/^blob:/);
+      await page.getByRole('button', { name: 'Continue (2 credits)' }).click();
+      await page.getByText('3 of 3 photos finished').waitFor({ timeout: 240_000 });
+      await context.close();
+    }, 420_000);
+
     it('shows 429 on too many sign-in attempts and keeps the e-mail typed', async () => {
       const { context, page } = await newPage();
       await page.goto(`${server.base}/studio/`);
