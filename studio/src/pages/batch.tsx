@@ -16,7 +16,7 @@ function merge(old: FullBatch, next: FullBatch): FullBatch {
   if (!next.delta) return next;
   const byId = new Map(old.items.map((item) => [item.id, item]));
   for (const item of next.items) byId.set(item.id, item);
-  return { ...next, items: [...byId.values()], delta: false, rejected: old.rejected };
+  return { ...next, items: [...byId.values()], delta: false };
 }
 
 export function BatchPage({ id }: { id: string }) {
@@ -24,7 +24,6 @@ export function BatchPage({ id }: { id: string }) {
   const [presets, setPresets] = useState<Preset[]>([]);
   const [account, setAccount] = useState<Account | null>(null);
   const [loadError, setLoadError] = useState<Shown | null>(null);
-  const [rejected, setRejected] = useState<Rejected[]>([]);
   const latest = useRef<FullBatch | null>(null);
   latest.current = batch;
 
@@ -104,17 +103,8 @@ export function BatchPage({ id }: { id: string }) {
         <span class={`status status-${batch.status}`}>{batch.status}</span>
       </div>
       <ErrorNote error={loadError} />
-      {batch.status === 'draft' ? (
-        <AddPhotos
-          batch={batch}
-          account={account}
-          onAdded={(next, refused) => {
-            setBatch(next);
-            setRejected((old) => [...old, ...refused]);
-          }}
-        />
-      ) : null}
-      {rejected.length || batch.rejected.length ? <RejectedList rejected={[...batch.rejected, ...rejected]} /> : null}
+      {batch.status === 'draft' ? <AddPhotos batch={batch} account={account} onAdded={setBatch} /> : null}
+      {batch.rejected.length ? <RejectedList rejected={batch.rejected} /> : null}
       {batch.status === 'draft' ? (
         <StartPanel batch={batch} presets={presets} onStarted={setBatch} />
       ) : (
@@ -185,7 +175,8 @@ const PHOTO_TYPES = /\.(jpe?g|png|webp|zip)$/i;
 function AddPhotos(props: {
   batch: FullBatch;
   account: Account | null;
-  onAdded: (batch: FullBatch, rejected: Rejected[]) => void;
+  /** The batch as the last answer gave it: its `rejected` lists every refusal so far. */
+  onAdded: (batch: FullBatch) => void;
 }) {
   const { batch, account, onAdded } = props;
   const [links, setLinks] = useState('');
@@ -195,19 +186,17 @@ function AddPhotos(props: {
   const [upload, uploadError, uploading] = useAction(async (files: File[]) => {
     const photos = files.filter((file) => PHOTO_TYPES.test(file.name) || /^image\//.test(file.type));
     const skipped = files.length - photos.length;
-    let last: FullBatch = batch;
-    const refused: Rejected[] = [];
-    // A few photos a request, so a big folder shows progress and one refusal does not lose the rest.
+    let added = 0;
+    // A few files a request, so a big folder shows progress and one refusal does not lose the rest.
     for (let i = 0; i < photos.length; i += 20) {
       setStatus(`Uploading ${Math.min(i + 20, photos.length)} of ${photos.length}…`);
       const answer = await client.addFiles(batch.id, photos.slice(i, i + 20));
-      last = answer as unknown as FullBatch;
-      refused.push(...answer.rejected);
+      added += answer.added;
+      onAdded(answer as unknown as FullBatch);
     }
     setStatus(
-      `${plural(photos.length - refused.length, 'photo')} added${skipped ? `; ${plural(skipped, 'file')} skipped (not JPEG, PNG, WebP or ZIP)` : ''}.`,
+      `${plural(added, 'photo')} added${skipped ? `; ${plural(skipped, 'file')} skipped (not JPEG, PNG, WebP or ZIP)` : ''}.`,
     );
-    onAdded({ ...last, rejected: [] }, refused);
   });
 
   const [addLinks, linksError, adding] = useAction(async () => {
@@ -216,15 +205,17 @@ function AddPhotos(props: {
       .map((link) => link.trim())
       .filter(Boolean);
     if (!urls.length) throw new Error('Paste one or more links (http or https), one per line.');
+    // The API takes one ZIP link a request: the photo links go with the first, each other ZIP on its own.
     const zips = urls.filter((url) => /\.zip(\?|$)/i.test(url));
-    const answer = await client.addUrls(
-      batch.id,
-      urls.filter((url) => !zips.includes(url)),
-      zips[0],
-    );
+    const photoLinks = urls.filter((url) => !zips.includes(url));
+    let added = 0;
+    for (const [k, zip] of (zips.length ? zips : [undefined]).entries()) {
+      const answer = await client.addUrls(batch.id, k === 0 ? photoLinks : [], zip);
+      added += answer.added;
+      onAdded(answer as unknown as FullBatch);
+    }
     setLinks('');
-    setStatus(`${plural(answer.added, 'photo')} added from links.`);
-    onAdded({ ...(answer as unknown as FullBatch), rejected: [] }, answer.rejected);
+    setStatus(`${plural(added, 'photo')} added from links.`);
   });
 
   return (
@@ -313,11 +304,12 @@ function StartPanel(props: { batch: FullBatch; presets: Preset[]; onStarted: (ba
   const [start, error, starting] = useAction(async () => {
     if (sample && (!Number.isInteger(sampleN) || sampleN < 1 || sampleN > 200))
       throw new Error('The sample is a whole number of photos from 1 to 200.');
-    await client.start(batch.id, {
+    // The answer is the batch with every photo.
+    const started = await client.start(batch.id, {
       ...(sampleN ? { sample: sampleN } : {}),
       defaults: { ...batch.options.defaults, ...lookSettings(look) },
     });
-    onStarted(await client.getBatch(batch.id));
+    onStarted(started as FullBatch);
   });
 
   const charged = sampleN ? Math.min(sampleN, n) : n;
@@ -360,12 +352,10 @@ function Progress({ batch, onChange }: { batch: FullBatch; onChange: (batch: Ful
   const c = batch.counts;
   const settled = c.done + c.failed;
   const [stop, stopError, stopping] = useAction(async () => {
-    await client.cancel(batch.id);
-    onChange(await client.getBatch(batch.id));
+    onChange((await client.cancel(batch.id)) as unknown as FullBatch);
   });
   const [resume, resumeError, resuming] = useAction(async () => {
-    await client.continue(batch.id);
-    onChange(await client.getBatch(batch.id));
+    onChange((await client.continue(batch.id)) as FullBatch);
   });
   const running = LIVE.has(batch.status);
   return (
