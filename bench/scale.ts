@@ -62,7 +62,7 @@ async function remoteRatio(photos: Buffer[], rounds: number): Promise<ScaleFigur
   let remote: RunningServer | undefined;
   try {
     await until(async () => (await fetch(`${url}/ready`)).ok, 'inference server');
-    // The in-process model's server runs only while it is measured, so the two never share the cores.
+    // Both servers are up together; each computes only while its own batch runs, so they never share the cores.
     local = await startServer(env);
     remote = await startServer({ ...env, MATTE_INFERENCE_URL: url });
     const [localAuth, remoteAuth] = [await apiKeyOf(local), await apiKeyOf(remote)];

@@ -30,7 +30,7 @@ export const ConfigSchema = Type.Object({
   modelThreads: Type.Integer({ minimum: 1, maximum: 64 }),
   /** onnxruntime's CPU memory arena (and memory pattern) for the in-process model. */
   modelArena: Type.Boolean(),
-  /** onnxruntime's graph optimisation level: `basic` (default, less memory) or `extended`/`all` (layout transforms). */
+  /** onnxruntime's graph optimisation level: `extended` (default), `all` (its layout transforms: faster, more memory) or `basic`. */
   modelOptimization: Type.Union([Type.Literal('basic'), Type.Literal('extended'), Type.Literal('all')]),
   /** Where the model optimised for this machine is kept between starts (a cache; '' turns it off). */
   modelCacheDir: Type.String(),

@@ -118,15 +118,18 @@ export interface Readiness {
 export async function createContainer(config: Readonly<Config>, opts: ContainerOptions = {}): Promise<Container> {
   const log = opts.log ?? pino({ level: config.logLevel });
   const clock = opts.clock ?? Date.now;
-  // Statements are counted from the first (the migrations'), into the metrics made just after.
-  let statements = 0;
-  let countStatement: () => void = () => {
-    statements++;
-  };
+  const runWorker = opts.runWorker ?? config.embeddedWorker;
+  // Made before the database, so its statements are counted from the first (the migrations'); the queue's
+  // figures are read from the store only when scraped.
+  const metrics = new Metrics(
+    opts.role ?? (runWorker ? 'api+worker' : 'api'),
+    () => store.repos.items.queueStats(),
+    clock,
+  );
   const db = await createDatabase({
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
-    onStatement: () => countStatement(),
+    onStatement: () => metrics.dbStatements.inc(),
   });
   const store = new Store(db);
   // Files on this machine's disk, or in an object store every process shares (MATTE_BLOB_STORE=s3://…).
@@ -136,14 +139,6 @@ export async function createContainer(config: Readonly<Config>, opts: ContainerO
         parseS3Url(config.blobStore),
       )
     : new FsBlobStore(path.join(config.dataDir, 'blobs'));
-  const runWorker = opts.runWorker ?? config.embeddedWorker;
-  const metrics = new Metrics(
-    opts.role ?? (runWorker ? 'api+worker' : 'api'),
-    () => store.repos.items.queueStats(),
-    clock,
-  );
-  metrics.dbStatements.inc(statements);
-  countStatement = () => metrics.dbStatements.inc();
   // What this process wrote in the last seconds is read back from memory (recent-blobs.ts): a result
   // by the request waiting for it, an upload by the worker that claims it.
   const blobs = new RecentBlobs(
