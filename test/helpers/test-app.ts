@@ -82,6 +82,22 @@ export function multipart(parts: { name: string; filename?: string; data: Buffer
   return { payload: Buffer.concat(chunks), headers: { 'content-type': `multipart/form-data; boundary=${boundary}` } };
 }
 
+/** POST /v1/jobs/{id}/items with `files` as the form's `files` parts, through app.inject. */
+export function addFiles(
+  app: FastifyInstance,
+  auth: Record<string, string>,
+  jobId: string,
+  files: { filename: string; data: Buffer; type?: string }[],
+) {
+  const form = multipart(files.map((f) => ({ name: 'files', ...f })));
+  return app.inject({
+    method: 'POST',
+    url: `/v1/jobs/${jobId}/items`,
+    headers: { ...auth, ...form.headers },
+    payload: form.payload,
+  });
+}
+
 /** Waits until the batch is no longer queued or running. */
 export async function waitForBatch(
   app: FastifyInstance,

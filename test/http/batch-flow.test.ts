@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import sharp from 'sharp';
-import { createTestApp, multipart, waitForBatch, type TestApp } from '../helpers/test-app.ts';
+import { addFiles, createTestApp, waitForBatch, type TestApp } from '../helpers/test-app.ts';
 import { cmykJpeg, exifRotated, png16, productPhoto, transparentPng } from '../helpers/images.ts';
 
 let t: TestApp;
@@ -15,15 +15,8 @@ async function draft(auth: Record<string, string>, body: object = {}) {
   return res.json();
 }
 
-async function upload(auth: Record<string, string>, jobId: string, files: { filename: string; data: Buffer }[]) {
-  const form = multipart(files.map((f) => ({ name: 'files', ...f })));
-  return t.app.inject({
-    method: 'POST',
-    url: `/v1/jobs/${jobId}/items`,
-    headers: { ...auth, ...form.headers },
-    payload: form.payload,
-  });
-}
+const upload = (auth: Record<string, string>, jobId: string, files: { filename: string; data: Buffer }[]) =>
+  addFiles(t.app, auth, jobId, files);
 
 describe('a batch from upload to cut-out', () => {
   it('creates, adds, starts, runs every photo and charges one credit each', async () => {

@@ -3,7 +3,7 @@
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createConfig, lintFromString } from '@redocly/openapi-core';
-import { createTestApp, multipart, type TestApp } from '../helpers/test-app.ts';
+import { addFiles, createTestApp, multipart, type TestApp } from '../helpers/test-app.ts';
 import { makeZip, productPhoto } from '../helpers/images.ts';
 
 let t: TestApp;
@@ -12,17 +12,8 @@ beforeAll(async () => {
 });
 afterAll(async () => t?.close());
 
-async function upload(auth: Record<string, string>, jobId: string, files: { filename: string; data: Buffer }[]) {
-  const form = multipart(
-    files.map((f) => ({ name: 'files', filename: f.filename, data: f.data, type: 'application/octet-stream' })),
-  );
-  return t.app.inject({
-    method: 'POST',
-    url: `/v1/jobs/${jobId}/items`,
-    headers: { ...auth, ...form.headers },
-    payload: form.payload,
-  });
-}
+const upload = (auth: Record<string, string>, jobId: string, files: { filename: string; data: Buffer }[]) =>
+  addFiles(t.app, auth, jobId, files);
 
 describe('requests per minute, per key', () => {
   it('answers 60 of 130 requests sent at once; the rest get 429 RATE_LIMITED with Retry-After, and every answer has the headers', async () => {

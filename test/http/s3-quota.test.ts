@@ -3,7 +3,7 @@
 // answers writes as a full bucket does (403 QuotaExceeded, or 507) while `full` is set.
 import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, multipart, type TestApp } from '../helpers/test-app.ts';
+import { addFiles, createTestApp, type TestApp } from '../helpers/test-app.ts';
 import { productPhoto } from '../helpers/images.ts';
 import { startS3, type S3Server } from '../helpers/s3.ts';
 
@@ -46,17 +46,8 @@ afterAll(async () => {
   await s3?.close();
 });
 
-async function upload(auth: Record<string, string>, id: string) {
-  const form = multipart([
-    { name: 'files', filename: 'a.jpg', data: await productPhoto(320, 240), type: 'image/jpeg' },
-  ]);
-  return t.app.inject({
-    method: 'POST',
-    url: `/v1/jobs/${id}/items`,
-    headers: { ...auth, ...form.headers },
-    payload: form.payload,
-  });
-}
+const upload = async (auth: Record<string, string>, id: string) =>
+  addFiles(t.app, auth, id, [{ filename: 'a.jpg', data: await productPhoto(320, 240), type: 'image/jpeg' }]);
 
 describe('a full bucket', () => {
   for (const kind of ['quota', 'status'] as const) {
