@@ -1,7 +1,8 @@
 // The calibration set (issue 23): every subject of ../shared/eval-data cut out by its ground-truth alpha and
 // laid over backgrounds that look like what sellers send (studio white and off-white, greys, gradients,
 // coloured sweeps, textures, other photos' backgrounds; with shadows and noise), at several sizes and
-// positions, as JPEG. The real model runs on each composite (the photo and its mirror image, as the heavy
+// positions, as JPEG; each eval photo as it is; and harder composites (the subject over its own colours, and
+// small in the frame). The real model runs on each composite (the photo and its mirror image, as the heavy
 // tier does), and each result is scored against the alpha that made it. Reproducible: a fixed seed, and
 // the same eval data give the same composites. Nothing large is committed: the composites' masks and
 // figures go to .bench/calibration/ (CALIBRATION_DIR), and a second run reuses them.
@@ -30,8 +31,13 @@ export const SIDE_OUTPUTS = ['1890', '1891', '1892', '1893', '1894'] as const;
 
 /** The backgrounds composites are laid on. */
 const COMPOSITE_FAMILIES = ['white', 'off-white', 'grey', 'gradient', 'colour sweep', 'texture', 'photo'] as const;
-/** Every family of the set: the composites', and the eval photos as they are. */
-export const FAMILIES = [...COMPOSITE_FAMILIES, 'original'] as const;
+/**
+ * The harder composites, made after the others from a second seed: the subject over a background in its own
+ * colours (low contrast), and the subject small in the frame (12-30%) over any of the families above.
+ */
+const HARD_FAMILIES = ['own colours', 'small'] as const;
+/** Every family of the set: the composites', the eval photos as they are, and the harder composites. */
+export const FAMILIES = [...COMPOSITE_FAMILIES, 'original', ...HARD_FAMILIES] as const;
 export type Family = (typeof FAMILIES)[number];
 
 export interface ResultFigures {
@@ -170,6 +176,34 @@ async function background(
   }
 }
 
+/**
+ * A background in the subject's own colours: a gradient between two colours of its opaque pixels, with a
+ * blotchy texture, so the subject stands out from it by little more than its shape and shading.
+ */
+async function ownColours(fg: Buffer, alpha: Buffer, width: number, height: number, rng: Rng): Promise<Buffer> {
+  const opaque: number[] = [];
+  for (let i = 0; i < alpha.length; i++) if (alpha[i] > 200) opaque.push(i);
+  const colour = () => {
+    const i = opaque.length ? opaque[Math.floor(rng.next() * opaque.length)] : 0;
+    return [fg[i * 3], fg[i * 3 + 1], fg[i * 3 + 2]];
+  };
+  const a = colour();
+  const b = colour();
+  const period = rng.between(20, 80);
+  const rgb = Buffer.alloc(width * height * 3);
+  for (let y = 0, i = 0; y < height; y++) {
+    for (let x = 0; x < width; x++, i += 3) {
+      const t = (x + y) / (width + height);
+      const n = Math.sin(x / period) * Math.sin(y / (period * 1.4)) * 12;
+      for (let c = 0; c < 3; c++) rgb[i + c] = Math.max(0, Math.min(255, Math.round(a[c] + (b[c] - a[c]) * t + n)));
+    }
+  }
+  return sharp(rgb, { raw: { width, height, channels: 3 } })
+    .blur(2)
+    .raw()
+    .toBuffer();
+}
+
 /** The largest box of `entry`'s photo clear of its subject (on a 96² grid, three cells clear of any cell the subject touches), in pixels. */
 async function sceneBox(entry: EvalEntry): Promise<Region> {
   const grid = 96;
@@ -216,9 +250,16 @@ async function sceneBox(entry: EvalEntry): Promise<Region> {
 }
 
 /** One composite: the subject (cropped to its box with a margin) scaled and placed over the background. */
-async function composite(entry: EvalEntry, index: number, rng: Rng, others: EvalEntry[]) {
-  const family =
+async function composite(
+  entry: EvalEntry,
+  index: number,
+  rng: Rng,
+  others: EvalEntry[],
+  hard?: (typeof HARD_FAMILIES)[number],
+) {
+  const drawn =
     COMPOSITE_FAMILIES[(index + Math.floor(rng.next() * COMPOSITE_FAMILIES.length)) % COMPOSITE_FAMILIES.length];
+  const family: Family = hard ?? drawn;
   const longEdge = Math.round(rng.between(800, 1400));
   const aspect = rng.pick([1, 1, 4 / 3, 3 / 4, 3 / 2]);
   const width = aspect >= 1 ? longEdge : Math.round(longEdge * aspect);
@@ -244,7 +285,7 @@ async function composite(entry: EvalEntry, index: number, rng: Rng, others: Eval
   const cw = Math.min(entry.width, x1 + margin + 1) - crop.left;
   const ch = Math.min(entry.height, y1 + margin + 1) - crop.top;
   // The subject's box fills 35-90% of the frame's shorter fit.
-  const fillShare = rng.between(0.35, 0.9);
+  const fillShare = hard === 'small' ? rng.between(0.12, 0.3) : rng.between(0.35, 0.9);
   const scale = Math.min((width * fillShare) / cw, (height * fillShare) / ch);
   const sw = Math.max(8, Math.round(cw * scale));
   const sh = Math.max(8, Math.round(ch * scale));
@@ -272,13 +313,16 @@ async function composite(entry: EvalEntry, index: number, rng: Rng, others: Eval
     .raw()
     .toBuffer();
 
-  const bg = await background(
-    family,
-    width,
-    height,
-    rng,
-    others.filter((o) => o.id !== entry.id),
-  );
+  const bg =
+    hard === 'own colours'
+      ? await ownColours(fg, alpha, width, height, rng)
+      : await background(
+          drawn,
+          width,
+          height,
+          rng,
+          others.filter((o) => o.id !== entry.id),
+        );
   const shadow = rng.next() < 0.5;
   if (shadow) {
     // A soft contact shadow under the subject.
@@ -333,6 +377,13 @@ export async function previewComposites(dir: string, count: number) {
         path.join(dir, `${entry.id}.c${k}.${c.family.replace(' ', '-')}${c.cut ? `.cut-${c.cut}` : ''}.jpg`),
         c.jpeg,
       );
+    }
+  }
+  const hardRng = generator(SEED + 1);
+  for (const entry of entries.slice(0, Math.ceil(count / HARD_FAMILIES.length))) {
+    for (const hard of HARD_FAMILIES) {
+      const c = await composite(entry, 0, hardRng, entries, hard);
+      fs.writeFileSync(path.join(dir, `${entry.id}.${hard.replace(' ', '-')}.jpg`), c.jpeg);
     }
   }
 }
@@ -454,6 +505,17 @@ export async function buildCalibrationSet(
       height: entry.height,
     };
     await score(entry, id, made, record);
+  }
+  // The harder composites, from a second seed so the ones above stay as they were.
+  const hardRng = generator(SEED + 1);
+  for (const entry of entries) {
+    for (const hard of HARD_FAMILIES) {
+      const id = `${entry.id}.${hard.replace(' ', '-')}`;
+      const made = await composite(entry, 0, hardRng, entries, hard);
+      const record = path.join(CALIBRATION_DIR, `${id}.json`);
+      if (fs.existsSync(record)) set.push(JSON.parse(fs.readFileSync(record, 'utf8')) as Composite);
+      else if (!opts.cachedOnly) await score(entry, id, made, record);
+    }
   }
   await session?.release();
   return set;
