@@ -182,6 +182,8 @@ export async function runPhoto(
   const prepared = deps.cutouts.prepare(decoded, THUMB_EDGE);
   const lowRgb = gridRgb(deps.decoder, decoded);
   lowRgb.catch(() => undefined);
+  const checkColours = deps.rasters.checkColours(modelInput, MODEL_INPUT_SIZE, CHECK_GRID);
+  checkColours.catch(() => undefined);
   let prediction;
   try {
     prediction = await predicting;
@@ -203,7 +205,10 @@ export async function runPhoto(
   storing?.catch(() => undefined);
   await onStage('diagnose');
   t = performance.now();
-  const checkGrid = await deps.rasters.checkGrid(prediction.mask, modelInput, MODEL_INPUT_SIZE, CHECK_GRID);
+  const checkGrid = {
+    mask: deps.rasters.checkMask(prediction.mask, MODEL_INPUT_SIZE, CHECK_GRID),
+    rgb: await checkColours,
+  };
   const diagnosis = diagnose(prediction, checkGrid, MODEL_INPUT_SIZE, decoded);
   timings.diagnose = performance.now() - t;
 

@@ -1,7 +1,7 @@
 // The model's mask reduced to the refinement grid by area averages (mask-reduce.mjs): what each cell
 // holds, cells that cut pixels, rounding, and sizes it refuses.
 import { describe, expect, it } from 'vitest';
-import { areaAxis, reduceArea } from '../../src/imaging/mask-reduce.mjs';
+import { areaAxis, reduceArea, reduceBlocks } from '../../src/imaging/mask-reduce.mjs';
 
 describe('area-average reduction', () => {
   it('gives each cell the mean of the whole pixels it covers', () => {
@@ -39,5 +39,19 @@ describe('area-average reduction', () => {
     expect(() => reduceArea(new Uint8Array(16), 4, 4, 5, 4)).toThrow(RangeError);
     expect(() => reduceArea(new Uint8Array(16), 4, 4, 0, 4)).toThrow(RangeError);
     expect(() => reduceArea(new Uint8Array(15), 4, 4, 2, 2)).toThrow(RangeError);
+  });
+
+  it('reduces interleaved pixels by a whole factor to the same figures as area averages, channel by channel', () => {
+    const size = 16;
+    for (const channels of [1, 2, 3]) {
+      const px = Uint8Array.from({ length: size * size * channels }, (_, i) => (i * 37 + (i >> 5) * 11) % 256);
+      const blocks = reduceBlocks(px, size, channels, 4);
+      expect(blocks.length).toBe(4 * 4 * channels);
+      for (let c = 0; c < channels; c++) {
+        const plane = Uint8Array.from({ length: size * size }, (_, i) => px[i * channels + c]);
+        expect([...blocks.filter((_, i) => i % channels === c)]).toEqual([...reduceArea(plane, size, size, 4, 4)]);
+      }
+    }
+    expect(() => reduceBlocks(new Uint8Array(size * size), size, 1, 5)).toThrow(RangeError);
   });
 });

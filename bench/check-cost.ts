@@ -1,0 +1,89 @@
+// npm run bench:check: what the automatic check costs a photo, in CPU time (this machine is shared, so
+// wall time is noisy; CPU time of the process, libvips' threads included, is not). For each eval product
+// the model's input (1024², as the pipeline makes it) and a mask cut from it are reduced to the check's
+// grid and measured, many times over, two ways in the same run:
+//   linear  the grid made by libvips' linear reduction (the check before issue 23)
+//   blocks  the grid made by block averages (mask-reduce.mjs reduceBlocks, the check now), colours and mask
+//           apart: the colours are reduced while the model runs, so only the mask and the measures are on
+//           the photo's path
+// Written to bench/results/check-cost.json and check-cost.md.
+import fs from 'node:fs';
+import path from 'node:path';
+import sharp from 'sharp';
+import { MODEL_INPUT_SIZE } from '../src/adapters/mask-model.adapter.ts';
+import { ImageDecoder } from '../src/adapters/images/decoder.ts';
+import { CheckRasters } from '../src/adapters/images/rasters.ts';
+import { CHECK_GRID, measure } from '../src/pipeline/check/features.ts';
+import { evalEntries, evalFile, HAVE_EVAL_DATA } from '../test/helpers/eval-data.ts';
+
+if (!HAVE_EVAL_DATA) throw new Error('npm run bench:check reads ../shared/eval-data; set MATTE_SHARED_DIR');
+const ROUNDS = Number(process.env.BENCH_CHECK_ROUNDS ?? 20);
+const N = MODEL_INPUT_SIZE;
+const decoder = new ImageDecoder(100_000_000);
+const rasters = new CheckRasters(100_000_000);
+
+const photos: { input: Buffer; mask: Buffer }[] = [];
+for (const e of evalEntries().filter((x) => x.kind === 'product')) {
+  const input = await decoder.toModelInput(await decoder.decode(evalFile(e.image)), N);
+  // A mask with a soft edge: the photo's own truth, scaled to the model's square and blurred a little.
+  const mask = await sharp(evalFile(e.mask)).extractChannel(0).resize(N, N, { fit: 'fill' }).blur(2).raw().toBuffer();
+  photos.push({ input, mask });
+}
+
+const linear = async (mask: Buffer, rgb: Buffer) => {
+  const reduce = (input: Buffer, channels: 1 | 3) =>
+    sharp(input, { raw: { width: N, height: N, channels } }).resize(CHECK_GRID, CHECK_GRID, {
+      fit: 'fill',
+      kernel: 'linear',
+    });
+  const [m, c] = await Promise.all([
+    reduce(mask, 1).extractChannel(0).raw().toBuffer(),
+    reduce(rgb, 3).raw().toBuffer(),
+  ]);
+  return { mask: m, rgb: c };
+};
+
+/** CPU milliseconds (user + system, all threads) and wall milliseconds per photo of `step`. */
+async function cost(step: (p: (typeof photos)[number]) => Promise<unknown> | unknown) {
+  for (const p of photos) await step(p); // warm-up
+  const cpu0 = process.cpuUsage();
+  const t0 = performance.now();
+  for (let r = 0; r < ROUNDS; r++) for (const p of photos) await step(p);
+  const cpu = process.cpuUsage(cpu0);
+  const count = ROUNDS * photos.length;
+  return { cpuMs: (cpu.user + cpu.system) / 1000 / count, wallMs: (performance.now() - t0) / count };
+}
+
+const figures = {
+  at: new Date().toISOString(),
+  photos: photos.length,
+  rounds: ROUNDS,
+  'linear grid + measures': await cost(async (p) => measure(await linear(p.mask, p.input))),
+  'block grid + measures': await cost(async (p) => measure(await rasters.checkGrid(p.mask, p.input, N, CHECK_GRID))),
+  'block grid, colours alone (while the model runs)': await cost((p) => rasters.checkColours(p.input, N, CHECK_GRID)),
+  'block grid, mask + measures (on the photo path)': await (async () => {
+    const colours = new Map(
+      await Promise.all(photos.map(async (p) => [p, await rasters.checkColours(p.input, N, CHECK_GRID)] as const)),
+    );
+    return cost((p) => measure({ mask: rasters.checkMask(p.mask, N, CHECK_GRID), rgb: colours.get(p)! }));
+  })(),
+  'measures alone': await (async () => {
+    const grids = await Promise.all(photos.map((p) => rasters.checkGrid(p.mask, p.input, N, CHECK_GRID)));
+    let k = 0;
+    return cost(() => measure(grids[k++ % grids.length]));
+  })(),
+};
+const lines = Object.entries(figures)
+  .filter(([, v]) => typeof v === 'object')
+  .map(
+    ([name, v]) =>
+      `${name.padEnd(50)} CPU ${(v as { cpuMs: number }).cpuMs.toFixed(1)} ms a photo, wall ${(v as { wallMs: number }).wallMs.toFixed(1)} ms`,
+  );
+for (const line of lines) console.log(line);
+const dir = path.join(import.meta.dirname, 'results');
+fs.writeFileSync(path.join(dir, 'check-cost.json'), `${JSON.stringify(figures, null, 2)}\n`);
+fs.writeFileSync(
+  path.join(dir, 'check-cost.md'),
+  `# npm run bench:check, ${figures.at}\n\n${photos.length} eval products, ${ROUNDS} rounds.\n\n\`\`\`\n${lines.join('\n')}\n\`\`\`\n`,
+);
+console.log('written: bench/results/check-cost.json, bench/results/check-cost.md');
