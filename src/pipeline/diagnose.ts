@@ -16,7 +16,7 @@ export const NO_SUBJECT_FILL = 0.001;
 /** A score under this sends the photo to review (`review: red`, credit refunded). */
 export const RED_SCORE = 50;
 /** Above this share of the frame nothing was cut away. */
-const WHOLE_FRAME_FILL = 0.95;
+export const WHOLE_FRAME_FILL = 0.95;
 
 export interface Diagnosis {
   quality: Quality;
@@ -36,7 +36,7 @@ const LABELS: Record<QualityFlag['code'], string> = {
   'colour-spill': 'Background colour shows along the subject’s edge',
   'subject-touches-edge': 'The subject is cut off by the photo border',
   'multiple-objects': 'The cut-out holds more than one separate object',
-  'uncertain-edges': 'Pixels beside the cut-out look like the subject: part of it may be missing',
+  'uncertain-edges': 'The cut-out’s edge may be in the wrong place: part of the subject may be missing',
   halo: 'A faint fringe of background surrounds the subject',
 };
 
@@ -105,9 +105,15 @@ function flagsFor(
     subjectFill > WHOLE_FRAME_FILL ? 1 : ramp(f.backgroundKept, 0.15, 0.35),
     toCutout(e.boxes.backgroundKept),
   );
-  add('low-confidence', ramp(f.soft, 0.4, 1.5), toCutout(e.boxes.soft));
+  // Either many pixels half kept (soft), or many left out that the model did not rule out (uncertain).
+  const soft = ramp(f.soft, 0.4, 1.5);
+  const unsure = ramp(f.uncertain, 0.2, 0.8);
+  add('low-confidence', Math.max(soft, unsure), toCutout(unsure > soft ? e.boxes.uncertain : e.boxes.soft));
   add('multiple-objects', ramp(f.fragmented, 0.02, 0.3), toCutout(e.boxes.fragment));
-  add('uncertain-edges', ramp(f.missing, 0.15, 0.45), toCutout(e.boxes.missing));
+  // Either subject colours just outside the cut (missing), or an outline over flat colour (weak edges).
+  const missing = ramp(f.missing, 0.15, 0.45);
+  const weak = ramp(f.weakEdges, 0.08, 0.3);
+  add('uncertain-edges', Math.max(missing, weak), toCutout(weak > missing ? e.boxes.weakEdges : e.boxes.missing));
   add('hole-in-subject', ramp(f.holes, 0.1, 0.4), toCutout(e.boxes.hole));
   add('colour-spill', ramp(f.spill, 0.55, 0.9), toCutout(e.boxes.spill));
   add('halo', ramp(f.halo, 1.2, 2), toCutout(e.boxes.halo));

@@ -106,7 +106,7 @@ async function twoProductsOnWhite(): Promise<{
 
 describe.skipIf(!HAVE_EVAL_DATA)('the check against ground truth, with the real model', () => {
   // Ten photos through the real model, while other suites load theirs: more than the default minute on a busy 2-core machine.
-  it('agrees with the truth on at least 90% of ten eval products whose result is clearly clean (IoU >= 0.95) or broken (< 0.85)', async () => {
+  it('flags every broken result (IoU < 0.85) of ten eval products and at most one clean one (IoU >= 0.95)', async () => {
     // Ten products from both source folders. The model's quality decides which results are clean or
     // broken; the check must tell them apart, whatever the split (a better model makes fewer broken ones).
     const picked = evalEntries()
@@ -128,20 +128,29 @@ describe.skipIf(!HAVE_EVAL_DATA)('the check against ground truth, with the real 
     }
     const job = await (await api(`/v1/jobs/${jobId}`)).json();
     const rows: string[] = [];
-    let decided = 0;
-    let agreed = 0;
+    let broken = 0;
+    let caught = 0;
+    let clean = 0;
+    let alarms = 0;
     for (const entry of picked) {
       const item = job.items.find((i: { name: string }) => i.name === `${entry.id}.jpg`);
       expect(item.status, entry.id).toBe('done');
       const score = await iou(Buffer.from(await (await api(item.cutoutUrl)).arrayBuffer()), entry);
       const flagged = item.review === 'red';
       rows.push(`${entry.id} IoU ${score.toFixed(3)} ${flagged ? 'flagged' : 'passed'} (score ${item.quality.score})`);
-      if (score >= 0.85 && score < 0.95) continue;
-      decided++;
-      if (flagged === score < 0.85) agreed++;
+      if (score < 0.85) {
+        broken++;
+        if (flagged) caught++;
+      } else if (score >= 0.95) {
+        clean++;
+        if (flagged) alarms++;
+      }
     }
-    expect(decided, rows.join('\n')).toBeGreaterThanOrEqual(5);
-    expect(agreed / decided, rows.join('\n')).toBeGreaterThanOrEqual(0.9);
+    // Held out, the check flags 88% of broken results and 3.2% of clean ones (docs/quality.md): on ten
+    // photos, one false alarm is within what that rate gives; two are not, nor is a broken one charged.
+    expect(broken + clean, rows.join('\n')).toBeGreaterThanOrEqual(5);
+    expect(caught, rows.join('\n')).toBe(broken);
+    expect(alarms, rows.join('\n')).toBeLessThanOrEqual(1);
     await ledgerBalances(api);
   }, 240_000);
 });

@@ -103,22 +103,35 @@ describe('diagnose: the calibrated check', () => {
     expect(d.red).toBe(true);
     expect(d.quality.flags[0]).toMatchObject({ code: 'background-kept', severity: 1 });
   });
-  it('sends a mask of guesses to review, flagged low-confidence with where the guesses are', async () => {
+  it('sends a cut-out that left out what the model was unsure of to review, flagged low-confidence where it is', async () => {
+    // The model kept the subject's left half and only half believed in its right half (mask 100: left out).
     const d = await run(
       scene(
         [[256, 256, 768, 768]],
         [
-          [256, 256, 768, 768, 255],
-          [100, 100, 900, 250, 100],
-          [100, 768, 900, 900, 100],
+          [256, 256, 512, 768, 255],
+          [512, 256, 768, 768, 100],
         ],
       ),
       { width: N, height: N },
     );
     expect(d.red).toBe(true);
     const flag = d.quality.flags.find((f) => f.code === 'low-confidence')!;
-    expect(flag.severity).toBeGreaterThan(0);
-    expect(flag.bbox).toMatchObject({ x: 100, y: 100 });
+    expect(flag.severity).toBeGreaterThan(0.5);
+    expect(flag.bbox).toMatchObject({ x: 512, y: 256 });
+  });
+  it('keeps a clean cut-out with a faint haze of doubt over the background out of review', async () => {
+    const d = await run(
+      scene(
+        [[256, 256, 768, 768]],
+        [
+          [256, 256, 768, 768, 255],
+          [100, 100, 900, 130, 60],
+        ],
+      ),
+      { width: N, height: N },
+    );
+    expect(d.red).toBe(false);
   });
   it('flags a part left out (subject colours beside the cut-out), with its box', async () => {
     const d = await run(scene([[256, 256, 768, 768]], [[256, 256, 448, 768, 255]]), { width: N, height: N });

@@ -1,8 +1,8 @@
 // The check's decision: a logistic model over a few measured features gives the probability that a
 // cut-out is broken (IoU < 0.85 against what a person would cut), and a threshold turns it into
-// `review: red`. Both are fitted by `npm run calibrate` (bench/calibrate.ts) on ../shared/eval-data and
-// stored in check-calibration.json; this module only applies them, and holds the fitting arithmetic
-// so the command and its tests use the same code.
+// `review: red`. Both are fitted by `npm run calibrate` (bench/calibrate.ts) on the calibration set made
+// from ../shared/eval-data (bench/calibration-set.ts) and stored in check-calibration.json; this module
+// only applies them, and holds the fitting arithmetic so the command and its tests use the same code.
 import fs from 'node:fs';
 import type { CheckFeatures } from './features.ts';
 
@@ -28,6 +28,8 @@ export const FEATURES: Record<string, (f: CheckFeatures) => number> = {
   'log spill': (f) => Math.log(f.spill + 0.01),
   'log halo': (f) => Math.log(f.halo + 0.01),
   'log fill': (f) => Math.log(f.fill + 0.01),
+  'log uncertain': (f) => Math.log(f.uncertain + 0.01),
+  weakEdges: (f) => f.weakEdges,
 };
 
 /** The features of the first calibration (fitted on the 47 eval photos alone). */

@@ -8,6 +8,12 @@ import { colourModels, looksLikeBackground, looksLikeSubject, RING } from './col
 export const CHECK_GRID = 256;
 /** How far (grid pixels) past the subject's edge subject-coloured pixels count as a possibly missing part. */
 const MISS_BAND = 12;
+/** The model's mask values (0..255) it left out but did not rule out: 5 < v < 128. */
+const UNCERTAIN_FROM = 6;
+/** An outline pixel lies on flat colour when no channel changes by this much across any pixel within one of it. */
+const FLAT_EDGE = 20;
+/** Outline pixels this close to the frame are not judged for weak edges (the frame cuts subjects). */
+const FRAME_MARGIN = 2;
 
 export interface CheckFeatures {
   /** Share of the grid that is subject (alpha >= 128). */
@@ -28,6 +34,13 @@ export interface CheckFeatures {
   halo: number;
   /** Sides of the photo the subject touches (0..4). */
   edgesTouched: number;
+  /**
+   * Pixels the model left out without ruling them out (mask 6..127), per subject pixel: where it was unsure,
+   * the part it left out is often a part of the subject.
+   */
+  uncertain: number;
+  /** Share of the outline (away from the frame) that runs over flat colour, where the photo shows no edge. */
+  weakEdges: number;
 }
 
 export interface CheckEvidence {
@@ -41,6 +54,8 @@ export interface CheckEvidence {
     hole: BBox | null;
     spill: BBox | null;
     halo: BBox | null;
+    uncertain: BBox | null;
+    weakEdges: BBox | null;
   };
 }
 
@@ -143,6 +158,16 @@ export function measure(grid: { mask: Uint8Array; rgb: Uint8Array }): CheckEvide
       }
     }
   }
+  const uncertainBox = new BoxOf();
+  let uncertain = 0;
+  for (let i = 0; i < n; i++) {
+    if (m[i] >= UNCERTAIN_FROM && m[i] < 128) {
+      uncertain++;
+      uncertainBox.add(i % w, (i / w) | 0);
+    }
+  }
+  const weak = weakOutline(grid.rgb, edge, w, h);
+
   const row = (y: number) => opaque.subarray(y * w, (y + 1) * w).some((v) => v === 1);
   const col = (x: number) => {
     for (let y = 0; y < h; y++) if (opaque[y * w + x]) return true;
@@ -162,6 +187,8 @@ export function measure(grid: { mask: Uint8Array; rgb: Uint8Array }): CheckEvide
       spill: round(spill / Math.max(edgeCount, 1)),
       halo: round(halo / Math.max(edgeCount, 1)),
       edgesTouched,
+      uncertain: round(uncertain / per),
+      weakEdges: round(weak.share),
     },
     boxes: {
       soft: softBox.box,
@@ -171,6 +198,49 @@ export function measure(grid: { mask: Uint8Array; rgb: Uint8Array }): CheckEvide
       hole: biggestHole ? gaps.boxes[biggestHole] : null,
       spill: boxes.spill.box,
       halo: boxes.halo.box,
+      uncertain: uncertainBox.box,
+      weakEdges: weak.box,
     },
   };
+}
+
+/**
+ * The outline pixels (away from the frame) where the photo is flat: the largest change of any channel
+ * between a pixel's neighbours (central differences, the gradient's length), over the 3x3 around it, is
+ * under FLAT_EDGE. A cut along the subject's true edge follows a change of colour; one through the middle
+ * of the subject or of the background does not.
+ */
+function weakOutline(rgb: Uint8Array, edge: Uint8Array, w: number, h: number): { share: number; box: BBox | null } {
+  // The squared length of the colour's change at each pixel (the largest channel's), compared squared.
+  const gradient = new Int32Array(w * h);
+  for (let y = 1; y < h - 1; y++) {
+    for (let x = 1, i = y * w + 1; x < w - 1; x++, i++) {
+      let best = 0;
+      for (let c = 0; c < 3; c++) {
+        const gx = rgb[(i + 1) * 3 + c] - rgb[(i - 1) * 3 + c];
+        const gy = rgb[(i + w) * 3 + c] - rgb[(i - w) * 3 + c];
+        const g = gx * gx + gy * gy;
+        if (g > best) best = g;
+      }
+      gradient[i] = best;
+    }
+  }
+  const box = new BoxOf();
+  let outline = 0;
+  let flat = 0;
+  for (let y = FRAME_MARGIN; y < h - FRAME_MARGIN; y++) {
+    for (let x = FRAME_MARGIN; x < w - FRAME_MARGIN; x++) {
+      const i = y * w + x;
+      if (!edge[i]) continue;
+      outline++;
+      let near = 0;
+      for (let dy = -1; dy <= 1; dy++)
+        for (let dx = -1; dx <= 1; dx++) near = Math.max(near, gradient[i + dy * w + dx]);
+      if (near < FLAT_EDGE * FLAT_EDGE) {
+        flat++;
+        box.add(x, y);
+      }
+    }
+  }
+  return { share: outline ? flat / outline : 0, box: box.box };
 }
