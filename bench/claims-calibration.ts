@@ -7,6 +7,7 @@
 import { MODEL_INPUT_SIZE } from '../src/adapters/mask-model.adapter.ts';
 import type { BBox } from '../src/domain/batch.schemas.ts';
 import { CLAIM_GRID_EDGE, judgeClaim, type ClaimReason } from '../src/pipeline/check/claim-check.ts';
+import { REFINE_DEFAULTS } from '../src/imaging/edge-refine.mjs';
 import { buildCalibrationSet, foldOf, FOLDS, readPlanes, type Composite } from './calibration-set.ts';
 
 /** The grid the regions are found on (a quarter of the model's 1024²). */
@@ -26,6 +27,15 @@ function reduce(plane: Uint8Array): Uint8Array {
     }
   }
   return out;
+}
+
+/**
+ * The alpha a stored cut-out keeps for a mask value: the edge refinement steepens the ramp 1.3x about one
+ * half (edge-refine.mjs REFINE_DEFAULTS), so faint doubt (under about 0.12) is gone and the rest is kept.
+ * The guided filter's snapping to the photo's edges is left out here.
+ */
+function stored(v: number): number {
+  return Math.max(0, Math.min(255, Math.round((v / 255 - 0.5) * REFINE_DEFAULTS.steepen * 255 + 127.5)));
 }
 
 /** 4-connected components of `on`, each with its pixels' box, size, and whether it touches `touch`. */
@@ -103,7 +113,7 @@ export async function claimFigures(set: Composite[]) {
     for (let y = 0; y < E; y++) {
       for (let x = 0; x < E; x++) {
         const i = Math.floor(y * s) * MODEL_INPUT_SIZE + Math.floor(x * s);
-        rgba.set([p.input[i * 3], p.input[i * 3 + 1], p.input[i * 3 + 2], p.light[i]], (y * E + x) * 4);
+        rgba.set([p.input[i * 3], p.input[i * 3 + 1], p.input[i * 3 + 2], stored(p.light[i])], (y * E + x) * 4);
       }
     }
     const img = { width: E, height: E, rgba };
@@ -226,6 +236,9 @@ function findBox(on: Uint8Array, size: number): BBox | null {
   return best;
 }
 
+/** claim-check.ts NEED.missing.doubtCut: the cut-away share from which the model's doubt counts. */
+const DOUBT_CUT = 0.4;
+
 /** The two measures each fitted reason's verdict reports, in the order of its two bars (claim-check.ts NEED). */
 const FITTED: Partial<Record<ClaimReason, [string, string]>> = {
   'background-kept': ['opaqueShare', 'backgroundLikeShare'],
@@ -249,20 +262,28 @@ export function fitClaimBars(reject = 0.98): string[] {
     const chosen: string[] = [];
     for (let k = 0; k < FOLDS; k++) {
       const train = claims.filter((c) => fold.get(c.group) !== k);
-      let best: { a: number; b1: number; b2: number } | null = null;
+      let best: { a: number; b1: number; b2: number; b3: number } | null = null;
+      // missing-part's third bar: the share of the cut-away pixels the model half kept, where most of the
+      // region is cut away (claim-check.ts NEED.missing.doubtCut); Infinity leaves that path out.
+      const thirdBars = reason === 'missing-part' ? [0.1, 0.15, 0.2, 0.3, 0.5, Infinity] : [Infinity];
+      const accepts = (c: (typeof claims)[number], b: { b1: number; b2: number; b3: number }) =>
+        c.metrics[m1] >= b.b1 &&
+        (c.metrics[m2] >= b.b2 || (c.metrics[m1] >= DOUBT_CUT && (c.metrics.doubtShare ?? 0) >= b.b3));
       for (const b1 of [0.05, 0.1, 0.15, 0.2, 0.3, 0.4]) {
         for (const b2 of [0.02, 0.04, 0.06, 0.08, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5]) {
-          const accepts = (c: (typeof claims)[number]) => c.metrics[m1] >= b1 && c.metrics[m2] >= b2;
-          const t = train.filter((c) => c.truth);
-          const f = train.filter((c) => !c.truth);
-          const a = t.filter(accepts).length / Math.max(1, t.length);
-          if (f.filter((c) => !accepts(c)).length / f.length >= reject && (!best || a > best.a)) best = { a, b1, b2 };
+          for (const b3 of thirdBars) {
+            const t = train.filter((c) => c.truth);
+            const f = train.filter((c) => !c.truth);
+            const a = t.filter((c) => accepts(c, { b1, b2, b3 })).length / Math.max(1, t.length);
+            if (f.filter((c) => !accepts(c, { b1, b2, b3 })).length / f.length >= reject && (!best || a > best.a))
+              best = { a, b1, b2, b3 };
+          }
         }
       }
       if (!best) continue;
-      chosen.push(`${best.b1}/${best.b2}`);
+      chosen.push(`${best.b1}/${best.b2}${best.b3 === Infinity ? '' : `/${best.b3}`}`);
       for (const c of claims.filter((c) => fold.get(c.group) === k)) {
-        const ok = c.metrics[m1] >= best.b1 && c.metrics[m2] >= best.b2;
+        const ok = accepts(c, best);
         if (c.truth) {
           trueClaims++;
           if (ok) accepted++;

@@ -52,6 +52,24 @@ describe('the report check', () => {
     expect(judgeClaim(cutout(), 'background-kept', { x: 160, y: 60, width: 30, height: 80 }).accepted).toBe(false);
   });
 
+  it('missing-part: a part in the background colours that the model half kept, not one it ruled out', () => {
+    // The product's right end is white like the backdrop: colour alone cannot tell it was cut away.
+    const part = (alpha: number) =>
+      cutout((x, y, px) => {
+        if (within(x, y, 150, 80, 180, 120)) {
+          px.rgb = [...WHITE];
+          px.alpha = alpha;
+        }
+      });
+    const halfKept = judgeClaim(part(90), 'missing-part', { x: 150, y: 80, width: 30, height: 40 });
+    expect(halfKept).toMatchObject({ accepted: true });
+    expect(halfKept.metrics.doubtShare).toBeGreaterThan(0.9);
+    expect(halfKept.evidence).toMatch(/half kept \d+%/);
+    expect(judgeClaim(part(0), 'missing-part', { x: 150, y: 80, width: 30, height: 40 }).accepted).toBe(false);
+    // Faint alpha (under 26) is no doubt: the edge refinement leaves such traces anywhere.
+    expect(judgeClaim(part(12), 'missing-part', { x: 150, y: 80, width: 30, height: 40 }).accepted).toBe(false);
+  });
+
   it('missing-part: cut-away pixels of product colours that join the product, not background beside it', () => {
     const cut = cutout((x, y, px) => {
       if (within(x, y, 120, 50, 150, 150)) px.alpha = 0;
