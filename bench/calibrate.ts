@@ -322,7 +322,15 @@ if (import.meta.url === `file://${process.argv[1]}`) {
       lambda: LAMBDA,
       trainFalseAlarms: TRAIN_FALSE_ALARMS,
     };
-    fs.writeFileSync(CALIBRATION_FILE, `${JSON.stringify(cal, null, 2)}\n`);
+    // In the repository's own style, so a refit leaves `npm run check` clean.
+    const prettier = await import('prettier');
+    fs.writeFileSync(
+      CALIBRATION_FILE,
+      await prettier.format(JSON.stringify(cal), {
+        ...(await prettier.resolveConfig(CALIBRATION_FILE)),
+        filepath: CALIBRATION_FILE.pathname,
+      }),
+    );
     console.log(`\nwritten: ${CALIBRATION_FILE.pathname} (${chosenName}; held out: ${show(cv.overall)})`);
   }
   console.log('\n## heavy tier: pipelines on the same weights, chosen on training folds, scored on held-out ones');
