@@ -15,6 +15,7 @@ import {
 } from '../src/pipeline/check/calibration.ts';
 import { buildCalibrationSet, foldOf, readPlanes, FAMILIES, FOLDS, type Composite } from './calibration-set.ts';
 import { claimFigures } from './claims-calibration.ts';
+import { maxWithMirror } from './mirror.ts';
 import { CheckRasters } from '../src/adapters/images/rasters.ts';
 import { CHECK_GRID, measure } from '../src/pipeline/check/features.ts';
 import { NO_SUBJECT_FILL, WHOLE_FRAME_FILL } from '../src/pipeline/diagnose.ts';
@@ -59,8 +60,8 @@ function maskIou(a: Uint8Array, b: Uint8Array, mirrored = false): number {
 }
 
 /**
- * Each result's features, measured again from the cached planes by the check's own code (CheckRasters.checkGrid
- * and measure, as the pipeline runs them), so a feature added to the check needs no new model run.
+ * Each result's features, measured again from the cached planes by the check's own code (CheckRasters'
+ * checkColours and checkMask, then measure, as the pipeline runs them), so a feature added to the check needs no new model run.
  */
 async function samplesOf(set: Composite[]): Promise<Sample[]> {
   const rasters = new CheckRasters(100_000_000);
@@ -70,14 +71,12 @@ async function samplesOf(set: Composite[]): Promise<Sample[]> {
     const planes = readPlanes(c.id);
     const sides = planes.sides.map((s) => maskIou(planes.light, s));
     const mirror = maskIou(planes.light, planes.mirror, true);
-    const heavyMask = Buffer.alloc(n * n);
-    for (let y = 0; y < n; y++)
-      for (let xx = 0; xx < n; xx++)
-        heavyMask[y * n + xx] = Math.max(planes.light[y * n + xx], planes.mirror[y * n + n - 1 - xx]);
-    const masks = { light: Buffer.from(planes.light), heavy: heavyMask };
+    // The colours once a composite; the mask per tier (heavy: the old mirror-image merge).
+    const rgb = await rasters.checkColours(planes.input, n, CHECK_GRID);
+    const masks = { light: planes.light, heavy: maxWithMirror(planes.light, planes.mirror, n) };
     for (const tier of ['light', 'heavy'] as const) {
       const r = c[tier];
-      const grid = await rasters.checkGrid(masks[tier], Buffer.from(planes.input), n, CHECK_GRID);
+      const grid = { mask: rasters.checkMask(masks[tier], n, CHECK_GRID), rgb };
       const features = measure(grid).features;
       const f: Record<string, number> = { mirror: -Math.log(1.001 - mirror) };
       for (const [name, make] of Object.entries(FEATURES)) f[name] = make(features);

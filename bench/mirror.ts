@@ -3,15 +3,20 @@
 import { MODEL_INPUT_SIZE, type MaskPrediction } from '../src/adapters/mask-model.adapter.ts';
 import { maskStatistics } from '../src/imaging/model-io.mjs';
 
-/** Per pixel the larger of a mask and a mirror-image pass's mask mirrored back. */
-export function unionWithMirror(a: MaskPrediction, b: MaskPrediction): MaskPrediction {
-  const n = MODEL_INPUT_SIZE;
-  const mask = Buffer.alloc(a.mask.length);
+/** Per pixel the larger of a square mask and a mirror-image pass's mask mirrored back. */
+export function maxWithMirror(a: Uint8Array, mirrored: Uint8Array, n = MODEL_INPUT_SIZE): Buffer {
+  const mask = Buffer.alloc(n * n);
   for (let y = 0; y < n; y++) {
     const row = y * n;
-    for (let x = 0; x < n; x++) mask[row + x] = Math.max(a.mask[row + x], b.mask[row + n - 1 - x]);
+    for (let x = 0; x < n; x++) mask[row + x] = Math.max(a[row + x], mirrored[row + n - 1 - x]);
   }
-  return { mask, ...maskStatistics(mask, n), runMs: a.runMs + b.runMs };
+  return mask;
+}
+
+/** The heavy tier's old merge: maxWithMirror, with the merged mask's statistics. */
+export function unionWithMirror(a: MaskPrediction, b: MaskPrediction): MaskPrediction {
+  const mask = maxWithMirror(a.mask, b.mask);
+  return { mask, ...maskStatistics(mask, MODEL_INPUT_SIZE), runMs: a.runMs + b.runMs };
 }
 
 /** A square RGB image mirrored left to right. */

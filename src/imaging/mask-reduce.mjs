@@ -65,7 +65,8 @@ export function reduceArea(src, sw, sh, dw, dh) {
 /**
  * A square image of interleaved 8-bit pixels (`channels` a pixel) reduced by a whole `factor` on both
  * axes: each output pixel the mean of the factor x factor block it covers, rounded half up. The same
- * figures as reduceArea where the factor is whole, in a third of its time (one pass, integer sums).
+ * figures as reduceArea where the factor is whole, in under half its time (one pass, integer sums: 1.8 ms
+ * against 3.9 ms for a 1024² mask to 256² here).
  * @param {Uint8Array} src @param {number} size @param {number} channels @param {number} factor
  * @returns {Uint8Array}
  */

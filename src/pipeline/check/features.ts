@@ -91,10 +91,15 @@ export function measure(grid: { mask: Uint8Array; rgb: Uint8Array }): CheckEvide
   let subject = 0;
   let soft = 0;
   const softBox = new BoxOf();
+  let uncertain = 0;
+  const uncertainBox = new BoxOf();
   for (let i = 0; i < n; i++) {
     if (m[i] >= 128) {
       opaque[i] = 1;
       subject++;
+    } else if (m[i] >= UNCERTAIN_FROM) {
+      uncertain++;
+      uncertainBox.add(i % w, (i / w) | 0);
     }
     if (m[i] > 25 && m[i] < 230) {
       soft++;
@@ -156,14 +161,6 @@ export function measure(grid: { mask: Uint8Array; rgb: Uint8Array }): CheckEvide
           boxes.halo.add(x, y);
         }
       }
-    }
-  }
-  const uncertainBox = new BoxOf();
-  let uncertain = 0;
-  for (let i = 0; i < n; i++) {
-    if (m[i] >= UNCERTAIN_FROM && m[i] < 128) {
-      uncertain++;
-      uncertainBox.add(i % w, (i / w) | 0);
     }
   }
   const weak = weakOutline(grid.rgb, edge, w, h);
