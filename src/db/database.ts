@@ -49,8 +49,8 @@ export interface DatabaseOptions {
 export async function createDatabase(options: DatabaseOptions): Promise<Db> {
   const isPostgres = /^postgres(ql)?:\/\//.test(options.databaseUrl);
   let kysely: Kysely<Database>;
-  const { onStatement } = options;
-  const log = onStatement && (() => onStatement());
+  // Kysely calls its log hook once for every statement it sends.
+  const log = options.onStatement;
   if (isPostgres) {
     const pool = new pg.Pool({
       connectionString: options.databaseUrl,
