@@ -5,7 +5,7 @@ import { planLayout, outputFormatFor } from '../../src/pipeline/compose.ts';
 import { diagnose } from '../../src/pipeline/diagnose.ts';
 import { refineInputs } from '../../src/pipeline/segment.ts';
 import { maskStatistics } from '../../src/imaging/model-io.mjs';
-import { CHECK_GRID } from '../../src/pipeline/check/features.ts';
+import { CHECK_GRID, measure } from '../../src/pipeline/check/features.ts';
 import {
   brokenProbability,
   chooseThreshold,
@@ -132,6 +132,15 @@ describe('diagnose: the calibrated check', () => {
       { width: N, height: N },
     );
     expect(d.red).toBe(false);
+  });
+  it('measures the outline over flat colour: none when the cut follows the photo, most when it misses it', async () => {
+    const weak = async (s: ReturnType<typeof scene>) =>
+      measure(await rasters.checkGrid(s.prediction.mask, s.rgb, N, CHECK_GRID)).features.weakEdges;
+    expect(await weak(scene([[256, 256, 768, 768]], [[256, 256, 768, 768, 255]]))).toBe(0);
+    // The cut shifted up and left: its outline runs over the flat backdrop and through the flat product.
+    expect(await weak(scene([[256, 256, 768, 768]], [[96, 96, 608, 608, 255]]))).toBeGreaterThan(0.8);
+    const d = await run(scene([[256, 256, 768, 768]], [[96, 96, 608, 608, 255]]), { width: N, height: N });
+    expect(d.quality.flags.find((f) => f.code === 'uncertain-edges')?.severity).toBe(1);
   });
   it('flags a part left out (subject colours beside the cut-out), with its box', async () => {
     const d = await run(scene([[256, 256, 768, 768]], [[256, 256, 448, 768, 255]]), { width: N, height: N });
