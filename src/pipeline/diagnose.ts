@@ -105,10 +105,11 @@ function flagsFor(
     subjectFill > WHOLE_FRAME_FILL ? 1 : ramp(f.backgroundKept, 0.15, 0.35),
     toCutout(e.boxes.backgroundKept),
   );
-  // Either many pixels half kept (soft), or many left out that the model did not rule out (uncertain).
+  // Either many pixels half kept (soft), or a large part left out that the model did not rule out (the
+  // uncertain part, with its own box: where the seller should look).
   const soft = ramp(f.soft, 0.4, 1.5);
-  const unsure = ramp(f.uncertain, 0.2, 0.8);
-  add('low-confidence', Math.max(soft, unsure), toCutout(unsure > soft ? e.boxes.uncertain : e.boxes.soft));
+  const unsure = ramp(f.uncertainPart, 0.1, 0.5);
+  add('low-confidence', Math.max(soft, unsure), toCutout(unsure > soft ? e.boxes.uncertainPart : e.boxes.soft));
   add('multiple-objects', ramp(f.fragmented, 0.02, 0.3), toCutout(e.boxes.fragment));
   // Either subject colours just outside the cut (missing), or an outline over flat colour (weak edges).
   const missing = ramp(f.missing, 0.15, 0.45);

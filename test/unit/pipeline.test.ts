@@ -133,6 +133,26 @@ describe('diagnose: the calibrated check', () => {
     );
     expect(d.red).toBe(false);
   });
+  it('counts the largest part of doubt joined to the subject, not doubt in specks or apart from it', async () => {
+    const features = async (s: ReturnType<typeof scene>) =>
+      measure(await rasters.checkGrid(s.prediction.mask, s.rgb, N, CHECK_GRID)).features;
+    const subject: [number, number, number, number, number] = [256, 256, 512, 768, 255];
+    // A quarter of the subject's area of doubt (mask 100): one block beside it, the same block a gap away,
+    // and the same area in sixteen specks over the background.
+    const joined = await features(scene([[256, 256, 768, 768]], [subject, [512, 256, 768, 384, 100]]));
+    const apart = await features(scene([[256, 256, 768, 768]], [subject, [544, 256, 800, 384, 100]]));
+    const specks = Array.from({ length: 16 }, (_, k): [number, number, number, number, number] => {
+      const [x, y] = [600 + (k % 4) * 96, 40 + Math.floor(k / 4) * 200];
+      return [x, y, x + 64, y + 32, 100];
+    });
+    const specked = await features(scene([[256, 256, 768, 768]], [subject, ...specks]));
+    expect(joined.uncertainPart).toBeCloseTo(0.25, 1);
+    expect(joined.uncertain).toBeCloseTo(0.25, 1);
+    expect(apart.uncertain).toBeCloseTo(0.25, 1);
+    expect(apart.uncertainPart).toBe(0);
+    expect(specked.uncertain).toBeCloseTo(0.25, 1);
+    expect(specked.uncertainPart).toBe(0);
+  });
   it('measures the outline over flat colour: none when the cut follows the photo, most when it misses it', async () => {
     const weak = async (s: ReturnType<typeof scene>) =>
       measure(await rasters.checkGrid(s.prediction.mask, s.rgb, N, CHECK_GRID)).features.weakEdges;

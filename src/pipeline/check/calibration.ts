@@ -29,6 +29,7 @@ export const FEATURES: Record<string, (f: CheckFeatures) => number> = {
   'log halo': (f) => Math.log(f.halo + 0.01),
   'log fill': (f) => Math.log(f.fill + 0.01),
   'log uncertain': (f) => Math.log(f.uncertain + 0.01),
+  'log uncertainPart': (f) => Math.log(f.uncertainPart + 0.01),
   weakEdges: (f) => f.weakEdges,
 };
 

@@ -39,6 +39,12 @@ export interface CheckFeatures {
    * the part it left out is often a part of the subject.
    */
   uncertain: number;
+  /**
+   * The largest single area of such doubt joined to the subject (one 4-connected piece of mask 6..127 with a
+   * subject pixel among its 8 neighbours), per subject pixel: a part the model half saw and left out. Doubt
+   * spread in specks over the background, or apart from the subject, counts nothing here.
+   */
+  uncertainPart: number;
   /** Share of the outline (away from the frame) that runs over flat colour, where the photo shows no edge. */
   weakEdges: number;
 }
@@ -55,6 +61,7 @@ export interface CheckEvidence {
     spill: BBox | null;
     halo: BBox | null;
     uncertain: BBox | null;
+    uncertainPart: BBox | null;
     weakEdges: BBox | null;
   };
 }
@@ -88,6 +95,7 @@ export function measure(grid: { mask: Uint8Array; rgb: Uint8Array }): CheckEvide
   const n = w * h;
 
   const opaque = new Uint8Array(n);
+  const unsure = new Uint8Array(n);
   let subject = 0;
   let soft = 0;
   const softBox = new BoxOf();
@@ -99,6 +107,7 @@ export function measure(grid: { mask: Uint8Array; rgb: Uint8Array }): CheckEvide
       subject++;
     } else if (m[i] >= UNCERTAIN_FROM) {
       uncertain++;
+      unsure[i] = 1;
       uncertainBox.add(i % w, (i / w) | 0);
     }
     if (m[i] > 25 && m[i] < 230) {
@@ -164,6 +173,7 @@ export function measure(grid: { mask: Uint8Array; rgb: Uint8Array }): CheckEvide
     }
   }
   const weak = weakOutline(grid.rgb, edge, w, h);
+  const doubt = largestPartJoined(unsure, opaque, w, h);
 
   const row = (y: number) => opaque.subarray(y * w, (y + 1) * w).some((v) => v === 1);
   const col = (x: number) => {
@@ -185,6 +195,7 @@ export function measure(grid: { mask: Uint8Array; rgb: Uint8Array }): CheckEvide
       halo: round(halo / Math.max(edgeCount, 1)),
       edgesTouched,
       uncertain: round(uncertain / per),
+      uncertainPart: round(doubt.size / per),
       weakEdges: round(weak.share),
     },
     boxes: {
@@ -196,9 +207,35 @@ export function measure(grid: { mask: Uint8Array; rgb: Uint8Array }): CheckEvide
       spill: boxes.spill.box,
       halo: boxes.halo.box,
       uncertain: uncertainBox.box,
+      uncertainPart: doubt.box,
       weakEdges: weak.box,
     },
   };
+}
+
+/** The largest 4-connected piece of `part` with a pixel of `subject` among its 8 neighbours (size 0 if none). */
+export function largestPartJoined(
+  part: Uint8Array,
+  subject: Uint8Array,
+  w: number,
+  h: number,
+): { size: number; box: BBox | null } {
+  const pieces = components(part, w, h);
+  let best = 0;
+  for (let y = 0, i = 0; y < h; y++) {
+    for (let x = 0; x < w; x++, i++) {
+      const k = pieces.label[i];
+      if (!k || pieces.sizes[k] <= pieces.sizes[best]) continue;
+      // A subject pixel among the 8 neighbours (inside the grid) joins this piece to the subject.
+      for (let dy = y > 0 ? -1 : 0; dy <= (y < h - 1 ? 1 : 0) && best !== k; dy++)
+        for (let dx = x > 0 ? -1 : 0; dx <= (x < w - 1 ? 1 : 0); dx++)
+          if (subject[i + dy * w + dx]) {
+            best = k;
+            break;
+          }
+    }
+  }
+  return { size: best ? pieces.sizes[best] : 0, box: best ? pieces.boxes[best] : null };
 }
 
 /**
