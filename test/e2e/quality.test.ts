@@ -146,7 +146,7 @@ describe.skipIf(!HAVE_EVAL_DATA)('the check against ground truth, with the real 
         if (flagged) alarms++;
       }
     }
-    // Held out, the check flags 88% of broken results and 3.2% of clean ones (docs/quality.md): on ten
+    // Held out, the check flags 95% of broken results and 3.2% of clean ones (docs/quality.md): on ten
     // photos, one false alarm is within what that rate gives; two are not, nor is a broken one charged.
     expect(broken + clean, rows.join('\n')).toBeGreaterThanOrEqual(5);
     expect(caught, rows.join('\n')).toBe(broken);
