@@ -14,7 +14,7 @@ import {
   type Calibration,
 } from '../src/pipeline/check/calibration.ts';
 import { buildCalibrationSet, foldOf, readPlanes, FAMILIES, FOLDS, type Composite } from './calibration-set.ts';
-import { claimFigures } from './claims-calibration.ts';
+import { claimFigures, fitClaimBars } from './claims-calibration.ts';
 import { maxWithMirror } from './mirror.ts';
 import { CheckRasters } from '../src/adapters/images/rasters.ts';
 import { CHECK_GRID, measure } from '../src/pipeline/check/features.ts';
@@ -356,6 +356,10 @@ if (import.meta.url === `file://${process.argv[1]}`) {
       `${reason.padEnd(17)} ${share(t.accepted, t.trueClaims).padEnd(24)} ${share(t.rejected, t.falseClaims)}`,
     );
   }
+  console.log('\nbars refitted on training folds (grouped by subject), judged held out:');
+  const refitted = fitClaimBars();
+  figures.claimsHeldOut = refitted;
+  for (const line of refitted) console.log(line);
   if (process.env.CALIBRATION_SAMPLES) fs.writeFileSync(process.env.CALIBRATION_SAMPLES, JSON.stringify(samples));
   const dir = path.join(import.meta.dirname, 'results');
   fs.mkdirSync(dir, { recursive: true });

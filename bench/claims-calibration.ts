@@ -248,9 +248,11 @@ const FITTED: Partial<Record<ClaimReason, [string, string]>> = {
 /**
  * The bars of each fitted reason, by grid search on training folds (five, grouped by subject, as
  * calibrate.ts): the pair accepting the most true claims while rejecting `reject` of the false ones,
- * then judged on the held-out fold. Run after claimFigures (it reads judgedClaims).
+ * then judged on the held-out fold. Run after claimFigures (it reads judgedClaims). 97%: two points above
+ * the goal (95% of false claims rejected held out); at 98% background-kept's bars swung between folds and
+ * accepted 76% of true claims held out, at 97% 91% (docs/quality.md).
  */
-export function fitClaimBars(reject = 0.98): string[] {
+export function fitClaimBars(reject = 0.97): string[] {
   const fold = foldOf(judgedClaims.map((c) => c.group));
   const lines: string[] = [];
   for (const [reason, [m1, m2]] of Object.entries(FITTED) as [ClaimReason, [string, string]][]) {
