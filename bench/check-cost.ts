@@ -6,7 +6,7 @@
 //   blocks  the grid made by block averages (mask-reduce.mjs reduceBlocks, the check now), colours and mask
 //           apart: the colours are reduced while the model runs, so only the mask and the measures are on
 //           the photo's path
-// and, of the measures, the largest uncertain part alone (its components and the subject's dilation).
+// and, of the measures, the largest uncertain part alone (its connected pieces and the join test).
 // Written to bench/results/check-cost.json and check-cost.md.
 import fs from 'node:fs';
 import path from 'node:path';
@@ -14,7 +14,7 @@ import sharp from 'sharp';
 import { MODEL_INPUT_SIZE } from '../src/adapters/mask-model.adapter.ts';
 import { ImageDecoder } from '../src/adapters/images/decoder.ts';
 import { CheckRasters } from '../src/adapters/images/rasters.ts';
-import { CHECK_GRID, largestPartJoined, measure } from '../src/pipeline/check/features.ts';
+import { CHECK_GRID, largestPartJoined, measure, UNCERTAIN_FROM } from '../src/pipeline/check/features.ts';
 import { evalEntries, evalFile, HAVE_EVAL_DATA } from '../test/helpers/eval-data.ts';
 
 if (!HAVE_EVAL_DATA) throw new Error('npm run bench:check reads ../shared/eval-data; set MATTE_SHARED_DIR');
@@ -75,7 +75,7 @@ const figures = {
   })(),
   'of which the largest uncertain part': await (async () => {
     const sets = (await Promise.all(photos.map((p) => rasters.checkGrid(p.mask, p.input, N, CHECK_GRID)))).map((g) => ({
-      unsure: g.mask.map((v) => (v >= 6 && v < 128 ? 1 : 0)),
+      unsure: g.mask.map((v) => (v >= UNCERTAIN_FROM && v < 128 ? 1 : 0)),
       subject: g.mask.map((v) => (v >= 128 ? 1 : 0)),
     }));
     let k = 0;

@@ -9,7 +9,7 @@ export const CHECK_GRID = 256;
 /** How far (grid pixels) past the subject's edge subject-coloured pixels count as a possibly missing part. */
 const MISS_BAND = 12;
 /** The model's mask values (0..255) it left out but did not rule out: 5 < v < 128. */
-const UNCERTAIN_FROM = 6;
+export const UNCERTAIN_FROM = 6;
 /** An outline pixel lies on flat colour when no channel changes by this much across any pixel within one of it. */
 const FLAT_EDGE = 20;
 /** Outline pixels this close to the frame are not judged for weak edges (the frame cuts subjects). */
@@ -60,7 +60,6 @@ export interface CheckEvidence {
     hole: BBox | null;
     spill: BBox | null;
     halo: BBox | null;
-    uncertain: BBox | null;
     uncertainPart: BBox | null;
     weakEdges: BBox | null;
   };
@@ -100,7 +99,6 @@ export function measure(grid: { mask: Uint8Array; rgb: Uint8Array }): CheckEvide
   let soft = 0;
   const softBox = new BoxOf();
   let uncertain = 0;
-  const uncertainBox = new BoxOf();
   for (let i = 0; i < n; i++) {
     if (m[i] >= 128) {
       opaque[i] = 1;
@@ -108,7 +106,6 @@ export function measure(grid: { mask: Uint8Array; rgb: Uint8Array }): CheckEvide
     } else if (m[i] >= UNCERTAIN_FROM) {
       uncertain++;
       unsure[i] = 1;
-      uncertainBox.add(i % w, (i / w) | 0);
     }
     if (m[i] > 25 && m[i] < 230) {
       soft++;
@@ -206,7 +203,6 @@ export function measure(grid: { mask: Uint8Array; rgb: Uint8Array }): CheckEvide
       hole: biggestHole ? gaps.boxes[biggestHole] : null,
       spill: boxes.spill.box,
       halo: boxes.halo.box,
-      uncertain: uncertainBox.box,
       uncertainPart: doubt.box,
       weakEdges: weak.box,
     },
