@@ -4,10 +4,12 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServer, type RunningServer } from '../helpers/server.ts';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { startServer, type RunningServer, E2E_TEST_TIMEOUT } from '../helpers/server.ts';
 import { PG_AVAILABLE, createTestDatabase, type TestDatabase } from '../helpers/databases.ts';
 import { productPhoto } from '../helpers/images.ts';
+
+vi.setConfig({ testTimeout: E2E_TEST_TIMEOUT });
 
 let db: TestDatabase;
 let a: RunningServer; // API + worker with the real model

@@ -1,15 +1,17 @@
 // End to end: `matte login`, `matte remove`, `matte batches` and `matte account` against the real server
 // with the real model, on photos from ../shared/eval-data, as a seller runs them.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import sharp from 'sharp';
-import { startServer, type RunningServer } from '../helpers/server.ts';
+import { startServer, type RunningServer, E2E_TEST_TIMEOUT } from '../helpers/server.ts';
 import { evalEntries, evalFile, HAVE_EVAL_DATA } from '../helpers/eval-data.ts';
 import { makeZip } from '../helpers/images.ts';
 import { unzip } from '../helpers/unzip.ts';
+
+vi.setConfig({ testTimeout: E2E_TEST_TIMEOUT });
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 let server: RunningServer;
@@ -145,7 +147,7 @@ describe.skipIf(!HAVE_EVAL_DATA)('matte, the client command', () => {
     const downloaded = await matte(['batches', 'download', id, '-o', zipFile], { env: asUser() });
     expect(downloaded.code, downloaded.stderr).toBe(0);
     expect((await unzip(fs.readFileSync(zipFile))).size).toBe(9);
-  }, 240_000);
+  });
 
   it('Ctrl-C mid-batch stops the batch, releases the credits of photos not yet run, and a second run finishes it', async () => {
     const input = path.join(work, 'big');
@@ -183,7 +185,7 @@ describe.skipIf(!HAVE_EVAL_DATA)('matte, the client command', () => {
     expect(resumed.code, resumed.stderr).toBe(0);
     expect(JSON.parse(resumed.stdout)).toMatchObject({ skipped: done.length });
     expect(fs.readdirSync(out)).toHaveLength(8);
-  }, 240_000);
+  });
 
   it('refuses bad input with one line and exit 2, before anything is sent', async () => {
     const input = path.join(work, 'shop');

@@ -2,11 +2,13 @@
 // a loopback receiver (signatures verified with the secret, sorted by id, deduplicated by delivery id);
 // a server killed in the middle of a delivery's retries delivers after its restart; and on PostgreSQL,
 // a stream and a long-poll served by an API-only process hear what a separate worker process did.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServer, type RunningServer } from '../helpers/server.ts';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { startServer, type RunningServer, E2E_TEST_TIMEOUT } from '../helpers/server.ts';
 import { evalEntries, evalFile, HAVE_EVAL_DATA } from '../helpers/eval-data.ts';
 import { eventsOf, openStream, startReceiver, verifySignature, type Receiver } from '../helpers/events.ts';
 import { PG_AVAILABLE, createTestDatabase, type TestDatabase } from '../helpers/databases.ts';
+
+vi.setConfig({ testTimeout: E2E_TEST_TIMEOUT });
 
 const photos = evalEntries()
   .filter((e) => e.kind === 'product')
@@ -53,7 +55,7 @@ describe.skipIf(!HAVE_EVAL_DATA)('events with the real model', () => {
       await server.cli('accounts', 'create', '--email', 'events@example.com', '--plan', '20', '--json'),
     ).apiKey;
     api = client(server, apiKey);
-  }, 60_000);
+  });
   afterAll(async () => server?.stop());
 
   it('the stream and the webhook tell the same story: snapshot, job.started, each photo, job.done', async () => {
@@ -90,7 +92,7 @@ describe.skipIf(!HAVE_EVAL_DATA)('events with the real model', () => {
     const itemTries = got.filter((r) => r.body.event === 'item.done');
     for (const r of itemTries)
       expect(itemTries.filter((x) => x.headers['x-matte-delivery'] === r.headers['x-matte-delivery']).length).toBe(2);
-  }, 120_000);
+  });
   it('gives a delivery up after five failed attempts, and only the selected events are sent', async () => {
     receiver.requests.length = 0;
     receiver.respond = () => ({ status: 500 });
@@ -116,7 +118,7 @@ describe.skipIf(!HAVE_EVAL_DATA)('events with the real model', () => {
     expect(tries.map((r) => [r.body.event, r.headers['x-matte-attempt']])).toEqual(
       [1, 2, 3, 4, 5].map((n) => ['job.done', String(n)]),
     );
-  }, 120_000);
+  });
 });
 
 describe('stopping a server', () => {
@@ -137,7 +139,7 @@ describe('stopping a server', () => {
     } finally {
       await server.stop();
     }
-  }, 60_000);
+  });
 });
 
 describe.skipIf(!HAVE_EVAL_DATA)('a restart in the middle of the retries', () => {
@@ -186,7 +188,7 @@ describe.skipIf(!HAVE_EVAL_DATA)('a restart in the middle of the retries', () =>
       await second?.stop();
       await first.stop();
     }
-  }, 120_000);
+  });
 });
 
 describe.skipIf(!HAVE_EVAL_DATA || !PG_AVAILABLE)('two processes on one PostgreSQL', () => {
@@ -198,7 +200,7 @@ describe.skipIf(!HAVE_EVAL_DATA || !PG_AVAILABLE)('two processes on one PostgreS
     // The API process runs no photos; the worker process shares the database and the files.
     apiOnly = await startServer({ DATABASE_URL: tdb.databaseUrl, MATTE_WORKER: '0' }, { dataDir: tdb.dataDir });
     worker = await startServer({ DATABASE_URL: tdb.databaseUrl }, { dataDir: tdb.dataDir });
-  }, 60_000);
+  });
   afterAll(async () => {
     await apiOnly?.stop();
     await worker?.stop();
@@ -232,5 +234,5 @@ describe.skipIf(!HAVE_EVAL_DATA || !PG_AVAILABLE)('two processes on one PostgreS
     expect(
       new Set(receiver.requests.filter((r) => r.body.jobId === job.id).map((r) => r.headers['x-matte-delivery'])).size,
     ).toBe(4);
-  }, 120_000);
+  });
 });

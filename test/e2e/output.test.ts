@@ -1,11 +1,13 @@
 // End to end, real server and real model: every preset renders to its canvas with the product at its
 // fill and alignment; an Amazon export is pure white and under its limit, and its compliance report
 // says so; apply re-renders without a model call or a charge; downloads with their options.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import sharp from 'sharp';
-import { startServer, type RunningServer } from '../helpers/server.ts';
+import { startServer, type RunningServer, E2E_TEST_TIMEOUT } from '../helpers/server.ts';
 import { evalEntries, evalFile, HAVE_EVAL_DATA } from '../helpers/eval-data.ts';
 import { unzip } from '../helpers/unzip.ts';
+
+vi.setConfig({ testTimeout: E2E_TEST_TIMEOUT });
 
 let server: RunningServer;
 let api: (path: string, init?: RequestInit & { json?: unknown }) => Promise<Response>;

@@ -2,10 +2,12 @@
 // stated tolerance), the calibrated check refunds a flagged cut-out, the review
 // queue lists it, reports are judged on real cut-outs (accepted, rejected, and each 409), re-runs
 // refuse a busy photo (409) and a short balance (402), and the ledger balances after all of it.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import sharp, { type Sharp } from 'sharp';
-import { startServer, type RunningServer } from '../helpers/server.ts';
+import { startServer, type RunningServer, E2E_TEST_TIMEOUT } from '../helpers/server.ts';
 import { evalEntries, evalFile, HAVE_EVAL_DATA, iou } from '../helpers/eval-data.ts';
+
+vi.setConfig({ testTimeout: E2E_TEST_TIMEOUT });
 
 let server: RunningServer;
 const entries = new Map(evalEntries().map((e) => [e.id, e]));
@@ -152,7 +154,7 @@ describe.skipIf(!HAVE_EVAL_DATA)('the check against ground truth, with the real 
     expect(caught, rows.join('\n')).toBe(broken);
     expect(alarms, rows.join('\n')).toBeLessThanOrEqual(1);
     await ledgerBalances(api);
-  }, 240_000);
+  });
 });
 
 describe.skipIf(!HAVE_EVAL_DATA)('the calibrated check, reviews and reports, with the real model', () => {

@@ -1,9 +1,17 @@
 // End to end: the real server process, the real ISNet model, photos from ../shared/eval-data.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import sharp from 'sharp';
 import fs from 'node:fs';
-import { launcherNodeFlags, startCommand, startServer, type RunningServer } from '../helpers/server.ts';
+import {
+  launcherNodeFlags,
+  startCommand,
+  startServer,
+  type RunningServer,
+  E2E_TEST_TIMEOUT,
+} from '../helpers/server.ts';
 import { evalEntries, evalFile, iou, HAVE_EVAL_DATA, type EvalEntry } from '../helpers/eval-data.ts';
+
+vi.setConfig({ testTimeout: E2E_TEST_TIMEOUT });
 
 let server: RunningServer;
 let auth: Record<string, string>;

@@ -2,9 +2,11 @@
 // gives the photo its error code, charges nothing, and the message the seller reads names no backend.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServer, type RunningServer } from '../helpers/server.ts';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { startServer, type RunningServer, E2E_TEST_TIMEOUT } from '../helpers/server.ts';
 import { productPhoto } from '../helpers/images.ts';
+
+vi.setConfig({ testTimeout: E2E_TEST_TIMEOUT });
 
 let server: RunningServer;
 let stand: http.Server;
@@ -77,5 +79,5 @@ describe('remote inference failures, end to end', () => {
       expect(item.credits).toBe(0);
       expect(account.credits.plan).toBe(10);
     }
-  }, 120_000);
+  });
 });

@@ -3,17 +3,19 @@
 // of 20 photos added through either API; one worker SIGKILLed mid-batch. Checked: every photo done, each
 // charged exactly once, the ledger balanced, events complete and in order on streams served by the other API,
 // results and ZIPs from either API, limits shared, and no result file under any process's DATA_DIR.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { filesUnder, freePort, startServer, type RunningServer } from '../helpers/server.ts';
+import { filesUnder, freePort, startServer, type RunningServer, E2E_TEST_TIMEOUT } from '../helpers/server.ts';
 import { createTestDatabase, PG_AVAILABLE, type TestDatabase } from '../helpers/databases.ts';
 import { startS3, type S3Server } from '../helpers/s3.ts';
 import { evalEntries, evalFile, HAVE_EVAL_DATA } from '../helpers/eval-data.ts';
 import { eventsOf, openStream, type SseStream } from '../helpers/events.ts';
 import { unzip } from '../helpers/unzip.ts';
+
+vi.setConfig({ testTimeout: E2E_TEST_TIMEOUT });
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const RUN = PG_AVAILABLE && HAVE_EVAL_DATA;

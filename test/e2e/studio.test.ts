@@ -5,11 +5,13 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { createRequire } from 'node:module';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
-import { startServer, type RunningServer } from '../helpers/server.ts';
+import { startServer, type RunningServer, E2E_TEST_TIMEOUT } from '../helpers/server.ts';
 import { evalEntries, evalFile, HAVE_EVAL_DATA } from '../helpers/eval-data.ts';
 import { unzip } from '../helpers/unzip.ts';
+
+vi.setConfig({ testTimeout: E2E_TEST_TIMEOUT });
 
 const CHROMIUM = process.env.MATTE_CHROMIUM ?? '/usr/bin/chromium';
 const HAVE_CHROMIUM = fs.existsSync(CHROMIUM);
@@ -286,7 +288,7 @@ describe.skipIf(!HAVE_CHROMIUM || !HAVE_EVAL_DATA)(
       expect(await page.getByLabel('Background', { exact: true }).inputValue()).toBe('white');
       expect(await page.getByRole('img', { name: /, before$/ }).count()).toBe(3);
       await context.close();
-    }, 120_000);
+    });
 
     it('runs a sample of one, previews a real cut-out with the chosen look, then continues the rest', async () => {
       const email = `sample-${Date.now()}@example.com`;
@@ -328,7 +330,7 @@ describe.skipIf(!HAVE_CHROMIUM || !HAVE_EVAL_DATA)(
       expect(text).toMatch(/Try again in \d+ s/);
       expect(await page.getByLabel('Email').inputValue()).toBe('someone-else@example.com');
       await context.close();
-    }, 120_000);
+    });
 
     it('no page has a serious or critical axe-core finding, and the CSP refused nothing', () => {
       expect(Object.keys(a11y).length).toBeGreaterThanOrEqual(12);

@@ -2,16 +2,18 @@
 // worker` processes with the real model. Photos added through the API are run by the worker; results are
 // read back through the API from the bucket; no process keeps a result on its own disk; SIGTERM stops a
 // worker within 30 s with none of its photos left leased; each process serves its own /metrics and /readyz.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { filesUnder, freePort, startServer, type RunningServer } from '../helpers/server.ts';
+import { filesUnder, freePort, startServer, type RunningServer, E2E_TEST_TIMEOUT } from '../helpers/server.ts';
 import { createTestDatabase, PG_AVAILABLE, type TestDatabase } from '../helpers/databases.ts';
 import { startS3, type S3Server } from '../helpers/s3.ts';
 import { evalEntries, evalFile, HAVE_EVAL_DATA } from '../helpers/eval-data.ts';
 import { startInferenceServer } from '../../src/main/inference-server.ts';
+
+vi.setConfig({ testTimeout: E2E_TEST_TIMEOUT });
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const RUN = PG_AVAILABLE && HAVE_EVAL_DATA;

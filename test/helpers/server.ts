@@ -9,9 +9,12 @@ import { promisify } from 'node:util';
 const ROOT = path.resolve(import.meta.dirname, '../..');
 
 /**
- * The node arguments of `npm start` (package.json's start script, `node <args>`), so that servers
- * started here run as users run them, with the same V8 flags.
+ * How long one end-to-end test may take. These tests start real processes and run the real model on two
+ * cores shared with the rest of the suite; under CI's load a test that takes a minute alone has taken
+ * three. A test here fails on a wrong answer or a hang, not on a loaded machine.
  */
+export const E2E_TEST_TIMEOUT = 300_000;
+
 /** What `npm start` runs (package.json): `bin/matte serve`, which sets glibc's malloc tuning and execs node. */
 export function startCommand(): { command: string; args: string[] } {
   const script = (
