@@ -14,7 +14,7 @@ import {
   type Calibration,
 } from '../src/pipeline/check/calibration.ts';
 import { buildCalibrationSet, foldOf, readPlanes, FAMILIES, FOLDS, type Composite } from './calibration-set.ts';
-import { claimFigures, fitClaimBars } from './claims-calibration.ts';
+import { claimFigures, claimsBreakdown, fitClaimBars } from './claims-calibration.ts';
 import { maxWithMirror } from './mirror.ts';
 import { CheckRasters } from '../src/adapters/images/rasters.ts';
 import { CHECK_GRID, measure } from '../src/pipeline/check/features.ts';
@@ -136,13 +136,26 @@ export function crossValidate(samples: Sample[], names: readonly string[]) {
   const perFamily = new Map<string, Tally>();
   const perTier = new Map<string, Tally>();
   const overall = empty();
+  /** The held-out mistakes: broken results passed and clean ones flagged, with the features that decided. */
+  const wrong: string[] = [];
   for (let k = 0; k < FOLDS; k++) {
     const cal = fitOn(
       samples.filter((s) => folds.get(s.group) !== k),
       names,
     );
     for (const s of samples.filter((s) => folds.get(s.group) === k)) {
-      const flagged = s.ruled || brokenProbability(cal, x(s, names)) >= cal.threshold;
+      const p = brokenProbability(cal, x(s, names));
+      const flagged = s.ruled || p >= cal.threshold;
+      if (flagged !== s.iou < BROKEN_BELOW && (s.iou < BROKEN_BELOW || s.iou >= CLEAN_FROM)) {
+        // Each feature's pull on the log-odds, largest first.
+        const pulls = names
+          .map((n, j) => ({ n, v: (cal.weights[j] * (s.f[n] - cal.mean[j])) / cal.scale[j] }))
+          .sort((a, b) => b.v - a.v)
+          .map(({ n, v }) => `${n} ${v >= 0 ? '+' : ''}${v.toFixed(1)}`);
+        wrong.push(
+          `fold ${k + 1} ${flagged ? 'flagged' : 'passed '} ${`${s.id} ${s.tier}`.padEnd(44)} IoU ${s.iou.toFixed(3)}  p ${p.toFixed(2)} (bar ${cal.threshold.toFixed(2)})  ${s.ruled ? 'ruled by fill' : pulls.join(', ')}`,
+        );
+      }
       count(perFold[k], s, flagged);
       count(overall, s, flagged);
       if (!perFamily.has(s.family)) perFamily.set(s.family, empty());
@@ -151,7 +164,7 @@ export function crossValidate(samples: Sample[], names: readonly string[]) {
       count(perTier.get(s.tier)!, s, flagged);
     }
   }
-  return { perFold, perFamily, perTier, overall };
+  return { perFold, perFamily, perTier, overall, wrong };
 }
 
 /**
@@ -315,6 +328,9 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     for (const [tier, t] of cv.perTier) console.log(`${tier.padEnd(8)} ${show(t)}`);
     for (const family of FAMILIES)
       if (cv.perFamily.has(family)) console.log(`${family.padEnd(13)} ${show(cv.perFamily.get(family)!)}`);
+    // The shipped set's held-out mistakes by name, so a reader can look at the photos.
+    if (names === CHECK)
+      console.log(`\nheld-out mistakes, with each feature's pull on the log-odds:\n${cv.wrong.join('\n')}`);
   }
   if (only) process.exit(0);
   const chosenName = process.env.CALIBRATION_FEATURES ?? Object.keys(CANDIDATES)[0];
@@ -356,6 +372,10 @@ if (import.meta.url === `file://${process.argv[1]}`) {
       `${reason.padEnd(17)} ${share(t.accepted, t.trueClaims).padEnd(24)} ${share(t.rejected, t.falseClaims)}`,
     );
   }
+  console.log('\nthe shipped bars, per fold of subjects and per background family:');
+  const breakdown = claimsBreakdown(FAMILIES);
+  figures.claimsBreakdown = breakdown;
+  for (const line of breakdown) console.log(line);
   console.log('\nbars refitted on training folds (grouped by subject), judged held out:');
   const refitted = fitClaimBars();
   figures.claimsHeldOut = refitted;

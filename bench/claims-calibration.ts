@@ -80,6 +80,8 @@ function components(on: Uint8Array, touch: Uint8Array) {
 
 interface Claim {
   group: string;
+  /** The background family of the composite the claim is made on. */
+  family: string;
   reason: ClaimReason;
   truth: boolean;
   region: BBox;
@@ -134,7 +136,13 @@ export async function claimFigures(set: Composite[]) {
     )) {
       if (part.size < minSize) continue;
       const enclosed = !part.border && part.touches && isEnclosed(part.box, subject);
-      claims.push({ group: c.group, reason: enclosed ? 'hole' : 'missing-part', truth: true, region: part.box });
+      claims.push({
+        group: c.group,
+        family: c.family,
+        reason: enclosed ? 'hole' : 'missing-part',
+        truth: true,
+        region: part.box,
+      });
     }
     // Kept: the result has it, the truth does not.
     const truthSubject = on((i) => truth[i] >= 128);
@@ -145,6 +153,7 @@ export async function claimFigures(set: Composite[]) {
       if (part.size < minSize) continue;
       claims.push({
         group: c.group,
+        family: c.family,
         reason: part.touches ? 'background-kept' : 'extra-object',
         truth: true,
         region: part.box,
@@ -156,15 +165,15 @@ export async function claimFigures(set: Composite[]) {
     const outside = box((i) => kept[i] < 128 && truth[i] < 128);
     if (inside)
       for (const reason of ['missing-part', 'hole'] as const)
-        claims.push({ group: c.group, reason, truth: false, region: inside });
+        claims.push({ group: c.group, family: c.family, reason, truth: false, region: inside });
     if (outside)
       for (const reason of ['background-kept', 'extra-object'] as const)
-        claims.push({ group: c.group, reason, truth: false, region: outside });
+        claims.push({ group: c.group, family: c.family, reason, truth: false, region: outside });
     // And boxes across the subject's edge where the result agrees with the truth: a seller's doubt about an outline that is right.
     const edgeBox = findEdgeBox(kept, truth, 24);
     if (edgeBox)
       for (const reason of ['background-kept', 'missing-part'] as const)
-        claims.push({ group: c.group, reason, truth: false, region: edgeBox });
+        claims.push({ group: c.group, family: c.family, reason, truth: false, region: edgeBox });
     for (const claim of claims) {
       const verdict = judgeClaim(img, claim.reason, toClaimGrid(claim.region));
       judgedClaims.push({ ...claim, accepted: verdict.accepted, metrics: verdict.metrics });
@@ -172,6 +181,34 @@ export async function claimFigures(set: Composite[]) {
     }
   }
   return tallies;
+}
+
+/**
+ * The shipped judge's verdicts on the claims of the reasons that have true ones, per fold of subjects and per
+ * background family: where it holds and where it does not. Run after claimFigures (it reads judgedClaims).
+ */
+export function claimsBreakdown(families: readonly string[]): string[] {
+  const fold = foldOf(judgedClaims.map((c) => c.group));
+  const lines: string[] = [];
+  const tally = (claims: typeof judgedClaims) => {
+    const t = claims.filter((c) => c.truth);
+    const f = claims.filter((c) => !c.truth);
+    const pct = (a: number, b: number) => (b ? `${((100 * a) / b).toFixed(0)}%` : '-');
+    const a = t.filter((c) => c.accepted).length;
+    const r = f.filter((c) => !c.accepted).length;
+    return `${`${pct(a, t.length)} (${a}/${t.length})`.padEnd(14)} ${pct(r, f.length)} (${r}/${f.length})`;
+  };
+  for (const reason of Object.keys(FITTED) as ClaimReason[]) {
+    const claims = judgedClaims.filter((c) => c.reason === reason);
+    lines.push(`${reason}: true claims accepted, false claims rejected`);
+    for (let k = 0; k < FOLDS; k++)
+      lines.push(`  fold ${k + 1}         ${tally(claims.filter((c) => fold.get(c.group) === k))}`);
+    for (const family of families) {
+      const of = claims.filter((c) => c.family === family);
+      if (of.length) lines.push(`  ${family.padEnd(14)} ${tally(of)}`);
+    }
+  }
+  return lines;
 }
 
 /** Whether a box's ring one cell outside it is mostly subject (the region is surrounded). */
