@@ -213,6 +213,8 @@ export async function createContainer(config: Readonly<Config>, opts: ContainerO
       photosPerHour: config.photosPerHour,
       resultsKeptForHours: Math.max(1, Math.round(config.resultTtlMs / 3_600_000)),
     },
+    // From the configuration, not the loaded model: an API-only process answers for the workers beside it.
+    heavyModel: Boolean(config.inferenceHeavyUrl || config.heavyModelPath),
   });
   const queries = new BatchQueries({ store, bus, clock, perImageMs: () => stats.perImageMs() });
   const progress = new BatchProgress(config.resultTtlMs);

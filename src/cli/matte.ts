@@ -140,7 +140,13 @@ async function main(argv: string[]): Promise<number> {
     photosPerHour: config.photosPerHour,
     resultsKeptForHours: Math.max(1, Math.round(config.resultTtlMs / 3_600_000)),
   };
-  const accounts = new AccountService({ store, credits, clock, limits });
+  const accounts = new AccountService({
+    store,
+    credits,
+    clock,
+    limits,
+    heavyModel: Boolean(config.inferenceHeavyUrl || config.heavyModelPath),
+  });
   const licenses = new LicenseService({ store, credits, clock, maxPhotosPerBatch: MAX_PHOTOS_PER_BATCH });
   const purchases = new PurchaseService({ store, credits, clock, provider: new OperatorApprovalProvider() });
   const print = (obj: unknown, text: string) =>

@@ -10,6 +10,7 @@ import { renewalDue, SPEND_ORDER } from './credits.service.ts';
 import { daysUntil } from './calendar.ts';
 import { hashPassword, MIN_PASSWORD_LENGTH } from './password.ts';
 import { newSecret, sha256 } from './secrets.ts';
+import { TIER_CREDITS } from './job-view.ts';
 
 export const KEY_PATTERN = /^mk_[0-9A-Za-z]{40}$/;
 /** `mk_` and 8 characters: enough to tell keys apart, far too few to guess the rest (40 base62 ≈ 238 bits). */
@@ -73,7 +74,14 @@ export function checkPasswordStrength(password: string): void {
 
 export class AccountService {
   constructor(
-    private readonly deps: { store: Store; credits: CreditsService; clock: () => number; limits: AccountLimits },
+    private readonly deps: {
+      store: Store;
+      credits: CreditsService;
+      clock: () => number;
+      limits: AccountLimits;
+      /** Whether the operator runs a heavy model of its own (segment.ts); without one, heavy runs the light model. */
+      heavyModel: boolean;
+    },
   ) {}
 
   /**
@@ -277,6 +285,10 @@ export class AccountService {
       license: license ? licenseView(license) : null,
       spendOrder: [...SPEND_ORDER],
       limits: { ...this.deps.limits, photosPerBatch: this.batchLimit(license) },
+      tiers: {
+        light: { credits: TIER_CREDITS.light },
+        heavy: { credits: TIER_CREDITS.heavy, strongerModel: this.deps.heavyModel },
+      },
       auth: { via: auth.via, key: auth.keyPrefix },
     };
   }

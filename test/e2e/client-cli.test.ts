@@ -94,7 +94,7 @@ describe.skipIf(!HAVE_EVAL_DATA)('matte, the client command', () => {
     expect(down.stderr.trim().split('\n').at(-1)).toMatch(/^matte: .*is the server running/);
   });
 
-  it('removes backgrounds from a folder of 10 (one broken file, one ZIP): 9 results, the broken one reported, nothing new on a second run', async () => {
+  it('removes backgrounds from a folder of 10 (one broken file, one ZIP): 9 results, the broken one reported, no heavy re-run without a heavy model, nothing new on a second run', async () => {
     const input = path.join(work, 'shop');
     fs.mkdirSync(path.join(input, 'shoes'), { recursive: true });
     const list = photos();
@@ -105,10 +105,13 @@ describe.skipIf(!HAVE_EVAL_DATA)('matte, the client command', () => {
     const before = await credits();
     const out = path.join(work, 'out');
 
-    const first = await matte(['remove', input, '-o', out, '--background', 'white', '--format', 'jpeg', '--json'], {
-      env: asUser(),
-    });
+    // --heavy: this server runs no heavy model of its own, so the command says so and re-runs nothing.
+    const first = await matte(
+      ['remove', input, '-o', out, '--background', 'white', '--format', 'jpeg', '--heavy', '--json'],
+      { env: asUser() },
+    );
     expect(first.code, first.stderr).toBe(0);
+    expect(first.stderr).toContain('no heavy re-run: this server runs no heavy model of its own');
     const summary = JSON.parse(first.stdout);
     expect(summary.written).toHaveLength(9);
     expect(summary.rejected).toEqual([
@@ -141,6 +144,7 @@ describe.skipIf(!HAVE_EVAL_DATA)('matte, the client command', () => {
     const [id] = summary.batches;
     const shown = await matte(['batches', 'show', id, '--json'], { env: asUser() });
     expect(JSON.parse(shown.stdout).counts).toMatchObject({ total: 9, done: 9 });
+    expect(JSON.parse(shown.stdout).items.map((i: { tier: string }) => i.tier)).toEqual(Array(9).fill('light'));
     const listed = await matte(['batches', 'list'], { env: asUser() });
     expect(listed.stdout).toContain(id);
     const zipFile = path.join(work, 'batch.zip');

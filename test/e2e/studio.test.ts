@@ -217,6 +217,11 @@ describe.skipIf(!HAVE_CHROMIUM || !HAVE_EVAL_DATA)(
       expect(reported.claims).toHaveLength(1);
       await page.getByLabel('Before / after').fill('20');
       await shoot(page, 'review');
+      // A heavy re-run is confirmed first; on this server (no heavy model) the confirmation says it would run
+      // the same model again.
+      await page.getByRole('button', { name: 'Re-run on heavy tier' }).click();
+      await page.getByText('This server runs no heavy model of its own').waitFor();
+      await page.getByRole('button', { name: 'Cancel' }).click();
 
       // Credits: the ledger filtered by the batch shows its reservations.
       await page.getByRole('link', { name: 'Credits' }).click();

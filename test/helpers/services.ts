@@ -26,6 +26,7 @@ export function dbTierServices(store: Store, dataDir: string, clock: () => numbe
       photosPerHour: 2000,
       resultsKeptForHours: 2,
     },
+    heavyModel: false,
   });
   const blobs = new FsBlobStore(`${dataDir}/blobs`);
   const bus = new LocalEventBus();

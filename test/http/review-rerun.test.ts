@@ -104,6 +104,23 @@ describe('re-runs', () => {
     expect(events.filter((e) => e.event === 'job.done')).toHaveLength(2);
   });
 
+  it('says on the account when the heavy tier is a model of its own: a heavy model file or a heavy inference server', async () => {
+    for (const overrides of [
+      { heavyModelPath: '/models/heavy.onnx' },
+      { inferenceHeavyUrl: 'http://gpu:8000/v2/models/big' },
+    ]) {
+      // An API-only process answers from its configuration: the workers beside it load the model.
+      const api = await createTestApp(overrides, { runWorker: false });
+      try {
+        const { auth } = await api.account(1);
+        const account = (await api.app.inject({ method: 'GET', url: '/v1/account', headers: auth })).json();
+        expect(account.tiers.heavy, JSON.stringify(overrides)).toEqual({ credits: 2, strongerModel: true });
+      } finally {
+        await api.close();
+      }
+    }
+  });
+
   it('re-runs one finished photo on the heavy tier for 2 credits, plan first then pack; it is charged again when clean', async () => {
     const { auth, accountId } = await t.account(2, 5);
     const jobId = await batchOf(auth, [{ filename: 'a.jpg', data: await productPhoto() }]);
@@ -120,8 +137,11 @@ describe('re-runs', () => {
     expect(res.json()).toMatchObject({ charged: 2, tier: 'heavy' });
     const done = await waitForBatch(t.app, auth, jobId);
     expect(byName(done, 'a.jpg')).toMatchObject({ status: 'done', tier: 'heavy', review: 'none', credits: 2 });
-    // No heavy model is configured in this app: the re-run is one more pass of the light model.
+    // No heavy model is configured in this app: the re-run is one more pass of the light model, and the
+    // account says so before anyone pays for one.
     expect(t.model.calls - calls).toBe(1);
+    const tiers = (await t.app.inject({ method: 'GET', url: '/v1/account', headers: auth })).json().tiers;
+    expect(tiers).toEqual({ light: { credits: 1 }, heavy: { credits: 2, strongerModel: false } });
     const account = (await t.c.store.repos.accounts.findById(accountId))!;
     expect([account.plan_credits, account.pack_credits]).toEqual([0, 4]);
     const rows = await t.c.store.repos.ledger.listForAccount(accountId);

@@ -669,6 +669,19 @@ export interface operations {
               resultsKeptForHours: number;
             };
             spendOrder: ('plan' | 'pack')[];
+            /** @description What each tier costs on this server, and whether the heavy tier is a stronger model than light or light's fallback. */
+            tiers: {
+              heavy: {
+                /** @description Credits a heavy re-run costs: 2. */
+                credits: number;
+                /** @description Whether this server runs a heavy model of its own (MATTE_HEAVY_MODEL_PATH or MATTE_INFERENCE_HEAVY_URL). When false, a heavy re-run runs the light model again and gives the same cut-out; a flagged one is still refunded. */
+                strongerModel: boolean;
+              };
+              light: {
+                /** @description Credits a light run costs: 1. */
+                credits: number;
+              };
+            };
           };
         };
       };
@@ -7343,6 +7356,19 @@ export interface operations {
               resultsKeptForHours: number;
             };
             spendOrder: ('plan' | 'pack')[];
+            /** @description What each tier costs on this server, and whether the heavy tier is a stronger model than light or light's fallback. */
+            tiers: {
+              heavy: {
+                /** @description Credits a heavy re-run costs: 2. */
+                credits: number;
+                /** @description Whether this server runs a heavy model of its own (MATTE_HEAVY_MODEL_PATH or MATTE_INFERENCE_HEAVY_URL). When false, a heavy re-run runs the light model again and gives the same cut-out; a flagged one is still refunded. */
+                strongerModel: boolean;
+              };
+              light: {
+                /** @description Credits a light run costs: 1. */
+                credits: number;
+              };
+            };
           };
         };
       };

@@ -130,6 +130,10 @@ export async function removeBackgrounds(
     return summary;
   }
   const account = await client.account();
+  // Without a heavy model of its own the server's heavy tier runs the light model again: the same cut-outs.
+  const heavy = options.heavy && account.tiers.heavy.strongerModel;
+  if (options.heavy && !heavy)
+    progress.note('no heavy re-run: this server runs no heavy model of its own, so it would give the same cut-outs');
   const perBatch = account.limits.photosPerBatch;
   const chunks: Planned[][] = [];
   for (let i = 0; i < planned.length; i += perBatch) chunks.push(planned.slice(i, i + perBatch));
@@ -179,7 +183,7 @@ export async function removeBackgrounds(
     const job = await follow(client, batch.id, label, draft.items.length, progress, interrupt);
     summary.interrupted ||= interrupt.aborted;
     let items = job.items;
-    if (options.heavy && !interrupt.aborted) items = await heavyRerun(client, job, progress, interrupt);
+    if (heavy && !interrupt.aborted) items = await heavyRerun(client, job, progress, interrupt);
     await writeResults(client, batch.id, items, byName, options, summary);
     summary.held += items.filter((i) => i.status === 'held').length;
   }

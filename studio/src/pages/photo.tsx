@@ -31,11 +31,13 @@ export function PhotoPage({ batchId, itemId }: { batchId: string; itemId: string
   const [batch, setBatch] = useState<FullBatch | null>(null);
   const [queue, setQueue] = useState<ReviewQueue | null>(null);
   const [loadError, setLoadError] = useState<Shown | null>(null);
+  const [strongerHeavy, setStrongerHeavy] = useState(true);
   async function load() {
     try {
-      const [b, q] = await Promise.all([client.getBatch(batchId), client.review(batchId)]);
+      const [b, q, account] = await Promise.all([client.getBatch(batchId), client.review(batchId), client.account()]);
       setBatch(b);
       setQueue(q);
+      setStrongerHeavy(account.tiers.heavy.strongerModel);
     } catch (err) {
       setLoadError(describeError(err));
     }
@@ -55,7 +57,7 @@ export function PhotoPage({ batchId, itemId }: { batchId: string; itemId: string
       <div class="review-layout">
         {queue ? <ReviewList batch={batch} queue={queue} current={itemId} /> : null}
         {batch && item ? (
-          <PhotoDetail batch={batch} item={item} onChange={load} />
+          <PhotoDetail batch={batch} item={item} strongerHeavy={strongerHeavy} onChange={load} />
         ) : !loadError ? (
           <p>Loading…</p>
         ) : null}
@@ -110,7 +112,18 @@ function ReviewList({ batch, queue, current }: { batch: FullBatch | null; queue:
   );
 }
 
-function PhotoDetail({ batch, item, onChange }: { batch: FullBatch; item: BatchItem; onChange: () => Promise<void> }) {
+function PhotoDetail({
+  batch,
+  item,
+  strongerHeavy,
+  onChange,
+}: {
+  batch: FullBatch;
+  item: BatchItem;
+  /** Whether the server runs a heavy model of its own (GET /v1/account: tiers.heavy.strongerModel). */
+  strongerHeavy: boolean;
+  onChange: () => Promise<void>;
+}) {
   const [split, setSplit] = useState(50);
   const [onPreset, setOnPreset] = useState(false);
   const [reason, setReason] = useState<Reason>('background-kept');
@@ -228,6 +241,12 @@ function PhotoDetail({ batch, item, onChange }: { batch: FullBatch; item: BatchI
               <p>
                 The heavy tier costs 2 credits for this photo, reserved now and refunded if the check flags it again.
               </p>
+              {strongerHeavy ? null : (
+                <p class="warning">
+                  This server runs no heavy model of its own: the heavy tier runs the same model again and gives the
+                  same cut-out.
+                </p>
+              )}
               <button type="button" onClick={() => void rerun('heavy')} disabled={rerunning}>
                 Confirm re-run (2 credits)
               </button>{' '}
