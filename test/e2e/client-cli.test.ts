@@ -87,6 +87,9 @@ describe.skipIf(!HAVE_EVAL_DATA)('matte, the client command', () => {
     const account = await matte(['account', '--json']);
     expect(account.code).toBe(0);
     expect(JSON.parse(account.stdout).limits.photosPerBatch).toBe(200);
+    expect((await matte(['account'])).stdout).toContain(
+      'tiers: light 1 credit, heavy 2 credits (the same model as light: this server runs no heavy model of its own)',
+    );
     // MATTE_URL overrides the stored server: a closed port is a network failure, exit 1.
     const down = await matte(['account'], { env: { MATTE_URL: 'http://127.0.0.1:9' } });
     expect(down.code).toBe(1);

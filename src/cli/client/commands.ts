@@ -87,13 +87,14 @@ async function run(argv: string[], env: NodeJS.ProcessEnv, interrupt: AbortSigna
     }
     case 'account': {
       const account = await clientFor(env).account();
-      const { credits, limits } = account;
+      const { credits, limits, tiers } = account;
       print(
         account,
         [
           `key ${account.auth.key ?? '-'}: ${credits.plan} plan credits${credits.planResetsInDays !== null ? ` (renew in ${credits.planResetsInDays} days)` : ''}, ${credits.pack} pack credits`,
           ...(credits.expiring ? [`${credits.expiring.credits} expire on ${credits.expiring.at}`] : []),
           `limits: ${limits.photosPerBatch} photos a batch, ${limits.activeBatches} running batches, ${limits.requestsPerMinute} requests a minute, ${limits.photosPerHour} photos an hour; results kept ${limits.resultsKeptForHours} h`,
+          `tiers: light ${tiers.light.credits} credit, heavy ${tiers.heavy.credits} credits (${tiers.heavy.strongerModel ? 'a stronger model' : 'the same model as light: this server runs no heavy model of its own'})`,
         ].join('\n'),
       );
       return 0;
