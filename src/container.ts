@@ -22,7 +22,7 @@ import { EventStreamService } from './services/event-stream.service.ts';
 import { WebhookService } from './services/webhook.service.ts';
 import { WebhookDispatcher } from './jobs/webhook-dispatcher.ts';
 import { CreditsService } from './services/credits.service.ts';
-import { AccountService } from './services/account.service.ts';
+import { AccountService, accountTerms } from './services/account.service.ts';
 import { BatchService } from './services/batch.service.ts';
 import { BatchQueries } from './services/batch-queries.service.ts';
 import { BatchProgress } from './services/batch-progress.ts';
@@ -38,7 +38,7 @@ import { OutputThumbnails } from './services/output-thumbnails.ts';
 import { RenderService } from './services/render.service.ts';
 import { DownloadService } from './services/download.service.ts';
 import { FileService } from './services/files.service.ts';
-import { MAX_ACTIVE_BATCHES, MAX_PHOTOS_PER_BATCH } from './domain/batch-rules.ts';
+import { MAX_PHOTOS_PER_BATCH } from './domain/batch-rules.ts';
 import { IdempotencyService } from './services/idempotency.service.ts';
 import { ImageService } from './services/image.service.ts';
 import { PhotoWorker, ThroughputStats } from './jobs/photo-worker.ts';
@@ -202,20 +202,7 @@ export async function createContainer(config: Readonly<Config>, opts: ContainerO
     },
   );
 
-  const accounts = new AccountService({
-    store,
-    credits,
-    clock,
-    limits: {
-      photosPerBatch: MAX_PHOTOS_PER_BATCH,
-      activeBatches: MAX_ACTIVE_BATCHES,
-      requestsPerMinute: config.requestsPerMinute,
-      photosPerHour: config.photosPerHour,
-      resultsKeptForHours: Math.max(1, Math.round(config.resultTtlMs / 3_600_000)),
-    },
-    // From the configuration, not the loaded model: an API-only process answers for the workers beside it.
-    heavyModel: Boolean(config.inferenceHeavyUrl || config.heavyModelPath),
-  });
+  const accounts = new AccountService({ store, credits, clock, ...accountTerms(config) });
   const queries = new BatchQueries({ store, bus, clock, perImageMs: () => stats.perImageMs() });
   const progress = new BatchProgress(config.resultTtlMs);
   const batches = new BatchService({

@@ -6,10 +6,10 @@ import { loadConfig } from '../config.ts';
 import { createDatabase } from '../db/database.ts';
 import { Store } from '../db/store.ts';
 import { CreditsService } from '../services/credits.service.ts';
-import { AccountService, keyView } from '../services/account.service.ts';
+import { AccountService, accountTerms, keyView } from '../services/account.service.ts';
 import { LicenseService } from '../services/license.service.ts';
 import { PurchaseService, purchaseView } from '../services/purchase.service.ts';
-import { MAX_ACTIVE_BATCHES, MAX_PHOTOS_PER_BATCH } from '../domain/batch-rules.ts';
+import { MAX_PHOTOS_PER_BATCH } from '../domain/batch-rules.ts';
 import { OperatorApprovalProvider } from '../adapters/payments/operator-approval.adapter.ts';
 import { AppError } from '../errors.ts';
 import { formatMicros } from '../domain/instant.ts';
@@ -133,20 +133,7 @@ async function main(argv: string[]): Promise<number> {
   const store = new Store(await createDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir }));
   const credits = new CreditsService();
   const clock = Date.now;
-  const limits = {
-    photosPerBatch: MAX_PHOTOS_PER_BATCH,
-    activeBatches: MAX_ACTIVE_BATCHES,
-    requestsPerMinute: config.requestsPerMinute,
-    photosPerHour: config.photosPerHour,
-    resultsKeptForHours: Math.max(1, Math.round(config.resultTtlMs / 3_600_000)),
-  };
-  const accounts = new AccountService({
-    store,
-    credits,
-    clock,
-    limits,
-    heavyModel: Boolean(config.inferenceHeavyUrl || config.heavyModelPath),
-  });
+  const accounts = new AccountService({ store, credits, clock, ...accountTerms(config) });
   const licenses = new LicenseService({ store, credits, clock, maxPhotosPerBatch: MAX_PHOTOS_PER_BATCH });
   const purchases = new PurchaseService({ store, credits, clock, provider: new OperatorApprovalProvider() });
   const print = (obj: unknown, text: string) =>

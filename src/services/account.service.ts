@@ -11,6 +11,8 @@ import { daysUntil } from './calendar.ts';
 import { hashPassword, MIN_PASSWORD_LENGTH } from './password.ts';
 import { newSecret, sha256 } from './secrets.ts';
 import { TIER_CREDITS } from './job-view.ts';
+import type { Config } from '../config.ts';
+import { MAX_ACTIVE_BATCHES, MAX_PHOTOS_PER_BATCH } from '../domain/batch-rules.ts';
 
 export const KEY_PATTERN = /^mk_[0-9A-Za-z]{40}$/;
 /** `mk_` and 8 characters: enough to tell keys apart, far too few to guess the rest (40 base62 ≈ 238 bits). */
@@ -70,6 +72,24 @@ export function checkPasswordStrength(password: string): void {
       errors: [{ path: 'password', message: `must be ${MIN_PASSWORD_LENGTH}-1024 characters` }],
     });
   }
+}
+
+/**
+ * What GET /v1/account answers from the server's configuration, the same in the server and in bin/matte: the
+ * limits, and whether the heavy tier is a model of its own. That is read from the configuration, not from a
+ * loaded model, so an API-only process answers for the workers beside it.
+ */
+export function accountTerms(config: Readonly<Config>): { limits: AccountLimits; heavyModel: boolean } {
+  return {
+    limits: {
+      photosPerBatch: MAX_PHOTOS_PER_BATCH,
+      activeBatches: MAX_ACTIVE_BATCHES,
+      requestsPerMinute: config.requestsPerMinute,
+      photosPerHour: config.photosPerHour,
+      resultsKeptForHours: Math.max(1, Math.round(config.resultTtlMs / 3_600_000)),
+    },
+    heavyModel: Boolean(config.inferenceHeavyUrl || config.heavyModelPath),
+  };
 }
 
 export class AccountService {
