@@ -34,10 +34,9 @@ export function PhotoPage({ batchId, itemId }: { batchId: string; itemId: string
   const [strongerHeavy, setStrongerHeavy] = useState(true);
   async function load() {
     try {
-      const [b, q, account] = await Promise.all([client.getBatch(batchId), client.review(batchId), client.account()]);
+      const [b, q] = await Promise.all([client.getBatch(batchId), client.review(batchId)]);
       setBatch(b);
       setQueue(q);
-      setStrongerHeavy(account.tiers.heavy.strongerModel);
     } catch (err) {
       setLoadError(describeError(err));
     }
@@ -45,6 +44,13 @@ export function PhotoPage({ batchId, itemId }: { batchId: string; itemId: string
   useEffect(() => {
     void load();
   }, [batchId]);
+  // What the heavy tier runs is the server's, not the photo's: read once, not again after each report or re-run.
+  useEffect(() => {
+    client.account().then(
+      (account) => setStrongerHeavy(account.tiers.heavy.strongerModel),
+      (err) => setLoadError(describeError(err)),
+    );
+  }, []);
 
   const item = batch?.items.find((x) => x.id === itemId);
   return (
