@@ -126,6 +126,8 @@ export async function claimFigures(set: Composite[]) {
       height: (b.height * E) / G,
     });
     const claims: Claim[] = [];
+    const addClaim = (reason: ClaimReason, truth: boolean, region: BBox) =>
+      claims.push({ group: c.group, family: c.family, reason, truth, region });
     const on = (pick: (i: number) => boolean) => Uint8Array.from({ length: G * G }, (_, i) => (pick(i) ? 1 : 0));
     const subject = on((i) => kept[i] >= 128);
     const minSize = MIN_SHARE * G * G;
@@ -136,13 +138,7 @@ export async function claimFigures(set: Composite[]) {
     )) {
       if (part.size < minSize) continue;
       const enclosed = !part.border && part.touches && isEnclosed(part.box, subject);
-      claims.push({
-        group: c.group,
-        family: c.family,
-        reason: enclosed ? 'hole' : 'missing-part',
-        truth: true,
-        region: part.box,
-      });
+      addClaim(enclosed ? 'hole' : 'missing-part', true, part.box);
     }
     // Kept: the result has it, the truth does not.
     const truthSubject = on((i) => truth[i] >= 128);
@@ -151,29 +147,17 @@ export async function claimFigures(set: Composite[]) {
       truthSubject,
     )) {
       if (part.size < minSize) continue;
-      claims.push({
-        group: c.group,
-        family: c.family,
-        reason: part.touches ? 'background-kept' : 'extra-object',
-        truth: true,
-        region: part.box,
-      });
+      addClaim(part.touches ? 'background-kept' : 'extra-object', true, part.box);
     }
     // False claims where the result is right: a box of the subject both keep, a box of background both drop.
     const box = (pick: (i: number) => boolean) => findBox(on(pick), 24);
     const inside = box((i) => kept[i] >= 128 && truth[i] >= 128);
     const outside = box((i) => kept[i] < 128 && truth[i] < 128);
-    if (inside)
-      for (const reason of ['missing-part', 'hole'] as const)
-        claims.push({ group: c.group, family: c.family, reason, truth: false, region: inside });
-    if (outside)
-      for (const reason of ['background-kept', 'extra-object'] as const)
-        claims.push({ group: c.group, family: c.family, reason, truth: false, region: outside });
+    if (inside) for (const reason of ['missing-part', 'hole'] as const) addClaim(reason, false, inside);
+    if (outside) for (const reason of ['background-kept', 'extra-object'] as const) addClaim(reason, false, outside);
     // And boxes across the subject's edge where the result agrees with the truth: a seller's doubt about an outline that is right.
     const edgeBox = findEdgeBox(kept, truth, 24);
-    if (edgeBox)
-      for (const reason of ['background-kept', 'missing-part'] as const)
-        claims.push({ group: c.group, family: c.family, reason, truth: false, region: edgeBox });
+    if (edgeBox) for (const reason of ['background-kept', 'missing-part'] as const) addClaim(reason, false, edgeBox);
     for (const claim of claims) {
       const verdict = judgeClaim(img, claim.reason, toClaimGrid(claim.region));
       judgedClaims.push({ ...claim, accepted: verdict.accepted, metrics: verdict.metrics });
