@@ -14,7 +14,7 @@ import {
   type Calibration,
 } from '../src/pipeline/check/calibration.ts';
 import { buildCalibrationSet, foldOf, readPlanes, FAMILIES, FOLDS, type Composite } from './calibration-set.ts';
-import { claimFigures, claimsBreakdown, fitClaimBars } from './claims-calibration.ts';
+import { claimFigures, claimsBreakdown, fitClaimBars, looseFigures } from './claims-calibration.ts';
 import { maxWithMirror } from './mirror.ts';
 import { CheckRasters } from '../src/adapters/images/rasters.ts';
 import { CHECK_GRID, measure } from '../src/pipeline/check/features.ts';
@@ -376,6 +376,10 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const breakdown = claimsBreakdown(FAMILIES);
   figures.claimsBreakdown = breakdown;
   for (const line of breakdown) console.log(line);
+  console.log("\ntrue claims with a seller's looser box (the shipped bars):");
+  const loose = looseFigures();
+  figures.claimsLoose = loose;
+  for (const line of loose) console.log(line);
   console.log('\nbars refitted on training folds (grouped by subject), judged held out:');
   const refitted = fitClaimBars();
   figures.claimsHeldOut = refitted;

@@ -89,6 +89,20 @@ interface Claim {
 
 /** Every claim judged, with the check's measures, for fitting its bars (CLAIM_METRICS=<file> writes them). */
 export const judgedClaims: (Claim & { accepted: boolean; metrics: Record<string, number> })[] = [];
+/**
+ * The true claims again with a seller's looser box: each side grown by a quarter of the box's size (at least
+ * two grid cells), clipped to the frame. Judged with the shipped bars, never fitted on.
+ */
+export const looseClaims: (Claim & { accepted: boolean; metrics: Record<string, number> })[] = [];
+
+/** The box grown by `share` of its width and height on each side (at least `least` cells), within the grid. */
+export function loosen(b: BBox, share = 0.25, least = 2): BBox {
+  const dx = Math.max(least, Math.round(b.width * share));
+  const dy = Math.max(least, Math.round(b.height * share));
+  const x = Math.max(0, b.x - dx);
+  const y = Math.max(0, b.y - dy);
+  return { x, y, width: Math.min(G, b.x + b.width + dx) - x, height: Math.min(G, b.y + b.height + dy) - y };
+}
 
 /** @param set the calibration set, as buildCalibrationSet gives it (its cached planes are read) */
 export async function claimFigures(set: Composite[]) {
@@ -162,6 +176,11 @@ export async function claimFigures(set: Composite[]) {
       const verdict = judgeClaim(img, claim.reason, toClaimGrid(claim.region));
       judgedClaims.push({ ...claim, accepted: verdict.accepted, metrics: verdict.metrics });
       add(claim.reason, claim, verdict.accepted);
+      if (claim.truth) {
+        const region = loosen(claim.region);
+        const loose = judgeClaim(img, claim.reason, toClaimGrid(region));
+        looseClaims.push({ ...claim, region, accepted: loose.accepted, metrics: loose.metrics });
+      }
     }
   }
   return tallies;
@@ -193,6 +212,22 @@ export function claimsBreakdown(families: readonly string[]): string[] {
     }
   }
   return lines;
+}
+
+/**
+ * True claims accepted with the tight box and with a looser one (looseClaims), per reason. Run after claimFigures.
+ */
+export function looseFigures(): string[] {
+  return (['missing-part', 'background-kept', 'hole', 'extra-object'] as const).flatMap((reason) => {
+    const tight = judgedClaims.filter((c) => c.truth && c.reason === reason);
+    const loose = looseClaims.filter((c) => c.reason === reason);
+    if (!tight.length) return [];
+    const share = (cs: { accepted: boolean }[]) => {
+      const a = cs.filter((c) => c.accepted).length;
+      return `${((100 * a) / cs.length).toFixed(0)}% (${a}/${cs.length})`;
+    };
+    return [`${reason.padEnd(17)} tight box ${share(tight).padEnd(13)} each side grown by a quarter ${share(loose)}`];
+  });
 }
 
 /** Whether a box's ring one cell outside it is mostly subject (the region is surrounded). */
