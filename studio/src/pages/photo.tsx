@@ -383,8 +383,9 @@ function ReportForm(props: {
     >
       <h2>Report a problem</h2>
       <p class="hint">
-        Drag on the picture to mark where it is wrong, or type the region in cut-out pixels ({cutout.width}×
-        {cutout.height}). The pixel check compares your region with the result and refunds the credit when it agrees.
+        Drag on the picture to mark where it is wrong, closely around the wrong part, or type the region in cut-out
+        pixels ({cutout.width}×{cutout.height}). The pixel check compares your region with the result and refunds the
+        credit when it agrees; a box mostly over parts that are right can be refused.
       </p>
       <div class="fields region">
         {field('x', 'X', cutout.width - 1)}
