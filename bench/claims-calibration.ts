@@ -2,8 +2,9 @@
 // calibration set, the regions where the light result and the truth disagree are true claims, with the
 // reason that fits (a part cut away: missing-part, or hole when the subject encloses it; background kept:
 // background-kept when it joins the subject, extra-object when apart), and regions where the result is
-// right are false claims of each reason. Printed per reason and per fold of subjects (the claim check
-// has no fitted parameters yet, so every fold is held out).
+// right are false claims of each reason, with the real gaps and separate pieces a seller may mistake for
+// holes and other objects. Printed per reason, per fold of subjects and per background family; the bars of
+// background-kept and missing-part are fitted here (fitClaimBars) and judged on held-out folds.
 import { MODEL_INPUT_SIZE } from '../src/adapters/mask-model.adapter.ts';
 import type { BBox } from '../src/domain/batch.schemas.ts';
 import { CLAIM_GRID_EDGE, judgeClaim, type ClaimReason } from '../src/pipeline/check/claim-check.ts';
@@ -169,6 +170,28 @@ export async function claimFigures(set: Composite[]) {
     const outside = box((i) => kept[i] < 128 && truth[i] < 128);
     if (inside) for (const reason of ['missing-part', 'hole'] as const) addClaim(reason, false, inside);
     if (outside) for (const reason of ['background-kept', 'extra-object'] as const) addClaim(reason, false, outside);
+    // A real gap the subject encloses (a handle's eye, the space between legs), cut away as it should be: a
+    // seller who takes it for a hole. And a real piece of the subject apart from its main part, kept as it
+    // should be: a seller who takes it for another object.
+    const truthParts = components(truthSubject, new Uint8Array(G * G));
+    const mainTruth = truthParts.reduce((best, p, k) => (p.size > (truthParts[best]?.size ?? -1) ? k : best), 0);
+    for (const part of components(
+      on((i) => truth[i] < 128 && kept[i] < 128),
+      truthSubject,
+    ))
+      if (part.size >= minSize && !part.border && isEnclosed(part.box, truthSubject)) addClaim('hole', false, part.box);
+    truthParts.forEach((part, k) => {
+      if (k === mainTruth || part.size < minSize) return;
+      let subjectCells = 0;
+      let keptCells = 0;
+      for (let y = part.box.y; y < part.box.y + part.box.height; y++)
+        for (let x = part.box.x; x < part.box.x + part.box.width; x++)
+          if (truthSubject[y * G + x]) {
+            subjectCells++;
+            if (subject[y * G + x]) keptCells++;
+          }
+      if (keptCells >= 0.9 * subjectCells) addClaim('extra-object', false, part.box);
+    });
     // And boxes across the subject's edge where the result agrees with the truth: a seller's doubt about an outline that is right.
     const edgeBox = findEdgeBox(kept, truth, 24);
     if (edgeBox) for (const reason of ['background-kept', 'missing-part'] as const) addClaim(reason, false, edgeBox);
