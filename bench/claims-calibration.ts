@@ -179,7 +179,8 @@ export async function claimFigures(set: Composite[]) {
       on((i) => truth[i] < 128 && kept[i] < 128),
       truthSubject,
     ))
-      if (part.size >= minSize && !part.border && isEnclosed(part.box, truthSubject)) addClaim('hole', false, part.box);
+      if (part.size >= minSize && !part.border && isEnclosed(part.box, truthSubject))
+        for (const reason of ['hole', 'missing-part'] as const) addClaim(reason, false, part.box);
     truthParts.forEach((part, k) => {
       if (k === mainTruth || part.size < minSize) return;
       let subjectCells = 0;
@@ -190,7 +191,8 @@ export async function claimFigures(set: Composite[]) {
             subjectCells++;
             if (subject[y * G + x]) keptCells++;
           }
-      if (keptCells >= 0.9 * subjectCells) addClaim('extra-object', false, part.box);
+      if (keptCells >= 0.9 * subjectCells)
+        for (const reason of ['extra-object', 'background-kept'] as const) addClaim(reason, false, part.box);
     });
     // And boxes across the subject's edge where the result agrees with the truth: a seller's doubt about an outline that is right.
     const edgeBox = findEdgeBox(kept, truth, 24);

@@ -47,10 +47,10 @@ export interface ClaimVerdict {
  * claims (bench/claims-calibration.ts: true claims from the model's own mistakes, false ones where it is
  * right), the bars that accept the most true claims while rejecting 97% of the false ones; refitted that way
  * on training folds, held out, they accept 91% (background-kept) and 93% (missing-part) of true claims and
- * reject 96.7% and 97.4% of false ones. missing-part has a second way in: most of the region cut away
+ * reject 96.8% and 97.6% of false ones. missing-part has a second way in: most of the region cut away
  * (doubtCut) and enough of that half kept by the model (doubt), for parts whose colours pass for the
  * background's. The bars below, on the whole calibration set, accept 91% and 92% of true claims and reject
- * 97% and 99% of false ones (docs/quality.md). The other reasons' bars are the hand-set ones (bench/claims-eval.ts).
+ * 97% and 98% of false ones (docs/quality.md). The other reasons' bars are the hand-set ones (bench/claims-eval.ts).
  */
 const NEED = {
   backgroundKept: { opaque: 0.4, backgroundLike: 0.06 },
