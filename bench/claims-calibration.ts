@@ -171,8 +171,8 @@ export async function claimFigures(set: Composite[]) {
     if (inside) for (const reason of ['missing-part', 'hole'] as const) addClaim(reason, false, inside);
     if (outside) for (const reason of ['background-kept', 'extra-object'] as const) addClaim(reason, false, outside);
     // A real gap the subject encloses (a handle's eye, the space between legs), cut away as it should be: a
-    // seller who takes it for a hole. And a real piece of the subject apart from its main part, kept as it
-    // should be: a seller who takes it for another object.
+    // seller who takes it for a hole or a missing part. And a real piece of the subject apart from its main
+    // part (90% of it kept, as it should be): a seller who takes it for another object or kept background.
     const truthParts = components(truthSubject, new Uint8Array(G * G));
     const mainTruth = truthParts.reduce((best, p, k) => (p.size > (truthParts[best]?.size ?? -1) ? k : best), 0);
     for (const part of components(
