@@ -107,7 +107,7 @@ function int(env: Env, name: string, fallback: number): number {
 }
 
 /** MATTE_MODEL_CACHE_DIR; unset: DATA_DIR/model-cache; `off`: no cache (the model is optimised at every load). */
-function modelCacheDir(env: Env): string {
+export function modelCacheDir(env: Env): string {
   const raw = env.MATTE_MODEL_CACHE_DIR;
   if (raw === 'off') return '';
   return path.resolve(raw || path.join(env.DATA_DIR || './data', 'model-cache'));

@@ -5,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import net from 'node:net';
 import { promisify } from 'node:util';
+import { modelCacheDir } from '../../src/config.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 
@@ -55,8 +56,13 @@ export interface RunningServer {
   kill(): Promise<void>;
 }
 
-/** The optimised model (model-session.mjs), shared by the test and bench servers and the benches' bare sessions. */
-export const MODEL_CACHE_DIR = process.env.MATTE_MODEL_CACHE_DIR || path.join(os.tmpdir(), 'matte-model-cache');
+/**
+ * The optimised model (model-session.mjs), shared by the test and bench servers and the benches' bare sessions,
+ * read as the server reads MATTE_MODEL_CACHE_DIR (config.ts modelCacheDir): `off` is no cache ('').
+ */
+export const MODEL_CACHE_DIR = modelCacheDir({
+  MATTE_MODEL_CACHE_DIR: process.env.MATTE_MODEL_CACHE_DIR || path.join(os.tmpdir(), 'matte-model-cache'),
+});
 
 export interface StartOptions {
   /** Use this DATA_DIR (kept by stop) instead of a fresh one (deleted by stop): a restart, or processes sharing files. */
@@ -77,7 +83,7 @@ export async function startServer(
     LOG_LEVEL: 'warn',
     MATTE_ALLOW_PRIVATE_NETWORKS: '1',
     // Every test server reads the model optimised for this machine from one cache, made once.
-    MATTE_MODEL_CACHE_DIR: MODEL_CACHE_DIR,
+    MATTE_MODEL_CACHE_DIR: MODEL_CACHE_DIR || 'off',
     ...extraEnv,
   };
   const start = startCommand();
