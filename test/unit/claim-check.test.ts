@@ -91,6 +91,20 @@ describe('the report check', () => {
     expect(judgeClaim(extra, 'extra-object', { x: 60, y: 60, width: 60, height: 60 }).accepted).toBe(false);
   });
 
+  it('extra-object: a few stray pixels kept apart are no object', () => {
+    const specks = cutout((x, y, px) => {
+      if ((x === 170 && y === 170) || (x === 180 && y === 175) || (x === 172 && y === 185)) {
+        px.alpha = 255;
+        px.rgb = [200, 30, 30];
+      }
+    });
+    const v = judgeClaim(specks, 'extra-object', { x: 160, y: 160, width: 35, height: 35 });
+    expect(v.metrics.apartPixels).toBe(3);
+    expect(v.metrics.apartShare).toBe(1);
+    expect(v.accepted).toBe(false);
+    expect(v.evidence).toMatch(/too few to be an object/);
+  });
+
   it('rough-edges: a ragged outline that cuts against the colours, not a clean one', () => {
     let seed = 7;
     const rand = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;

@@ -96,7 +96,7 @@ export function registerReviewRoutes(app: FastifyInstance, c: Container): void {
         description:
           "The marked region is checked against the cut-out and the photo's colours (no model call). `background-kept`: the region is mostly kept and the kept pixels have the colours of the background beside them. " +
           "`hole`: the region holds a transparent area enclosed by the product whose colours are not the background's. `missing-part`: the region's cut-away pixels have colours unlike the background and join the product. " +
-          "`extra-object`: the region's kept pixels belong to a part apart from the main product. `rough-edges`: the outline in the region is ragged and cuts against the colours. " +
+          "`extra-object`: the region's kept pixels belong to parts apart from the main product that add up to at least 0.5% of its size (a few stray pixels are no object). `rough-edges`: the outline in the region is ragged and cuts against the colours. " +
           "An accepted report refunds the photo (ledger kind `claim`, to the pools it was charged from) and sets `refunded`; every report is kept in the photo's `claims`. " +
           'Two reports per result: a re-run makes a new result that may be reported again. ' +
           '409 CONFLICT `reason`: NOT_DONE (not finished, or failed), ALREADY_REFUNDED (flagged by the check or refunded by a report: nothing was charged), NO_ATTEMPTS_LEFT (two reports made). 400 when the region is not on the cut-out.',
