@@ -14,6 +14,7 @@
 // Real errors: on the light tier's own cut-outs, each error region of at least 0.5% of the photo
 // (kept background, or subject cut away, against the truth) is reported with the reason it is; those
 // claims are true by construction and show how the check fares on the model's real mistakes.
+import fs from 'node:fs';
 import { CheckRasters } from '../src/adapters/images/rasters.ts';
 import { CLAIM_GRID_EDGE, judgeClaimAt, type ClaimReason } from '../src/pipeline/check/claim-check.ts';
 import { boundary, components, dilate } from '../src/pipeline/check/raster.ts';
@@ -67,8 +68,17 @@ async function judge(
     rgba[i * 4 + 3] = alpha[i];
   }
   const img = await rasters.rgbaWithin(rgba, CLAIM_GRID_EDGE, { width: w, height: h });
-  return judgeClaimAt(img, { width: w, height: h }, reason, region).accepted;
+  const verdict = judgeClaimAt(img, { width: w, height: h }, reason, region);
+  lastMetrics = verdict.metrics;
+  return verdict.accepted;
 }
+/** The measures of the last claim judged (CLAIMS_EVAL_METRICS=<file> writes every claim's, one JSON line each). */
+let lastMetrics: Record<string, number> = {};
+const record = (o: Outcome) => {
+  if (process.env.CLAIMS_EVAL_METRICS)
+    fs.appendFileSync(process.env.CLAIMS_EVAL_METRICS, `${JSON.stringify({ ...o, metrics: lastMetrics })}\n`);
+  return o;
+};
 
 function disc(
   w: number,
@@ -147,7 +157,9 @@ export async function evaluateClaims(cutouts: Cutout[], seed: number): Promise<O
     }
     const truth = Uint8Array.from(c.truth);
     const claim = async (reason: ClaimReason, kind: 'true' | 'false', alpha: Uint8Array, region: BBox) =>
-      outcomes.push({ reason, kind, photo: c.entry.id, accepted: await judge(c.rgb, alpha, w, h, reason, region) });
+      outcomes.push(
+        record({ reason, kind, photo: c.entry.id, accepted: await judge(c.rgb, alpha, w, h, reason, region) }),
+      );
     for (let round = 0; round < 2; round++) {
       if (outlinePoints.length) {
         const p = pickFrom(outlinePoints);
@@ -227,12 +239,8 @@ async function realErrors(c: Cutout): Promise<Outcome[]> {
       let reason: ClaimReason;
       if (kind === 'kept') reason = parts.label[anyPixel] === main ? 'background-kept' : 'extra-object';
       else reason = gaps.touchesBorder[gaps.label[anyPixel]] ? 'missing-part' : 'hole';
-      out.push({
-        reason,
-        kind: 'real',
-        photo: c.entry.id,
-        accepted: await judge(c.rgb, c.alpha, w, h, reason, errs.boxes[k]!),
-      });
+      const accepted = await judge(c.rgb, c.alpha, w, h, reason, errs.boxes[k]!);
+      out.push(record({ reason, kind: 'real', photo: c.entry.id, accepted }));
     }
   }
   return out;
