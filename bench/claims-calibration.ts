@@ -329,17 +329,21 @@ const FITTED: Partial<Record<ClaimReason, [string, string]>> = {
 };
 
 type Judged = (typeof judgedClaims)[number];
-/** A way to split the claims: each part's training claims fit the bars, which are judged on its test claims. */
-type Split = { name: string; train: (c: Judged) => boolean; test: (c: Judged) => boolean }[];
+/**
+ * A way to split the claims: each part's training claims fit the bars, which are judged on its test claims.
+ * The folds have no name; the harder splits are named in their lines.
+ */
+type Split = { name?: string; parts: { train: (c: Judged) => boolean; test: (c: Judged) => boolean }[] };
 
 /** Five folds grouped by subject, as calibrate.ts. */
 function foldSplit(): Split {
   const fold = foldOf(judgedClaims.map((c) => c.group));
-  return Array.from({ length: FOLDS }, (_, k) => ({
-    name: `fold ${k + 1}`,
-    train: (c: Judged) => fold.get(c.group) !== k,
-    test: (c: Judged) => fold.get(c.group) === k,
-  }));
+  return {
+    parts: Array.from({ length: FOLDS }, (_, k) => ({
+      train: (c: Judged) => fold.get(c.group) !== k,
+      test: (c: Judged) => fold.get(c.group) === k,
+    })),
+  };
 }
 
 /**
@@ -349,18 +353,17 @@ function foldSplit(): Split {
  */
 function harderSplits(): Split[] {
   return [
-    ...['alphamatting', 'grabcut'].map((source) => [
-      {
-        name: `fitted on ${source}, judged on the others`,
-        train: (c: Judged) => c.source === source,
-        test: (c: Judged) => c.source !== source,
-      },
-    ]),
-    foldSplit().map((part) => ({
-      name: 'fitted on composites of the other subjects, judged on real photos',
-      train: (c: Judged) => part.train(c) && c.family !== 'original',
-      test: (c: Judged) => part.test(c) && c.family === 'original',
+    ...['alphamatting', 'grabcut'].map((source) => ({
+      name: `fitted on ${source}, judged on the others`,
+      parts: [{ train: (c: Judged) => c.source === source, test: (c: Judged) => c.source !== source }],
     })),
+    {
+      name: 'fitted on composites of the other subjects, judged on real photos',
+      parts: foldSplit().parts.map((part) => ({
+        train: (c: Judged) => part.train(c) && c.family !== 'original',
+        test: (c: Judged) => part.test(c) && c.family === 'original',
+      })),
+    },
   ];
 }
 
@@ -376,29 +379,29 @@ export function fitClaimBars(reject = 0.97, splits: Split[] = [foldSplit()]): st
   const lines: string[] = [];
   for (const [reason, [m1, m2]] of Object.entries(FITTED) as [ClaimReason, [string, string]][]) {
     const claims = judgedClaims.filter((c) => c.reason === reason);
+    // missing-part's third bar: the share of the cut-away pixels the model half kept, where most of the
+    // region is cut away (claim-check.ts NEED.missing.doubtCut); Infinity leaves that path out.
+    const thirdBars = reason === 'missing-part' ? [0.1, 0.15, 0.2, 0.3, 0.5, Infinity] : [Infinity];
+    const accepts = (c: Judged, b: { b1: number; b2: number; b3: number }) =>
+      c.metrics[m1] >= b.b1 &&
+      (c.metrics[m2] >= b.b2 || (c.metrics[m1] >= DOUBT_CUT && (c.metrics.doubtShare ?? 0) >= b.b3));
     for (const split of splits) {
       let accepted = 0,
         trueClaims = 0,
         rejected = 0,
         falseClaims = 0;
       const chosen: string[] = [];
-      for (const part of split) {
+      for (const part of split.parts) {
         const train = claims.filter(part.train);
-        let best: { a: number; b1: number; b2: number; b3: number } | null = null;
-        // missing-part's third bar: the share of the cut-away pixels the model half kept, where most of the
-        // region is cut away (claim-check.ts NEED.missing.doubtCut); Infinity leaves that path out.
-        const thirdBars = reason === 'missing-part' ? [0.1, 0.15, 0.2, 0.3, 0.5, Infinity] : [Infinity];
-        const accepts = (c: Judged, b: { b1: number; b2: number; b3: number }) =>
-          c.metrics[m1] >= b.b1 &&
-          (c.metrics[m2] >= b.b2 || (c.metrics[m1] >= DOUBT_CUT && (c.metrics.doubtShare ?? 0) >= b.b3));
         const t = train.filter((c) => c.truth);
         const f = train.filter((c) => !c.truth);
         // No true claim to learn from (GrabCut's photos give background-kept none): no bars.
         if (!t.length) continue;
+        let best: { a: number; b1: number; b2: number; b3: number } | null = null;
         for (const b1 of [0.05, 0.1, 0.15, 0.2, 0.3, 0.4]) {
           for (const b2 of [0.02, 0.04, 0.06, 0.08, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5]) {
             for (const b3 of thirdBars) {
-              const a = t.filter((c) => accepts(c, { b1, b2, b3 })).length / Math.max(1, t.length);
+              const a = t.filter((c) => accepts(c, { b1, b2, b3 })).length / t.length;
               if (f.filter((c) => !accepts(c, { b1, b2, b3 })).length / f.length >= reject && (!best || a > best.a))
                 best = { a, b1, b2, b3 };
             }
@@ -418,12 +421,13 @@ export function fitClaimBars(reject = 0.97, splits: Split[] = [foldSplit()]): st
         }
       }
       const held = `true claims accepted ${accepted}/${trueClaims}, false claims rejected ${rejected}/${falseClaims}`;
+      const named = `${reason.padEnd(17)} ${split.name ? `${split.name}: ` : ''}`;
       lines.push(
         !chosen.length
-          ? `${reason.padEnd(17)} ${split[0].name}: no true claim to fit on`
-          : split.length > 1
-            ? `${reason.padEnd(17)} ${split[0].name.startsWith('fold') ? '' : `${split[0].name}: `}bars per fold ${chosen.join(', ')}; held out: ${held}`
-            : `${reason.padEnd(17)} ${split[0].name}: bars ${chosen[0] ?? 'none'}; ${held}`,
+          ? `${named}no true claim to fit on`
+          : split.parts.length > 1
+            ? `${named}bars per fold ${chosen.join(', ')}; held out: ${held}`
+            : `${named}bars ${chosen[0]}; ${held}`,
       );
     }
   }

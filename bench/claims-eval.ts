@@ -16,7 +16,12 @@
 // claims are true by construction and show how the check fares on the model's real mistakes.
 import fs from 'node:fs';
 import { CheckRasters } from '../src/adapters/images/rasters.ts';
-import { CLAIM_GRID_EDGE, judgeClaimAt, type ClaimReason } from '../src/pipeline/check/claim-check.ts';
+import {
+  CLAIM_GRID_EDGE,
+  judgeClaimAt,
+  type ClaimReason,
+  type ClaimVerdict,
+} from '../src/pipeline/check/claim-check.ts';
 import { boundary, components, dilate } from '../src/pipeline/check/raster.ts';
 import type { BBox } from '../src/domain/batch.schemas.ts';
 import type { EvalEntry } from '../test/helpers/eval-data.ts';
@@ -59,7 +64,7 @@ async function judge(
   h: number,
   reason: ClaimReason,
   region: BBox,
-): Promise<boolean> {
+): Promise<ClaimVerdict> {
   const rgba = Buffer.alloc(w * h * 4);
   for (let i = 0; i < w * h; i++) {
     rgba[i * 4] = rgb[i * 3];
@@ -68,16 +73,14 @@ async function judge(
     rgba[i * 4 + 3] = alpha[i];
   }
   const img = await rasters.rgbaWithin(rgba, CLAIM_GRID_EDGE, { width: w, height: h });
-  const verdict = judgeClaimAt(img, { width: w, height: h }, reason, region);
-  lastMetrics = verdict.metrics;
-  return verdict.accepted;
+  return judgeClaimAt(img, { width: w, height: h }, reason, region);
 }
-/** The measures of the last claim judged (CLAIMS_EVAL_METRICS=<file> writes every claim's, one JSON line each). */
-let lastMetrics: Record<string, number> = {};
-const record = (o: Outcome) => {
+/** The outcome of a claim; CLAIMS_EVAL_METRICS=<file> also writes it with the check's measures, one JSON line each. */
+const outcome = (o: Omit<Outcome, 'accepted'>, verdict: ClaimVerdict): Outcome => {
+  const out = { ...o, accepted: verdict.accepted };
   if (process.env.CLAIMS_EVAL_METRICS)
-    fs.appendFileSync(process.env.CLAIMS_EVAL_METRICS, `${JSON.stringify({ ...o, metrics: lastMetrics })}\n`);
-  return o;
+    fs.appendFileSync(process.env.CLAIMS_EVAL_METRICS, `${JSON.stringify({ ...out, metrics: verdict.metrics })}\n`);
+  return out;
 };
 
 function disc(
@@ -157,9 +160,7 @@ export async function evaluateClaims(cutouts: Cutout[], seed: number): Promise<O
     }
     const truth = Uint8Array.from(c.truth);
     const claim = async (reason: ClaimReason, kind: 'true' | 'false', alpha: Uint8Array, region: BBox) =>
-      outcomes.push(
-        record({ reason, kind, photo: c.entry.id, accepted: await judge(c.rgb, alpha, w, h, reason, region) }),
-      );
+      outcomes.push(outcome({ reason, kind, photo: c.entry.id }, await judge(c.rgb, alpha, w, h, reason, region)));
     for (let round = 0; round < 2; round++) {
       if (outlinePoints.length) {
         const p = pickFrom(outlinePoints);
@@ -239,8 +240,8 @@ async function realErrors(c: Cutout): Promise<Outcome[]> {
       let reason: ClaimReason;
       if (kind === 'kept') reason = parts.label[anyPixel] === main ? 'background-kept' : 'extra-object';
       else reason = gaps.touchesBorder[gaps.label[anyPixel]] ? 'missing-part' : 'hole';
-      const accepted = await judge(c.rgb, c.alpha, w, h, reason, errs.boxes[k]!);
-      out.push(record({ reason, kind: 'real', photo: c.entry.id, accepted }));
+      const verdict = await judge(c.rgb, c.alpha, w, h, reason, errs.boxes[k]!);
+      out.push(outcome({ reason, kind: 'real', photo: c.entry.id }, verdict));
     }
   }
   return out;
