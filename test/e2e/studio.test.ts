@@ -227,9 +227,11 @@ describe.skipIf(!HAVE_CHROMIUM || !HAVE_EVAL_DATA)(
       await page.getByRole('link', { name: 'Credits' }).click();
       await page.getByLabel('Batch').fill(batchId);
       await page.getByRole('button', { name: 'Filter' }).click();
-      await expect.poll(() => page.locator('tbody tr').count()).toBeGreaterThan(0);
-      const batchCells = await page.locator('tbody tr td:last-child').allTextContents();
-      expect(new Set(batchCells)).toEqual(new Set([batchId]));
+      // The unfiltered ledger (with the pack's grant, batch "—") stays on screen until the filtered page
+      // arrives, so wait for the rows to change rather than for any row.
+      await expect
+        .poll(async () => new Set(await page.locator('tbody tr td:last-child').allTextContents()))
+        .toEqual(new Set([batchId]));
       await shoot(page, 'credits');
 
       await page.getByRole('link', { name: 'Account' }).click();
