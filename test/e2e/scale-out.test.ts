@@ -12,7 +12,7 @@ import { filesUnder, freePort, startServer, type RunningServer, E2E_TEST_TIMEOUT
 import { createTestDatabase, PG_AVAILABLE, type TestDatabase } from '../helpers/databases.ts';
 import { startS3, type S3Server } from '../helpers/s3.ts';
 import { evalEntries, evalFile, HAVE_EVAL_DATA } from '../helpers/eval-data.ts';
-import { eventsOf, openStream, type SseStream } from '../helpers/events.ts';
+import { eventsOf, followBatch, type FollowedBatch } from '../helpers/events.ts';
 import { unzip } from '../helpers/unzip.ts';
 
 vi.setConfig({ testTimeout: E2E_TEST_TIMEOUT });
@@ -115,7 +115,7 @@ describe.skipIf(!RUN)('two API processes and two workers on PostgreSQL and S3', 
       sellers.map(async (seller) => (await (await callAs(seller, a, '/v1/account')).json()).credits.plan as number),
     );
     const ids: string[] = [];
-    const streams: SseStream[] = [];
+    const streams: FollowedBatch[] = [];
     for (let n = 0; n < BATCHES; n++) {
       auth = sellerOf(n);
       const via = n % 2 === 0 ? a : b;
@@ -132,8 +132,9 @@ describe.skipIf(!RUN)('two API processes and two workers on PostgreSQL and S3', 
         const added = await (await call(api, `/v1/jobs/${id}/items`, { method: 'POST', body: form })).json();
         expect(added.added).toBe(PER_BATCH / 2);
       }
-      // The stream is served by the API that did not create the batch.
-      streams.push(await openStream(`${(via === a ? b : a).base}/v1/jobs/${id}/events`, auth));
+      // The stream is served by the API that did not create the batch. On a slow host the batches outlast
+      // a stream's ten minutes: the client then reconnects with Last-Event-ID, as EventSource does.
+      streams.push(await followBatch(`${(via === a ? b : a).base}/v1/jobs/${id}/events`, auth));
       expect((await call(via, `/v1/jobs/${id}/start`, { method: 'POST' })).status).toBe(202);
       ids.push(id);
     }

@@ -171,8 +171,8 @@ describe.skipIf(!HAVE_CHROMIUM || !HAVE_EVAL_DATA)(
       await page.getByText('3 of 3 photos finished').waitFor({ timeout: 240_000 });
       await expect.poll(() => page.getByRole('img', { name: /, cut out$/ }).count(), { timeout: 20_000 }).toBe(3);
       expect(navigations).toEqual([]);
-      const batch = await api(secret, `/v1/jobs/${batchId}`);
-      expect(batch.body.status).toBe('done');
+      // The last photo's event comes before the batch's own ending.
+      await expect.poll(async () => (await api(secret, `/v1/jobs/${batchId}`)).body.status).toBe('done');
       await shoot(page, 'batch');
 
       // Apply a preset to the finished photos: re-rendered, no model, no charge.

@@ -102,6 +102,47 @@ export async function openStream(url: string, headers: Record<string, string>): 
   };
 }
 
+/** A batch followed to its end as EventSource follows it: messages of every connection, in order. */
+export interface FollowedBatch {
+  messages: SseMessage[];
+  /** Connections made: more than one when the server ended a stream at its time limit. */
+  connections: number;
+  /** Resolves once job.done has arrived; rejects when a reconnection is refused or too many were needed. */
+  ended: Promise<void>;
+}
+
+/**
+ * Follows a batch's stream until job.done. The server ends a stream after its time limit (ten minutes);
+ * like EventSource, this reconnects then with the last id it read as Last-Event-ID, so a batch that runs
+ * longer than that is still followed whole, with no gap and no repeat.
+ */
+export async function followBatch(
+  url: string,
+  headers: Record<string, string>,
+  maxConnections = 5,
+): Promise<FollowedBatch> {
+  const followed: FollowedBatch = { messages: [], connections: 0, ended: Promise.resolve() };
+  const connect = async (lastEventId?: string) => {
+    followed.connections++;
+    const stream = await openStream(url, lastEventId ? { ...headers, 'last-event-id': lastEventId } : headers);
+    if (stream.status !== 200) throw new Error(`the stream answered ${stream.status}`);
+    return stream;
+  };
+  let stream = await connect();
+  followed.ended = (async () => {
+    for (;;) {
+      await stream.ended;
+      followed.messages.push(...stream.messages);
+      if (stream.messages.some((m) => m.event === 'job.done')) return;
+      if (followed.connections >= maxConnections)
+        throw new Error(`no job.done after ${followed.connections} connections`);
+      const lastId = followed.messages.filter((m) => m.id !== undefined).at(-1)?.id;
+      stream = await connect(lastId);
+    }
+  })();
+  return followed;
+}
+
 /** Messages carrying an event (not the snapshot, not comments), parsed. */
 export function eventsOf(messages: SseMessage[]): { id: number; event: string; body: Record<string, any> }[] {
   return messages

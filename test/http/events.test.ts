@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import pino from 'pino';
 import { createTestApp, multipart, waitForBatch, type TestApp } from '../helpers/test-app.ts';
 import { productPhoto } from '../helpers/images.ts';
-import { eventsOf, openStream, startReceiver, verifySignature, type Receiver } from '../helpers/events.ts';
+import { eventsOf, followBatch, openStream, startReceiver, verifySignature, type Receiver } from '../helpers/events.ts';
 import { WebhookDispatcher } from '../../src/jobs/webhook-dispatcher.ts';
 import { LocalEventBus } from '../../src/adapters/event-bus.ts';
 
@@ -35,8 +35,9 @@ async function batch(
   auth: Record<string, string>,
   photos: number,
   body: object = {},
+  on: TestApp = t,
 ): Promise<{ id: string; webhookSecret?: string }> {
-  const created = await t.app.inject({ method: 'POST', url: '/v1/jobs', headers: auth, payload: body });
+  const created = await on.app.inject({ method: 'POST', url: '/v1/jobs', headers: auth, payload: body });
   expect(created.statusCode).toBe(201);
   const job = created.json();
   const files = await Promise.all(
@@ -47,7 +48,7 @@ async function batch(
     })),
   );
   const form = multipart(files);
-  const added = await t.app.inject({
+  const added = await on.app.inject({
     method: 'POST',
     url: `/v1/jobs/${job.id}/items`,
     headers: { ...auth, ...form.headers },
@@ -82,8 +83,8 @@ async function firstDelivery(
   return list.deliveries[0];
 }
 
-const start = (auth: Record<string, string>, id: string, body: object = {}) =>
-  t.app.inject({ method: 'POST', url: `/v1/jobs/${id}/start`, headers: auth, payload: body });
+const start = (auth: Record<string, string>, id: string, body: object = {}, on: TestApp = t) =>
+  on.app.inject({ method: 'POST', url: `/v1/jobs/${id}/start`, headers: auth, payload: body });
 const stream = (auth: Record<string, string>, id: string, extra: Record<string, string> = {}) =>
   openStream(`${base}/v1/jobs/${id}/events`, { ...auth, ...extra });
 
@@ -299,6 +300,37 @@ describe('the stream ends after its time limit', () => {
       expect(s.messages[0].event).toBe('snapshot');
       expect(s.messages.filter((m) => m.comment === 'keep-alive').length).toBeGreaterThanOrEqual(1);
     } finally {
+      await short.close();
+    }
+  });
+
+  it('a client that reconnects with its last id when the time runs out follows a longer batch whole', async () => {
+    const short = await createTestApp({ sseMaxMs: 300, sseKeepAliveMs: 100 });
+    const release = short.model.hold();
+    try {
+      await short.app.listen({ port: 0, host: '127.0.0.1' });
+      const { auth } = await short.account(10);
+      const job = await batch(auth, 3, {}, short);
+      const followed = await followBatch(
+        `http://127.0.0.1:${(short.app.server.address() as AddressInfo).port}/v1/jobs/${job.id}/events`,
+        auth,
+        20,
+      );
+      await start(auth, job.id, {}, short);
+      // The photos wait at the model for longer than a stream lasts.
+      await new Promise((r) => setTimeout(r, 700));
+      release();
+      await followed.ended;
+      expect(followed.connections).toBeGreaterThanOrEqual(2);
+      expect(eventsOf(followed.messages).map((e) => [e.id, e.event])).toEqual([
+        [1, 'job.started'],
+        [2, 'item.done'],
+        [3, 'item.done'],
+        [4, 'item.done'],
+        [5, 'job.done'],
+      ]);
+    } finally {
+      release();
       await short.close();
     }
   });
