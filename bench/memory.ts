@@ -3,7 +3,7 @@
 // is a real server process (npm start: bin/matte serve) on its own SQLite; its RSS is read from /proc every 100 ms
 // (VmRSS) and its peak at the end (VmHWM). Writes bench/results/memory.{json,md}. Rows: arena on; off;
 // the model optimised once and read from the cache; glibc's malloc as bin/matte tunes it (large blocks
-// mapped and given back, two arenas) or left alone; the graph optimisation levels `all`, `extended`, `basic`;
+// mapped in huge pages and given back, two arenas) or left alone; the graph optimisation levels `all`, `extended`, `basic`;
 // two photos in flight or one.
 //   npm run bench:memory        (BENCH_MEMORY_BATCHES, default 5; BENCH_MEMORY_PHOTOS per batch, default 4)
 import fs from 'node:fs';

@@ -196,7 +196,7 @@ describe.skipIf(!HAVE_EVAL_DATA)('a batch of real product photos through the rea
   it('runs as npm start runs it: bin/matte serve, with the V8 heap flag and glibc malloc tuning', () => {
     // package.json's start script is bin/matte serve, which execs node with a larger initial old generation
     // (V8's full collections, which the photos' large buffers would otherwise trigger about once a photo,
-    // stay rare) and glibc's malloc set to give large blocks back (docs/performance.md, "Memory").
+    // stay rare) and glibc's malloc set to give large blocks back, in huge pages (docs/performance.md, "Memory").
     expect(startCommand().args).toEqual(['serve']);
     expect(launcherNodeFlags()).toEqual(['--initial-old-space-size=128']);
     const cmdline = fs.readFileSync(`/proc/${server.proc.pid}/cmdline`, 'utf8').split('\0').filter(Boolean);
@@ -205,6 +205,10 @@ describe.skipIf(!HAVE_EVAL_DATA)('a batch of real product photos through the rea
     const environ = fs.readFileSync(`/proc/${server.proc.pid}/environ`, 'utf8').split('\0');
     expect(environ).toContain('MALLOC_MMAP_THRESHOLD_=131072');
     expect(environ).toContain('MALLOC_ARENA_MAX=2');
+    // The mapped blocks as transparent huge pages: 4 KiB page faults doubled the model's time.
+    expect(environ.find((e) => e.startsWith('GLIBC_TUNABLES='))).toMatch(
+      /(^GLIBC_TUNABLES=|:)glibc\.malloc\.hugetlb=1/,
+    );
   });
 
   it('POST /v1/images answers the cut-out image with its headers, on real HTTP', async () => {
