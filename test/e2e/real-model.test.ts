@@ -203,7 +203,7 @@ describe.skipIf(!HAVE_EVAL_DATA)('a batch of real product photos through the rea
     expect(cmdline).toContain('--initial-old-space-size=128');
     expect(cmdline.slice(-2)).toEqual([expect.stringMatching(/src\/cli\/matte\.ts$/), 'serve']);
     const environ = fs.readFileSync(`/proc/${server.proc.pid}/environ`, 'utf8').split('\0');
-    expect(environ).toContain('MALLOC_MMAP_THRESHOLD_=131072');
+    expect(environ).toContain('MALLOC_MMAP_THRESHOLD_=1048576');
     expect(environ).toContain('MALLOC_ARENA_MAX=2');
     // The mapped blocks as transparent huge pages: 4 KiB page faults doubled the model's time.
     expect(environ.find((e) => e.startsWith('GLIBC_TUNABLES='))).toMatch(
