@@ -127,6 +127,11 @@ function count(t: Tally, s: Sample, flagged: boolean) {
     if (flagged) t.alarms++;
   }
 }
+/** The check's decision on a sample under `cal`: ruled broken by the fill rule, or its probability over the bar. */
+function decide(cal: Calibration, s: Sample, names: readonly string[]) {
+  const p = brokenProbability(cal, x(s, names));
+  return { p, flagged: s.ruled || p >= cal.threshold };
+}
 const show = (t: Tally) =>
   `recall ${t.broken ? ((100 * t.caught) / t.broken).toFixed(0) : '-'}% (${t.caught}/${t.broken}), false alarms ${t.clean ? ((100 * t.alarms) / t.clean).toFixed(1) : '-'}% (${t.alarms}/${t.clean})`;
 
@@ -144,8 +149,7 @@ export function crossValidate(samples: Sample[], names: readonly string[]) {
       names,
     );
     for (const s of samples.filter((s) => folds.get(s.group) === k)) {
-      const p = brokenProbability(cal, x(s, names));
-      const flagged = s.ruled || p >= cal.threshold;
+      const { p, flagged } = decide(cal, s, names);
       if (flagged !== s.iou < BROKEN_BELOW && (s.iou < BROKEN_BELOW || s.iou >= CLEAN_FROM)) {
         // Each feature's pull on the log-odds, largest first.
         const pulls = names
@@ -181,8 +185,7 @@ export function acrossSources(samples: Sample[], names: readonly string[]) {
       names,
     );
     const t = empty();
-    for (const s of samples.filter((s) => s.source !== source))
-      count(t, s, s.ruled || brokenProbability(cal, x(s, names)) >= cal.threshold);
+    for (const s of samples.filter((s) => s.source !== source)) count(t, s, decide(cal, s, names).flagged);
     out.set(`fitted on ${source}, judged on the others`, t);
   }
   // And fitted on composites alone, judged on the real photos as they are: in each fold of subjects, the fit
@@ -195,7 +198,7 @@ export function acrossSources(samples: Sample[], names: readonly string[]) {
       names,
     );
     for (const s of samples.filter((s) => folds.get(s.group) === k && s.family === 'original'))
-      count(t, s, s.ruled || brokenProbability(cal, x(s, names)) >= cal.threshold);
+      count(t, s, decide(cal, s, names).flagged);
   }
   out.set('fitted on composites of the other subjects, judged on real photos', t);
   return out;
