@@ -7,7 +7,14 @@
 // background-kept and missing-part are fitted here (fitClaimBars) and judged on held-out folds.
 import { MODEL_INPUT_SIZE } from '../src/adapters/mask-model.adapter.ts';
 import type { BBox } from '../src/domain/batch.schemas.ts';
-import { CLAIM_GRID_EDGE, judgeClaim, type ClaimReason } from '../src/pipeline/check/claim-check.ts';
+import {
+  backgroundKeptWindows,
+  CLAIM_GRID_EDGE,
+  judgeClaim,
+  type ClaimImage,
+  type ClaimReason,
+  type KeptWindow,
+} from '../src/pipeline/check/claim-check.ts';
 import { REFINE_DEFAULTS } from '../src/imaging/edge-refine.mjs';
 import { buildCalibrationSet, foldOf, FOLDS, readPlanes, type Composite } from './calibration-set.ts';
 
@@ -79,7 +86,7 @@ function components(on: Uint8Array, touch: Uint8Array) {
   return parts;
 }
 
-interface Claim {
+export interface Claim {
   group: string;
   /** The eval folder of the subject (alphamatting, grabcut, cleargrasp). */
   source: string;
@@ -90,13 +97,25 @@ interface Claim {
   region: BBox;
 }
 
-/** Every claim judged, with the check's measures, for fitting its bars (CLAIM_METRICS=<file> writes them). */
-export const judgedClaims: (Claim & { accepted: boolean; metrics: Record<string, number> })[] = [];
+/**
+ * A claim judged by the shipped check, with its measures for fitting the bars: background-kept's in each of
+ * the region's windows too.
+ */
+type JudgedClaim = Claim & {
+  accepted: boolean;
+  metrics: Record<string, number>;
+  windows?: KeptWindow[];
+  /** A true claim's looser box (looseClaims). */
+  loose?: boolean;
+};
+/** Every claim judged (CLAIM_METRICS=<file> writes them). */
+export const judgedClaims: JudgedClaim[] = [];
 /**
  * The true claims again with a seller's looser box: each side grown by a quarter of the box's size (at least
- * two grid cells), clipped to the frame. Judged with the shipped bars, never fitted on.
+ * two grid cells), clipped to the frame. The bars are fitted on these too (a seller draws either), and the
+ * held-out figures give them apart.
  */
-export const looseClaims: (Claim & { accepted: boolean; metrics: Record<string, number> })[] = [];
+export const looseClaims: JudgedClaim[] = [];
 
 /** The box grown by `share` of its width and height on each side (at least `least` cells), within the grid. */
 export function loosen(b: BBox, share = 0.25, least = 2): BBox {
@@ -106,6 +125,90 @@ export function loosen(b: BBox, share = 0.25, least = 2): BBox {
   const y = Math.max(0, b.y - dy);
   return { x, y, width: Math.min(G, b.x + b.width + dx) - x, height: Math.min(G, b.y + b.height + dy) - y };
 }
+
+/**
+ * One composite's claims (true ones from the model's mistakes, false ones where it is right) and the cut-out
+ * the report check reads: the photo's colours under the light result's alpha, at the check's reduced size.
+ * Regions are in that image's pixels.
+ */
+export function compositeClaims(c: Composite): { img: ClaimImage; claims: Claim[] } {
+  const p = readPlanes(c.id);
+  const kept = reduce(p.light);
+  const truth = reduce(p.truth);
+  const E = CLAIM_GRID_EDGE;
+  const rgba = new Uint8Array(E * E * 4);
+  const s = MODEL_INPUT_SIZE / E;
+  for (let y = 0; y < E; y++) {
+    for (let x = 0; x < E; x++) {
+      const i = Math.floor(y * s) * MODEL_INPUT_SIZE + Math.floor(x * s);
+      rgba.set([p.input[i * 3], p.input[i * 3 + 1], p.input[i * 3 + 2], stored(p.light[i])], (y * E + x) * 4);
+    }
+  }
+  const claims: Claim[] = [];
+  const addClaim = (reason: ClaimReason, truth: boolean, region: BBox) =>
+    claims.push({ group: c.group, source: c.source, family: c.family, reason, truth, region });
+  const on = (pick: (i: number) => boolean) => Uint8Array.from({ length: G * G }, (_, i) => (pick(i) ? 1 : 0));
+  const subject = on((i) => kept[i] >= 128);
+  const minSize = MIN_SHARE * G * G;
+  // Cut away: truth has it, the result does not.
+  for (const part of components(
+    on((i) => truth[i] >= 128 && kept[i] < 128),
+    subject,
+  )) {
+    if (part.size < minSize) continue;
+    const enclosed = !part.border && part.touches && isEnclosed(part.box, subject);
+    addClaim(enclosed ? 'hole' : 'missing-part', true, part.box);
+  }
+  // Kept: the result has it, the truth does not.
+  const truthSubject = on((i) => truth[i] >= 128);
+  for (const part of components(
+    on((i) => kept[i] >= 128 && truth[i] < 128),
+    truthSubject,
+  )) {
+    if (part.size < minSize) continue;
+    addClaim(part.touches ? 'background-kept' : 'extra-object', true, part.box);
+  }
+  // False claims where the result is right: a box of the subject both keep, a box of background both drop.
+  const box = (pick: (i: number) => boolean) => findBox(on(pick), 24);
+  const inside = box((i) => kept[i] >= 128 && truth[i] >= 128);
+  const outside = box((i) => kept[i] < 128 && truth[i] < 128);
+  if (inside) for (const reason of ['missing-part', 'hole'] as const) addClaim(reason, false, inside);
+  if (outside) for (const reason of ['background-kept', 'extra-object'] as const) addClaim(reason, false, outside);
+  // A real gap the subject encloses (a handle's eye, the space between legs), cut away as it should be: a
+  // seller who takes it for a hole or a missing part. And a real piece of the subject apart from its main
+  // part (90% of it kept, as it should be): a seller who takes it for another object or kept background.
+  const truthParts = components(truthSubject, new Uint8Array(G * G));
+  const mainTruth = truthParts.reduce((best, p, k) => (p.size > (truthParts[best]?.size ?? -1) ? k : best), 0);
+  for (const part of components(
+    on((i) => truth[i] < 128 && kept[i] < 128),
+    truthSubject,
+  ))
+    if (part.size >= minSize && !part.border && isEnclosed(part.box, truthSubject))
+      for (const reason of ['hole', 'missing-part'] as const) addClaim(reason, false, part.box);
+  truthParts.forEach((part, k) => {
+    if (k === mainTruth || part.size < minSize) return;
+    let subjectCells = 0;
+    let keptCells = 0;
+    for (let y = part.box.y; y < part.box.y + part.box.height; y++)
+      for (let x = part.box.x; x < part.box.x + part.box.width; x++)
+        if (truthSubject[y * G + x]) {
+          subjectCells++;
+          if (subject[y * G + x]) keptCells++;
+        }
+    if (keptCells >= 0.9 * subjectCells)
+      for (const reason of ['extra-object', 'background-kept'] as const) addClaim(reason, false, part.box);
+  });
+  // And boxes across the subject's edge where the result agrees with the truth: a seller's doubt about an outline that is right.
+  const edgeBox = findEdgeBox(kept, truth, 24);
+  if (edgeBox) for (const reason of ['background-kept', 'missing-part'] as const) addClaim(reason, false, edgeBox);
+  return { img: { width: E, height: E, rgba }, claims };
+}
+
+/** A region on the claims' grid, in the reduced cut-out's pixels. */
+export const toClaimGrid = (b: BBox): BBox => {
+  const k = CLAIM_GRID_EDGE / G;
+  return { x: b.x * k, y: b.y * k, width: b.width * k, height: b.height * k };
+};
 
 /** @param set the calibration set, as buildCalibrationSet gives it (its cached planes are read) */
 export async function claimFigures(set: Composite[]) {
@@ -122,92 +225,18 @@ export async function claimFigures(set: Composite[]) {
     tallies.set(reason, t);
   };
   for (const c of set) {
-    const p = readPlanes(c.id);
-    const kept = reduce(p.light);
-    const truth = reduce(p.truth);
-    // What the report check reads: the photo's colours under the cut-out's alpha, at its reduced size.
-    const E = CLAIM_GRID_EDGE;
-    const rgba = new Uint8Array(E * E * 4);
-    const s = MODEL_INPUT_SIZE / E;
-    for (let y = 0; y < E; y++) {
-      for (let x = 0; x < E; x++) {
-        const i = Math.floor(y * s) * MODEL_INPUT_SIZE + Math.floor(x * s);
-        rgba.set([p.input[i * 3], p.input[i * 3 + 1], p.input[i * 3 + 2], stored(p.light[i])], (y * E + x) * 4);
-      }
-    }
-    const img = { width: E, height: E, rgba };
-    const toClaimGrid = (b: BBox): BBox => ({
-      x: (b.x * E) / G,
-      y: (b.y * E) / G,
-      width: (b.width * E) / G,
-      height: (b.height * E) / G,
-    });
-    const claims: Claim[] = [];
-    const addClaim = (reason: ClaimReason, truth: boolean, region: BBox) =>
-      claims.push({ group: c.group, source: c.source, family: c.family, reason, truth, region });
-    const on = (pick: (i: number) => boolean) => Uint8Array.from({ length: G * G }, (_, i) => (pick(i) ? 1 : 0));
-    const subject = on((i) => kept[i] >= 128);
-    const minSize = MIN_SHARE * G * G;
-    // Cut away: truth has it, the result does not.
-    for (const part of components(
-      on((i) => truth[i] >= 128 && kept[i] < 128),
-      subject,
-    )) {
-      if (part.size < minSize) continue;
-      const enclosed = !part.border && part.touches && isEnclosed(part.box, subject);
-      addClaim(enclosed ? 'hole' : 'missing-part', true, part.box);
-    }
-    // Kept: the result has it, the truth does not.
-    const truthSubject = on((i) => truth[i] >= 128);
-    for (const part of components(
-      on((i) => kept[i] >= 128 && truth[i] < 128),
-      truthSubject,
-    )) {
-      if (part.size < minSize) continue;
-      addClaim(part.touches ? 'background-kept' : 'extra-object', true, part.box);
-    }
-    // False claims where the result is right: a box of the subject both keep, a box of background both drop.
-    const box = (pick: (i: number) => boolean) => findBox(on(pick), 24);
-    const inside = box((i) => kept[i] >= 128 && truth[i] >= 128);
-    const outside = box((i) => kept[i] < 128 && truth[i] < 128);
-    if (inside) for (const reason of ['missing-part', 'hole'] as const) addClaim(reason, false, inside);
-    if (outside) for (const reason of ['background-kept', 'extra-object'] as const) addClaim(reason, false, outside);
-    // A real gap the subject encloses (a handle's eye, the space between legs), cut away as it should be: a
-    // seller who takes it for a hole or a missing part. And a real piece of the subject apart from its main
-    // part (90% of it kept, as it should be): a seller who takes it for another object or kept background.
-    const truthParts = components(truthSubject, new Uint8Array(G * G));
-    const mainTruth = truthParts.reduce((best, p, k) => (p.size > (truthParts[best]?.size ?? -1) ? k : best), 0);
-    for (const part of components(
-      on((i) => truth[i] < 128 && kept[i] < 128),
-      truthSubject,
-    ))
-      if (part.size >= minSize && !part.border && isEnclosed(part.box, truthSubject))
-        for (const reason of ['hole', 'missing-part'] as const) addClaim(reason, false, part.box);
-    truthParts.forEach((part, k) => {
-      if (k === mainTruth || part.size < minSize) return;
-      let subjectCells = 0;
-      let keptCells = 0;
-      for (let y = part.box.y; y < part.box.y + part.box.height; y++)
-        for (let x = part.box.x; x < part.box.x + part.box.width; x++)
-          if (truthSubject[y * G + x]) {
-            subjectCells++;
-            if (subject[y * G + x]) keptCells++;
-          }
-      if (keptCells >= 0.9 * subjectCells)
-        for (const reason of ['extra-object', 'background-kept'] as const) addClaim(reason, false, part.box);
-    });
-    // And boxes across the subject's edge where the result agrees with the truth: a seller's doubt about an outline that is right.
-    const edgeBox = findEdgeBox(kept, truth, 24);
-    if (edgeBox) for (const reason of ['background-kept', 'missing-part'] as const) addClaim(reason, false, edgeBox);
+    const { img, claims } = compositeClaims(c);
+    const judged = (claim: Claim): JudgedClaim => {
+      const region = toClaimGrid(claim.region);
+      const verdict = judgeClaim(img, claim.reason, region);
+      const windows = claim.reason === 'background-kept' ? backgroundKeptWindows(img, region) : undefined;
+      return { ...claim, accepted: verdict.accepted, metrics: verdict.metrics, windows };
+    };
     for (const claim of claims) {
-      const verdict = judgeClaim(img, claim.reason, toClaimGrid(claim.region));
-      judgedClaims.push({ ...claim, accepted: verdict.accepted, metrics: verdict.metrics });
+      const verdict = judged(claim);
+      judgedClaims.push(verdict);
       add(claim.reason, claim, verdict.accepted);
-      if (claim.truth) {
-        const region = loosen(claim.region);
-        const loose = judgeClaim(img, claim.reason, toClaimGrid(region));
-        looseClaims.push({ ...claim, region, accepted: loose.accepted, metrics: loose.metrics });
-      }
+      if (claim.truth) looseClaims.push({ ...judged({ ...claim, region: loosen(claim.region) }), loose: true });
     }
   }
   return tallies;
@@ -369,25 +398,31 @@ function harderSplits(): Split[] {
 
 /**
  * The bars of each fitted reason, by grid search on training folds (five, grouped by subject, as
- * calibrate.ts): the pair accepting the most true claims while rejecting `reject` of the false ones,
- * then judged on the held-out fold. Run after claimFigures (it reads judgedClaims). 97%: two points above
- * the goal (95% of false claims rejected held out); at 98% background-kept's bars swung between folds and
- * accepted 76% of true claims held out, at 97% 91% (docs/quality.md). `splits` other than the folds
+ * calibrate.ts): the pair accepting the most true claims (their tight boxes and a seller's looser ones) while
+ * rejecting `reject` of the false ones, then judged on the held-out fold. background-kept's bars must hold in
+ * one of the region's windows (claim-check.ts claimWindows). Run after claimFigures (it reads judgedClaims).
+ * 97%: two points above the goal (95% of false claims rejected held out); at 98% background-kept's bars swung
+ * between folds and accepted 85% of true claims held out, at 97% 94% (docs/quality.md). `splits` other than the folds
  * (harderSplits) print one line per split.
  */
 export function fitClaimBars(reject = 0.97, splits: Split[] = [foldSplit()]): string[] {
   const lines: string[] = [];
   for (const [reason, [m1, m2]] of Object.entries(FITTED) as [ClaimReason, [string, string]][]) {
-    const claims = judgedClaims.filter((c) => c.reason === reason);
+    const claims = [...judgedClaims, ...looseClaims].filter((c) => c.reason === reason);
     // missing-part's third bar: the share of the cut-away pixels the model half kept, where most of the
     // region is cut away (claim-check.ts NEED.missing.doubtCut); Infinity leaves that path out.
     const thirdBars = reason === 'missing-part' ? [0.1, 0.15, 0.2, 0.3, 0.5, Infinity] : [Infinity];
+    const passes = (m: Record<string, number>, b: { b1: number; b2: number; b3: number }) =>
+      m[m1] >= b.b1 && (m[m2] >= b.b2 || (m[m1] >= DOUBT_CUT && (m.doubtShare ?? 0) >= b.b3));
     const accepts = (c: Judged, b: { b1: number; b2: number; b3: number }) =>
-      c.metrics[m1] >= b.b1 &&
-      (c.metrics[m2] >= b.b2 || (c.metrics[m1] >= DOUBT_CUT && (c.metrics.doubtShare ?? 0) >= b.b3));
+      c.windows
+        ? c.windows.some((w) => passes({ [m1]: w.opaqueShare, [m2]: w.backgroundLikeShare }, b))
+        : passes(c.metrics, b);
     for (const split of splits) {
       let accepted = 0,
         trueClaims = 0,
+        looseAccepted = 0,
+        looseTrue = 0,
         rejected = 0,
         falseClaims = 0;
       const chosen: string[] = [];
@@ -411,7 +446,10 @@ export function fitClaimBars(reject = 0.97, splits: Split[] = [foldSplit()]): st
         chosen.push(`${best.b1}/${best.b2}${best.b3 === Infinity ? '' : `/${best.b3}`}`);
         for (const c of claims.filter(part.test)) {
           const ok = accepts(c, best);
-          if (c.truth) {
+          if (c.loose) {
+            looseTrue++;
+            if (ok) looseAccepted++;
+          } else if (c.truth) {
             trueClaims++;
             if (ok) accepted++;
           } else {
@@ -420,7 +458,7 @@ export function fitClaimBars(reject = 0.97, splits: Split[] = [foldSplit()]): st
           }
         }
       }
-      const held = `true claims accepted ${accepted}/${trueClaims}, false claims rejected ${rejected}/${falseClaims}`;
+      const held = `true claims accepted ${accepted}/${trueClaims} (looser boxes ${looseAccepted}/${looseTrue}), false claims rejected ${rejected}/${falseClaims}`;
       const named = `${reason.padEnd(17)} ${split.name ? `${split.name}: ` : ''}`;
       lines.push(
         !chosen.length

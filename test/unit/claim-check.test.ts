@@ -52,6 +52,23 @@ describe('the report check', () => {
     expect(judgeClaim(cutout(), 'background-kept', { x: 160, y: 60, width: 30, height: 80 }).accepted).toBe(false);
   });
 
+  it("background-kept: a seller's loose box is judged where the kept background is, in a window of it", () => {
+    // A strip of backdrop kept beside the product; the box also holds much correct product and backdrop.
+    const kept = cutout((x, y, px) => {
+      if (within(x, y, 150, 85, 165, 115)) px.alpha = 255;
+    });
+    const loose = { x: 100, y: 40, width: 100, height: 120 };
+    const v = judgeClaim(kept, 'background-kept', loose);
+    expect(v.accepted).toBe(true);
+    expect(v.metrics.windowScale).toBeLessThan(1);
+    expect(v.metrics.backgroundLikeShare).toBeGreaterThanOrEqual(0.15);
+    expect(v.evidence).toMatch(/window \d+% of its width and height/);
+    // Over the whole box, the kept backdrop is under a tenth of what is kept: the box alone would not pass.
+    const strip = 15 * 30;
+    expect(strip / (50 * 100 + strip)).toBeLessThan(0.15);
+    expect(judgeClaim(cutout(), 'background-kept', loose).accepted).toBe(false);
+  });
+
   it('missing-part: a part in the background colours that the model half kept, not one it ruled out', () => {
     // The product's right end is white like the backdrop: colour alone cannot tell it was cut away.
     const part = (alpha: number) =>
