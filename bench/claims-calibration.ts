@@ -172,7 +172,8 @@ export function compositeClaims(c: Composite): { img: ClaimImage; claims: Claim[
   const box = (pick: (i: number) => boolean) => findBox(on(pick), 24);
   const inside = box((i) => kept[i] >= 128 && truth[i] >= 128);
   const outside = box((i) => kept[i] < 128 && truth[i] < 128);
-  if (inside) for (const reason of ['missing-part', 'hole'] as const) addClaim(reason, false, inside);
+  if (inside)
+    for (const reason of ['missing-part', 'hole', 'background-kept'] as const) addClaim(reason, false, inside);
   if (outside) for (const reason of ['background-kept', 'extra-object'] as const) addClaim(reason, false, outside);
   // A real gap the subject encloses (a handle's eye, the space between legs), cut away as it should be: a
   // seller who takes it for a hole or a missing part. And a real piece of the subject apart from its main
@@ -433,8 +434,8 @@ export function fitClaimBars(reject = 0.97, splits: Split[] = [foldSplit()]): st
         // No true claim to learn from (GrabCut's photos give background-kept none): no bars.
         if (!t.length) continue;
         let best: { a: number; b1: number; b2: number; b3: number } | null = null;
-        for (const b1 of [0.05, 0.1, 0.15, 0.2, 0.3, 0.4]) {
-          for (const b2 of [0.02, 0.04, 0.06, 0.08, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5]) {
+        for (const b1 of [0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5]) {
+          for (const b2 of [0.02, 0.03, 0.04, 0.06, 0.08, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5]) {
             for (const b3 of thirdBars) {
               const a = t.filter((c) => accepts(c, { b1, b2, b3 })).length / t.length;
               if (f.filter((c) => !accepts(c, { b1, b2, b3 })).length / f.length >= reject && (!best || a > best.a))

@@ -28,7 +28,7 @@ export const ReportRequest = Type.Object(
       {
         additionalProperties: false,
         description:
-          'Where the fault is, in cutout pixels (the size is `meta.cutout` of the photo; flag boxes use the same pixels). It must lie inside the cut-out. Mark the wrong part closely: the check judges the share of the region that shows the fault, so a box mostly over correct subject or background can be rejected. `background-kept` is also judged in windows of the region (down to half its width and height), so a box a quarter larger on each side than the kept background still passes in most cases (88% of true reports on the calibration set, against 94% with the tight box); `missing-part` held at 92% either way.',
+          'Where the fault is, in cutout pixels (the size is `meta.cutout` of the photo; flag boxes use the same pixels). It must lie inside the cut-out. Mark the wrong part closely: the check judges the share of the region that shows the fault, so a box mostly over correct subject or background can be rejected. `background-kept` is also judged in windows of the region (down to half its width and height), so a box a quarter larger on each side than the kept background still passes (97% of true reports on the calibration set, as with the tight box); it counts only kept pixels in background colours that join the dropped background or the edge of the frame, so a part of the product in backdrop colours is not kept background. `missing-part` held at 92% either way.',
       },
     ),
     note: Type.Optional(

@@ -53,20 +53,34 @@ describe('the report check', () => {
   });
 
   it("background-kept: a seller's loose box is judged where the kept background is, in a window of it", () => {
-    // A strip of backdrop kept beside the product; the box also holds much correct product and backdrop.
+    // A strip of backdrop kept beside the product; the box also holds much backdrop the cut-out has right.
     const kept = cutout((x, y, px) => {
       if (within(x, y, 150, 85, 165, 115)) px.alpha = 255;
     });
-    const loose = { x: 100, y: 40, width: 100, height: 120 };
+    const loose = { x: 140, y: 40, width: 60, height: 120 };
     const v = judgeClaim(kept, 'background-kept', loose);
     expect(v.accepted).toBe(true);
     expect(v.metrics.windowScale).toBeLessThan(1);
-    expect(v.metrics.backgroundLikeShare).toBeGreaterThanOrEqual(0.15);
+    expect(v.metrics.opaqueShare).toBeGreaterThanOrEqual(0.4);
     expect(v.evidence).toMatch(/window \d+% of its width and height/);
-    // Over the whole box, the kept backdrop is under a tenth of what is kept: the box alone would not pass.
-    const strip = 15 * 30;
-    expect(strip / (50 * 100 + strip)).toBeLessThan(0.15);
+    // Over the whole box, a fifth is kept: the box alone would not pass.
+    expect((10 * 100 + 15 * 30) / (60 * 120)).toBeLessThan(0.4);
     expect(judgeClaim(cutout(), 'background-kept', loose).accepted).toBe(false);
+  });
+
+  it("background-kept: a part of the product in the backdrop's colours, kept all round, is no kept background", () => {
+    // A white label in the middle of the blue product: the backdrop's colour, but surrounded by product.
+    const label = cutout((x, y, px) => {
+      if (within(x, y, 80, 80, 120, 120)) px.rgb = [...WHITE];
+    });
+    const v = judgeClaim(label, 'background-kept', { x: 75, y: 75, width: 50, height: 50 });
+    expect(v.accepted).toBe(false);
+    expect(v.metrics.backgroundLikeShare).toBe(0);
+    // The same white kept where it joins the backdrop the cut-out dropped is kept background.
+    const strip = cutout((x, y, px) => {
+      if (within(x, y, 150, 80, 175, 120)) px.alpha = 255;
+    });
+    expect(judgeClaim(strip, 'background-kept', { x: 140, y: 75, width: 40, height: 50 }).accepted).toBe(true);
   });
 
   it('missing-part: a part in the background colours that the model half kept, not one it ruled out', () => {
