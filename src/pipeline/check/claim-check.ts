@@ -78,10 +78,10 @@ interface Rect {
  * The windows a background-kept claim is judged on, as shares of the region's width and height: the region
  * itself, then windows of 80%, 65% and 50% of it at its corners, the middles of its sides and its centre.
  */
-export const WINDOW_SCALES = [1, 0.8, 0.65, 0.5] as const;
+const WINDOW_SCALES = [1, 0.8, 0.65, 0.5] as const;
 
 /** The region's windows (WINDOW_SCALES), each with its scale. */
-export function claimWindows(r: Rect): (Rect & { scale: number })[] {
+function claimWindows(r: Rect): (Rect & { scale: number })[] {
   const out: (Rect & { scale: number })[] = [];
   const W = r.x1 - r.x0;
   const H = r.y1 - r.y0;
