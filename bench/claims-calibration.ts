@@ -86,7 +86,7 @@ function components(on: Uint8Array, touch: Uint8Array) {
   return parts;
 }
 
-export interface Claim {
+interface Claim {
   group: string;
   /** The eval folder of the subject (alphamatting, grabcut, cleargrasp). */
   source: string;
@@ -206,7 +206,7 @@ export function compositeClaims(c: Composite): { img: ClaimImage; claims: Claim[
 }
 
 /** A region on the claims' grid, in the reduced cut-out's pixels. */
-export const toClaimGrid = (b: BBox): BBox => {
+const toClaimGrid = (b: BBox): BBox => {
   const k = CLAIM_GRID_EDGE / G;
   return { x: b.x * k, y: b.y * k, width: b.width * k, height: b.height * k };
 };
