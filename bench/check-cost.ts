@@ -6,7 +6,10 @@
 //   blocks  the grid made by block averages (mask-reduce.mjs reduceBlocks, the check now), colours and mask
 //           apart: the colours are reduced while the model runs, so only the mask and the measures are on
 //           the photo's path
-// and, of the measures, the largest uncertain part alone (its connected pieces and the join test).
+// and, of the measures, the largest uncertain part alone (its connected pieces and the join test). And what a
+// seller's report costs to judge (claim-check.ts judgeClaim, on the 512² cut-out it reads), for a box the size
+// of the whole subject: the largest box a seller can draw around it, and for background-kept the most windows'
+// worth of pixels.
 // Written to bench/results/check-cost.json and check-cost.md.
 import fs from 'node:fs';
 import path from 'node:path';
@@ -15,6 +18,8 @@ import { MODEL_INPUT_SIZE } from '../src/adapters/mask-model.adapter.ts';
 import { ImageDecoder } from '../src/adapters/images/decoder.ts';
 import { CheckRasters } from '../src/adapters/images/rasters.ts';
 import { CHECK_GRID, largestPartJoined, measure, UNCERTAIN_FROM } from '../src/pipeline/check/features.ts';
+import { CLAIM_GRID_EDGE, judgeClaim, type ClaimImage } from '../src/pipeline/check/claim-check.ts';
+import type { BBox } from '../src/domain/batch.schemas.ts';
 import { evalEntries, evalFile, HAVE_EVAL_DATA } from '../test/helpers/eval-data.ts';
 
 if (!HAVE_EVAL_DATA) throw new Error('npm run bench:check reads ../shared/eval-data; set MATTE_SHARED_DIR');
@@ -84,7 +89,38 @@ const figures = {
       return largestPartJoined(s.unsure, s.subject, CHECK_GRID, CHECK_GRID);
     });
   })(),
+  'report judge, background-kept over the whole subject': await claimCost('background-kept'),
+  'report judge, missing-part over the whole subject': await claimCost('missing-part'),
 };
+
+/** A report's cost a claim: each photo's cut-out at the report check's size, the region the subject's box. */
+async function claimCost(reason: 'background-kept' | 'missing-part') {
+  const E = CLAIM_GRID_EDGE;
+  const claims = await Promise.all(
+    photos.map(async (p) => {
+      const rgba = await sharp(p.input, { raw: { width: N, height: N, channels: 3 } })
+        .joinChannel(p.mask, { raw: { width: N, height: N, channels: 1 } })
+        .resize(E, E, { fit: 'fill' })
+        .raw()
+        .toBuffer();
+      const img: ClaimImage = { width: E, height: E, rgba: new Uint8Array(rgba) };
+      let [x0, y0, x1, y1] = [E, E, 0, 0];
+      for (let i = 0; i < E * E; i++)
+        if (rgba[i * 4 + 3] >= 128) {
+          const x = i % E;
+          const y = (i - x) / E;
+          [x0, y0, x1, y1] = [Math.min(x0, x), Math.min(y0, y), Math.max(x1, x + 1), Math.max(y1, y + 1)];
+        }
+      const region: BBox = { x: x0, y: y0, width: Math.max(1, x1 - x0), height: Math.max(1, y1 - y0) };
+      return { img, region };
+    }),
+  );
+  let k = 0;
+  return cost(() => {
+    const c = claims[k++ % claims.length];
+    return judgeClaim(c.img, reason, c.region);
+  });
+}
 const lines = Object.entries(figures)
   .filter(([, v]) => typeof v === 'object')
   .map(
