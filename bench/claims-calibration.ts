@@ -8,6 +8,7 @@
 import { MODEL_INPUT_SIZE } from '../src/adapters/mask-model.adapter.ts';
 import type { BBox } from '../src/domain/batch.schemas.ts';
 import {
+  backgroundKeptVerdict,
   backgroundKeptWindows,
   CLAIM_GRID_EDGE,
   judgeClaim,
@@ -229,8 +230,9 @@ export async function claimFigures(set: Composite[]) {
     const { img, claims } = compositeClaims(c);
     const judged = (claim: Claim): JudgedClaim => {
       const region = toClaimGrid(claim.region);
-      const verdict = judgeClaim(img, claim.reason, region);
+      // background-kept's verdict from the same windows the fit reads (judgeClaim computes them so too).
       const windows = claim.reason === 'background-kept' ? backgroundKeptWindows(img, region) : undefined;
+      const verdict = windows ? backgroundKeptVerdict(windows) : judgeClaim(img, claim.reason, region);
       return { ...claim, accepted: verdict.accepted, metrics: verdict.metrics, windows };
     };
     for (const claim of claims) {

@@ -143,24 +143,8 @@ export function judgeClaim(img: ClaimImage, reason: ClaimReason, region: BBox): 
   const transparentIn = area - opaqueIn;
 
   switch (reason) {
-    case 'background-kept': {
-      // The window nearest to passing both bars (the region itself first on a tie).
-      const { opaque: b1, backgroundLike: b2 } = NEED.backgroundKept;
-      const score = (m: KeptWindow) => Math.min(m.opaqueShare / b1, m.backgroundLikeShare / b2);
-      const best = keptWindows(img, opaque, global, rect).reduce((a, b) => (score(b) > score(a) ? b : a));
-      const where =
-        best.scale === 1
-          ? 'the region'
-          : `the part of the region where it shows most (a window ${pct(best.scale)} of its width and height)`;
-      return twoBars(
-        best.opaqueShare,
-        b1,
-        best.backgroundLikeShare,
-        b2,
-        { opaqueShare: best.opaqueShare, backgroundLikeShare: best.backgroundLikeShare, windowScale: best.scale },
-        `In ${where}, ${pct(best.opaqueShare)} is kept (${pct(b1)} needed), and ${pct(best.backgroundLikeShare)} of the kept pixels have the background's colours (${pct(b2)} needed).`,
-      );
-    }
+    case 'background-kept':
+      return backgroundKeptVerdict(keptWindows(img, opaque, global, rect));
     case 'hole': {
       const transparent = new Uint8Array(n);
       for (let i = 0; i < n; i++) transparent[i] = opaque[i] ? 0 : 1;
@@ -287,6 +271,28 @@ export function judgeClaim(img: ClaimImage, reason: ClaimReason, region: BBox): 
       };
     }
   }
+}
+
+/**
+ * background-kept's verdict from its windows' measures (backgroundKeptWindows): accepted when one window passes
+ * both bars, and told from the window nearest to passing them (the region itself first on a tie).
+ */
+export function backgroundKeptVerdict(windows: KeptWindow[]): ClaimVerdict {
+  const { opaque: b1, backgroundLike: b2 } = NEED.backgroundKept;
+  const score = (m: KeptWindow) => Math.min(m.opaqueShare / b1, m.backgroundLikeShare / b2);
+  const best = windows.reduce((a, b) => (score(b) > score(a) ? b : a));
+  const where =
+    best.scale === 1
+      ? 'the region'
+      : `the part of the region where it shows most (a window ${pct(best.scale)} of its width and height)`;
+  return twoBars(
+    best.opaqueShare,
+    b1,
+    best.backgroundLikeShare,
+    b2,
+    { opaqueShare: best.opaqueShare, backgroundLikeShare: best.backgroundLikeShare, windowScale: best.scale },
+    `In ${where}, ${pct(best.opaqueShare)} is kept (${pct(b1)} needed), and ${pct(best.backgroundLikeShare)} of the kept pixels have the background's colours (${pct(b2)} needed).`,
+  );
 }
 
 /**
