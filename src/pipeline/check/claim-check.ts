@@ -133,6 +133,8 @@ export function judgeClaim(img: ClaimImage, reason: ClaimReason, region: BBox): 
   const rect = clip(img, region);
   const { x0, y0, x1, y1 } = rect;
   const global = colourModels(img.rgba, 4, opaque, w, h);
+  // background-kept judges each window against the colours around it (keptWindows), not the region's.
+  if (reason === 'background-kept') return backgroundKeptVerdict(keptWindows(img, opaque, global, rect));
   const model = localColours(img, opaque, global, rect);
   const each = (fn: (i: number) => void) => {
     for (let y = y0; y < y1; y++) for (let x = x0; x < x1; x++) fn(y * w + x);
@@ -143,8 +145,6 @@ export function judgeClaim(img: ClaimImage, reason: ClaimReason, region: BBox): 
   const transparentIn = area - opaqueIn;
 
   switch (reason) {
-    case 'background-kept':
-      return backgroundKeptVerdict(keptWindows(img, opaque, global, rect));
     case 'hole': {
       const transparent = new Uint8Array(n);
       for (let i = 0; i < n; i++) transparent[i] = opaque[i] ? 0 : 1;
