@@ -132,8 +132,10 @@ export function loosen(b: BBox, share = 0.25, least = 2): BBox {
  * the report check reads: the photo's colours under the light result's alpha, at the check's reduced size.
  * Regions are in that image's pixels.
  */
-export function compositeClaims(c: Composite): { img: ClaimImage; claims: Claim[] } {
-  const p = readPlanes(c.id);
+export function compositeClaims(
+  c: Composite,
+  p: { input: Uint8Array; light: Uint8Array; truth: Uint8Array } = readPlanes(c.id),
+): { img: ClaimImage; claims: Claim[] } {
   const kept = reduce(p.light);
   const truth = reduce(p.truth);
   const E = CLAIM_GRID_EDGE;
@@ -212,8 +214,14 @@ const toClaimGrid = (b: BBox): BBox => {
   return { x: b.x * k, y: b.y * k, width: b.width * k, height: b.height * k };
 };
 
-/** @param set the calibration set, as buildCalibrationSet gives it (its cached planes are read) */
-export async function claimFigures(set: Composite[]) {
+/**
+ * @param set the calibration set, as buildCalibrationSet gives it (its cached planes are read)
+ * @param planesOf where a result's planes come from (bench/photos.ts gives its own photos')
+ */
+export async function claimFigures(
+  set: Composite[],
+  planesOf: (c: Composite) => { input: Uint8Array; light: Uint8Array; truth: Uint8Array } = (c) => readPlanes(c.id),
+) {
   const tallies = new Map<string, { trueClaims: number; accepted: number; falseClaims: number; rejected: number }>();
   const add = (reason: string, c: Claim, accepted: boolean) => {
     const t = tallies.get(reason) ?? { trueClaims: 0, accepted: 0, falseClaims: 0, rejected: 0 };
@@ -227,7 +235,7 @@ export async function claimFigures(set: Composite[]) {
     tallies.set(reason, t);
   };
   for (const c of set) {
-    const { img, claims } = compositeClaims(c);
+    const { img, claims } = compositeClaims(c, planesOf(c));
     const judged = (claim: Claim): JudgedClaim => {
       const region = toClaimGrid(claim.region);
       // background-kept's verdict from the same windows the fit reads (judgeClaim computes them so too).

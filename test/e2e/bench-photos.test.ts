@@ -1,0 +1,100 @@
+// npm run bench:photos judges the shipped check on photos someone brings, with their masks: its verdicts must
+// be the service's own. Two eval photos (one in a subfolder, masks named both ways the command reads) go
+// through the command and through POST /v1/images on a real server with the real model; the score, the
+// verdict and the IoU agree. A folder with no pair is refused with exit 2 and one line.
+import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { startServer, type RunningServer, E2E_TEST_TIMEOUT } from '../helpers/server.ts';
+import { evalEntries, evalFile, HAVE_EVAL_DATA, iou } from '../helpers/eval-data.ts';
+
+vi.setConfig({ testTimeout: E2E_TEST_TIMEOUT });
+const run = promisify(execFile);
+const ROOT = path.join(import.meta.dirname, '..', '..');
+const PHOTOS = ['grabcut-banana1', 'grabcut-llama'];
+
+let server: RunningServer;
+let tmp: string;
+beforeAll(async () => {
+  if (!HAVE_EVAL_DATA) return;
+  tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'matte-photos-'));
+  server = await startServer();
+});
+afterAll(async () => {
+  await server?.stop();
+  if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
+});
+
+const command = (folder: string, env: Record<string, string> = {}) =>
+  run(process.execPath, ['--import', 'tsx', 'bench/photos.ts', folder], {
+    cwd: ROOT,
+    env: { ...process.env, PHOTOS_CACHE: path.join(tmp, 'cache'), ...env },
+    maxBuffer: 16 * 1024 * 1024,
+  });
+
+describe.skipIf(!HAVE_EVAL_DATA)('npm run bench:photos', () => {
+  it("gives the service's own verdicts and IoU on a folder of photos with masks", async () => {
+    const entries = new Map(evalEntries().map((e) => [e.id, e]));
+    const folder = path.join(tmp, 'photos');
+    fs.mkdirSync(path.join(folder, 'more'), { recursive: true });
+    // The first as name.jpg + name.mask.png, the second in a subfolder as name.jpg + name.gt.png.
+    const [first, second] = PHOTOS.map((id) => entries.get(id)!);
+    fs.writeFileSync(path.join(folder, `${first.id}.jpg`), evalFile(first.image));
+    fs.writeFileSync(path.join(folder, `${first.id}.mask.png`), evalFile(first.mask));
+    fs.writeFileSync(path.join(folder, 'more', `${second.id}.jpg`), evalFile(second.image));
+    fs.writeFileSync(path.join(folder, 'more', `${second.id}.gt.png`), evalFile(second.mask));
+    // A photo without a mask is no pair, and is left out.
+    fs.writeFileSync(path.join(folder, 'lonely.jpg'), evalFile(first.image));
+
+    const json = path.join(tmp, 'figures.json');
+    const { stdout } = await command(folder, { PHOTOS_JSON: json });
+    expect(stdout).toContain('## the check on 2 photos');
+    expect(stdout).toContain('## reports on these results');
+    const { rows } = JSON.parse(fs.readFileSync(json, 'utf8')) as {
+      rows: { id: string; light: { iou: number }; red: boolean; score: number }[];
+    };
+    expect(rows.map((r) => r.id)).toEqual([first.id, `more/${second.id}`]);
+    expect(fs.readdirSync(path.join(tmp, 'cache'))).toHaveLength(2);
+
+    const { apiKey } = JSON.parse(
+      await server.cli('accounts', 'create', '--email', 'photos@example.com', '--plan', '5', '--json'),
+    );
+    for (const [k, entry] of [first, second].entries()) {
+      const form = new FormData();
+      form.append('file', new Blob([new Uint8Array(evalFile(entry.image))]), `${entry.id}.jpg`);
+      const res = await fetch(`${server.base}/v1/images`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${apiKey}` },
+        body: form,
+      });
+      expect(res.status).toBe(200);
+      // The same calibrated score and verdict as the service's check on the same photo.
+      expect(rows[k].score).toBe(Number(res.headers.get('x-matte-score')));
+      expect(rows[k].red).toBe(res.headers.get('x-matte-review') === 'red');
+      // The IoU of the model's mask at the photo's size; the service's cut-out adds edge refinement.
+      const served = await iou(Buffer.from(await res.arrayBuffer()), entry);
+      expect(Math.abs(rows[k].light.iou - served)).toBeLessThan(0.03);
+    }
+  });
+
+  it('refuses a folder with no photo and mask pair: exit 2, one line', async () => {
+    const empty = fs.mkdtempSync(path.join(tmp, 'empty-'));
+    fs.writeFileSync(path.join(empty, 'photo.jpg'), evalFile(evalEntries()[0].image));
+    const err = await command(empty).then(
+      () => null,
+      (e: { code: number; stderr: string }) => e,
+    );
+    expect(err?.code).toBe(2);
+    expect(err?.stderr.trim().split('\n')).toHaveLength(1);
+    expect(err?.stderr).toContain('no photo with a mask beside it');
+    const missing = await command(path.join(tmp, 'not-there')).then(
+      () => null,
+      (e: { code: number; stderr: string }) => e,
+    );
+    expect(missing?.code).toBe(2);
+    expect(missing?.stderr).toMatch(/^usage: npm run bench:photos/);
+  });
+});
