@@ -209,13 +209,14 @@ console.log(
 const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
 const diffs = rows.map((r) => ({ id: r.id, d: r.heavy.iou - r.light.iou }));
 const worst = diffs.reduce((a, b) => (b.d < a.d ? b : a));
+const gain = mean(diffs.map((d) => d.d));
 console.log(
   HEAVY_MODEL
     ? `\n## heavy tier: ${HEAVY_MODEL} (MATTE_HEAVY_MODEL_PATH), against light`
     : '\n## heavy tier without a stronger model (the photo and its mirror image, the larger of the two)',
 );
 console.log(
-  `mean IoU light ${mean(rows.map((r) => r.light.iou)).toFixed(3)}, heavy ${mean(rows.map((r) => r.heavy.iou)).toFixed(3)} (${mean(diffs.map((d) => d.d)) >= 0 ? '+' : ''}${mean(diffs.map((d) => d.d)).toFixed(3)}); mean alpha error ${mean(rows.map((r) => r.light.mae)).toFixed(4)} and ${mean(rows.map((r) => r.heavy.mae)).toFixed(4)}; worst photo ${worst.d.toFixed(3)} (${worst.id})`,
+  `mean IoU light ${mean(rows.map((r) => r.light.iou)).toFixed(3)}, heavy ${mean(rows.map((r) => r.heavy.iou)).toFixed(3)} (${gain >= 0 ? '+' : ''}${gain.toFixed(3)}); mean alpha error ${mean(rows.map((r) => r.light.mae)).toFixed(4)} and ${mean(rows.map((r) => r.heavy.mae)).toFixed(4)}; worst photo ${worst.d.toFixed(3)} (${worst.id})`,
 );
 
 // Reports: the model's own mistakes claimed with the reason that fits (true claims), and regions the result
