@@ -140,7 +140,7 @@ function decide(cal: Calibration, s: Sample, names: readonly string[]) {
 const show = (t: Tally) =>
   `recall ${t.broken ? ((100 * t.caught) / t.broken).toFixed(0) : '-'}% (${t.caught}/${t.broken}), false alarms ${t.clean ? ((100 * t.alarms) / t.clean).toFixed(1) : '-'}% (${t.alarms}/${t.clean})`;
 
-export function crossValidate(samples: Sample[], names: readonly string[]) {
+export function crossValidate(samples: Sample[], names: readonly string[], lambda = LAMBDA) {
   const folds = foldOf(samples.map((s) => s.group));
   const perFold = Array.from({ length: FOLDS }, empty);
   const perFamily = new Map<string, Tally>();
@@ -152,6 +152,7 @@ export function crossValidate(samples: Sample[], names: readonly string[]) {
     const cal = fitOn(
       samples.filter((s) => folds.get(s.group) !== k),
       names,
+      lambda,
     );
     for (const s of samples.filter((s) => folds.get(s.group) === k)) {
       const { p, flagged } = decide(cal, s, names);
@@ -180,24 +181,14 @@ export function crossValidate(samples: Sample[], names: readonly string[]) {
 const LAMBDAS = [0.005, 0.02, 0.1, 0.3, 1];
 
 /**
- * The L2 weight for a fit on `train`, chosen by folds of it (grouped by subject, as everywhere here): the one of
+ * The L2 weight for a fit on `train`, chosen by folds of it (crossValidate: grouped by subject): the one of
  * LAMBDAS whose fits catch most of the held-out broken results with at most 5% false alarms, the fewest false
  * alarms on a tie (with none under 5%, the fewest false alarms).
  */
 function pickLambda(train: Sample[], names: readonly string[]): number {
-  const folds = foldOf(train.map((s) => s.group));
-  const inFolds = new Set(folds.values());
   let best: { lambda: number; recall: number; alarms: number } | null = null;
   for (const lambda of LAMBDAS) {
-    const t = empty();
-    for (const j of inFolds) {
-      const cal = fitOn(
-        train.filter((s) => folds.get(s.group) !== j),
-        names,
-        lambda,
-      );
-      for (const s of train.filter((s) => folds.get(s.group) === j)) count(t, s, decide(cal, s, names).flagged);
-    }
+    const t = crossValidate(train, names, lambda).overall;
     const c = { lambda, recall: t.caught / t.broken, alarms: t.alarms / t.clean };
     const ok = (b: typeof c) => b.alarms <= 0.05;
     if (
