@@ -329,11 +329,17 @@ export const ItemMeta = Type.Object(
     subjectFill: Type.Optional(Nullable(Type.Number())),
     warnings: Type.Optional(Type.Array(Type.String())),
     presetId: Type.Optional(Type.String()),
-    compliance: Type.Optional(Compliance),
   },
   closed,
 );
 export type ItemMeta = Static<typeof ItemMeta>;
+
+/**
+ * ItemMeta as stored with the photo: the answer's members, plus the marketplace report of the last render
+ * (served by GET …/compliance; the answer's ItemMeta stays as the specification closes it, and carries a
+ * failed check as one of its `warnings`).
+ */
+export type StoredItemMeta = ItemMeta & { compliance?: Compliance };
 
 export const Item = Type.Object(
   {

@@ -16,6 +16,12 @@ interface Document {
   components?: { headers?: Record<string, unknown> };
 }
 
+/** On GET /v1/account: whether the heavy tier is a model of its own on this server. */
+export const HEAVY_MODEL_HEADER = 'X-Matte-Heavy-Model';
+
+/** On POST /v1/jobs/{id}/apply: what the apply did, beside the Job it answers. */
+export const APPLIED_HEADERS = { applied: 'X-Matte-Applied', skipped: 'X-Matte-Skipped' } as const;
+
 const integerHeader = (description: string) => ({ description, schema: { type: 'integer', minimum: 0 } });
 
 export function finishOpenApiDocument(doc: Document): Document {
@@ -25,6 +31,15 @@ export function finishOpenApiDocument(doc: Document): Document {
       Object.entries(RATE_LIMIT_HEADERS).map(([name, description]) => [name, integerHeader(description)]),
     ),
     'Retry-After': integerHeader('Seconds to wait before the request can succeed.'),
+    [HEAVY_MODEL_HEADER]: {
+      description:
+        '`stronger`: a heavy re-run (2 credits) runs a stronger model than light. `none`: this server has no heavy model of its own, so a heavy re-run runs the light model again and gives the same cut-out.',
+      schema: { type: 'string', enum: ['stronger', 'none'] },
+    },
+    [APPLIED_HEADERS.applied]: integerHeader('Photos re-rendered by this request.'),
+    [APPLIED_HEADERS.skipped]: integerHeader(
+      'Photos re-run or re-rendered by another request meanwhile; they keep that change.',
+    ),
     'Set-Cookie': {
       description: `The studio session cookie ${SESSION_COOKIE} (HttpOnly; SameSite=Strict; Secure over https).`,
       schema: { type: 'string' },
@@ -41,6 +56,9 @@ export function finishOpenApiDocument(doc: Document): Document {
           for (const name of Object.keys(RATE_LIMIT_HEADERS)) headers[name] = ref(name);
         if (status === '429') headers['Retry-After'] = ref('Retry-After');
         if (op.operationId === 'signIn' && status === '200') headers['Set-Cookie'] = ref('Set-Cookie');
+        if (op.operationId === 'applySettings' && status === '200')
+          for (const name of Object.values(APPLIED_HEADERS)) headers[name] = ref(name);
+        if (op.operationId === 'getAccount' && status === '200') headers[HEAVY_MODEL_HEADER] = ref(HEAVY_MODEL_HEADER);
         if (Object.keys(headers).length) response.headers = headers;
       }
     }

@@ -13,7 +13,7 @@ import type {
   BBox,
   Compliance,
   ImageFormat,
-  ItemMeta,
+  StoredItemMeta,
   Quality,
   Settings,
   Stage,
@@ -50,7 +50,7 @@ export interface PhotoResult extends Drawn {
   cutout: Buffer;
   quality: Quality;
   red: boolean;
-  meta: ItemMeta;
+  meta: StoredItemMeta;
   /**
    * Makes the output's thumbnail. Called by the worker once the result is stored and settled: off the
    * answer's path, and not beside the cut-out's bands, whose CPU it would share.

@@ -10,7 +10,6 @@ import { renewalDue, SPEND_ORDER } from './credits.service.ts';
 import { daysUntil } from './calendar.ts';
 import { hashPassword, MIN_PASSWORD_LENGTH } from './password.ts';
 import { newSecret, sha256 } from './secrets.ts';
-import { TIER_CREDITS } from './job-view.ts';
 import type { Config } from '../config.ts';
 import { MAX_ACTIVE_BATCHES, MAX_PHOTOS_PER_BATCH } from '../domain/batch-rules.ts';
 
@@ -103,6 +102,15 @@ export class AccountService {
       heavyModel: boolean;
     },
   ) {}
+
+  /**
+   * What GET /v1/account says in X-Matte-Heavy-Model: `stronger` when the heavy tier runs a model of its own,
+   * `none` when a heavy re-run runs the light model again (the same cut-out). The Account object itself stays
+   * as the specification closes it.
+   */
+  get heavyModel(): 'stronger' | 'none' {
+    return this.deps.heavyModel ? 'stronger' : 'none';
+  }
 
   /**
    * A page of the account's ledger, newest first: `limit` rows before the instant `before` (ISO 8601,
@@ -305,10 +313,6 @@ export class AccountService {
       license: license ? licenseView(license) : null,
       spendOrder: [...SPEND_ORDER],
       limits: { ...this.deps.limits, photosPerBatch: this.batchLimit(license) },
-      tiers: {
-        light: { credits: TIER_CREDITS.light },
-        heavy: { credits: TIER_CREDITS.heavy, strongerModel: this.deps.heavyModel },
-      },
       auth: { via: auth.via, key: auth.keyPrefix },
     };
   }

@@ -3,7 +3,7 @@
 import { notFound } from '../errors.ts';
 import type { Store, Repos } from '../db/store.ts';
 import type { ClaimRow, ItemRow, JobRow } from '../db/schema.ts';
-import type { Counts, Item, Job, JobSummary } from '../domain/batch.schemas.ts';
+import type { Counts, Item, Job, JobSummary, StoredItemMeta } from '../domain/batch.schemas.ts';
 import { ACTIVE_JOB_STATUSES } from '../domain/batch-rules.ts';
 import type { EventBus } from '../adapters/event-bus.ts';
 import { countItems, itemView, jobSummaryView, jobView } from './job-view.ts';
@@ -62,6 +62,13 @@ export class BatchQueries {
     const item = await this.deps.store.repos.items.findInJob(jobId, itemId);
     if (!item) throw notFound('photo');
     return item;
+  }
+
+  /** The marketplace report of the photo's current output: null before it is rendered, or on no marketplace preset. */
+  async compliance(accountId: string, jobId: string, itemId: string) {
+    const row = await this.getItem(accountId, jobId, itemId);
+    const meta = row.status === 'done' && row.meta ? (JSON.parse(row.meta) as StoredItemMeta) : {};
+    return { itemId: row.id, rev: row.rev, compliance: meta.compliance ?? null };
   }
 
   async itemView(accountId: string, jobId: string, itemId: string): Promise<Item> {

@@ -15,7 +15,7 @@ import type { BlobStore } from '../adapters/blob-store.ts';
 import type { ImageRenderer } from '../adapters/images/renderer.ts';
 import type { Readable } from 'node:stream';
 import { writeZip, type ZipSource } from '../adapters/zip-writer.adapter.ts';
-import type { ImageFormat, ItemMeta, Optimize, Settings } from '../domain/batch.schemas.ts';
+import type { ImageFormat, StoredItemMeta, Optimize, Settings } from '../domain/batch.schemas.ts';
 import { findPreset, isKnownPresetId } from '../presets/presets.ts';
 import { planLayout, outputFormatFor } from '../pipeline/compose.ts';
 import { drawCutout } from '../pipeline/photo-pipeline.ts';
@@ -94,7 +94,7 @@ export class DownloadService {
     const sources: ZipSource[] = [];
 
     for (const [i, item] of items.entries()) {
-      const meta = JSON.parse(item.meta ?? '{}') as ItemMeta;
+      const meta = JSON.parse(item.meta ?? '{}') as StoredItemMeta;
       const settings = JSON.parse(item.settings) as Settings;
       const files = resultFiles(item);
       const values = (preset: string, w: number, h: number): TokenValues => ({
@@ -282,7 +282,7 @@ export class DownloadService {
     job: JobRow,
     cutoutKey: string,
     size: { width: number; height: number },
-    meta: ItemMeta,
+    meta: StoredItemMeta,
     settings: Settings,
     format: ImageFormat,
     optimize: Optimize,

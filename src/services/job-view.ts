@@ -11,6 +11,8 @@ import type {
   Quality,
   Settings,
   ItemMeta,
+  StoredItemMeta,
+  Compliance,
   Stage,
   JobStatus,
 } from '../domain/batch.schemas.ts';
@@ -82,7 +84,7 @@ export function itemView(row: ItemRow, claims: ClaimRow[] = []): Item {
     item.cutoutUrl = fileUrl(row.job_id, row.id, 'cutout', row.rev);
   }
   if (row.quality) item.quality = JSON.parse(row.quality) as Quality;
-  if (row.meta) item.meta = JSON.parse(row.meta) as ItemMeta;
+  if (row.meta) item.meta = metaView(JSON.parse(row.meta) as StoredItemMeta);
   else item.meta = { source: { width: row.source_width, height: row.source_height, format: row.source_format } };
   if (row.status === 'processing' && row.stage) {
     item.stage = row.stage as Stage;
@@ -91,6 +93,24 @@ export function itemView(row: ItemRow, claims: ClaimRow[] = []): Item {
   if (row.started_at !== null) item.startedAt = row.started_at;
   if (row.finished_at !== null) item.finishedAt = row.finished_at;
   return item;
+}
+
+/**
+ * The answer's ItemMeta from the stored one: the marketplace report stays out (GET …/compliance serves it), and
+ * each check it failed becomes a warning, so a seller reading the batch still sees why a photo does not meet
+ * its preset.
+ */
+function metaView({ compliance, ...meta }: StoredItemMeta): ItemMeta {
+  const failed = compliance ? complianceWarnings(compliance) : [];
+  if (failed.length) meta.warnings = [...(meta.warnings ?? []), ...failed];
+  return meta;
+}
+
+/** One line a failed check: `amazon-main: background: expected …, got …`. */
+export function complianceWarnings(compliance: Compliance): string[] {
+  return compliance.checks
+    .filter((c) => !c.ok)
+    .map((c) => `${compliance.presetId}: ${c.check}: expected ${c.expected}, got ${c.actual}`);
 }
 
 export function countItems(byStatus: Record<string, number>, refunded: number): Counts {

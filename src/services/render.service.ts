@@ -14,7 +14,7 @@ import { exportKeepsStored } from '../domain/export-rules.ts';
 import type { ImageDecoder } from '../adapters/images/decoder.ts';
 import type { ImageRenderer } from '../adapters/images/renderer.ts';
 import type { CheckRasters } from '../adapters/images/rasters.ts';
-import type { Compliance, ImageFormat, ItemMeta, Job, Optimize, Settings } from '../domain/batch.schemas.ts';
+import type { Compliance, ImageFormat, StoredItemMeta, Job, Optimize, Settings } from '../domain/batch.schemas.ts';
 import { findPreset } from '../presets/presets.ts';
 import type { ApplyRequest, PreviewRequest } from '../domain/render.schemas.ts';
 import { checkRendered, drawCutout, type Drawn } from '../pipeline/photo-pipeline.ts';
@@ -42,7 +42,7 @@ export class RenderService {
     jobId: string,
     request: ApplyRequest,
     image: Buffer | null,
-  ): Promise<Job & { applied: number; skipped: number }> {
+  ): Promise<{ job: Job; applied: number; skipped: number }> {
     const job = await this.deps.queries.requireJob(accountId, jobId);
     const items = await this.select(jobId, request.itemIds);
     if (image) await this.deps.decoder.probe(image).catch((err: unknown) => badBackground(err));
@@ -69,7 +69,7 @@ export class RenderService {
     for (const { item, settings } of planned) if (await this.applyOne(item, settings, background)) applied++;
     await this.deps.store.repos.jobs.update(jobId, { updated_at: this.deps.clock() });
     this.deps.bus.jobChanged(jobId);
-    return { ...(await this.deps.queries.getJob(accountId, jobId)), applied, skipped: planned.length - applied };
+    return { job: await this.deps.queries.getJob(accountId, jobId), applied, skipped: planned.length - applied };
   }
 
   async preview(accountId: string, jobId: string, itemId: string, request: PreviewRequest): Promise<Drawn> {
@@ -94,7 +94,7 @@ export class RenderService {
     const stored = item.output_format as ImageFormat;
     const maxBytes = findPreset((JSON.parse(item.settings) as Settings).presetId)?.maxBytes;
     const files = resultFiles(item);
-    const meta = JSON.parse(item.meta ?? '{}') as ItemMeta;
+    const meta = JSON.parse(item.meta ?? '{}') as StoredItemMeta;
     // Known from the photo's meta without reading the file: the answer is the stored output (the common case).
     const bytes = meta.output?.bytes;
     if (bytes !== undefined && exportKeepsStored(stored, bytes, format, optimize, maxBytes)) return item;
@@ -157,7 +157,7 @@ export class RenderService {
     settings: Settings,
     background: Buffer | null,
   ): Promise<Drawn & { compliance?: Compliance }> {
-    const meta = JSON.parse(item.meta ?? '{}') as ItemMeta;
+    const meta = JSON.parse(item.meta ?? '{}') as StoredItemMeta;
     const cutout = await this.deps.blobs.get(resultFiles(item).cutout);
     const size = meta.cutout ?? (await this.deps.decoder.size(cutout));
     const drawn = await drawCutout(this.deps, cutout, size, meta.bbox ?? null, settings, background);
@@ -180,7 +180,7 @@ export class RenderService {
       thumb: blobKeys.result(item.job_id, item.id, token, 'thumb.webp'),
     };
     await Promise.all([this.deps.blobs.put(files.output, rendered.output), this.deps.blobs.put(files.thumb, thumb)]);
-    const meta = JSON.parse(item.meta ?? '{}') as ItemMeta;
+    const meta = JSON.parse(item.meta ?? '{}') as StoredItemMeta;
     const now = this.deps.clock();
     const done = await this.deps.store.repos.items.updateResult(item.id, item.rev, {
       settings: JSON.stringify(settings),

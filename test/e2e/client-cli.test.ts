@@ -87,6 +87,7 @@ describe.skipIf(!HAVE_EVAL_DATA)('matte, the client command', () => {
     const account = await matte(['account', '--json']);
     expect(account.code).toBe(0);
     expect(JSON.parse(account.stdout).limits.photosPerBatch).toBe(200);
+    expect(JSON.parse(account.stdout).heavyModel).toBe('none');
     expect((await matte(['account'])).stdout).toContain(
       'tiers: light 1 credit, heavy 2 credits (the same model as light: this server runs no heavy model of its own)',
     );

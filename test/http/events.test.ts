@@ -22,8 +22,7 @@ beforeAll(async () => {
     webhookRetryDelaysMs: DELAYS,
     webhookTimeoutMs: 400,
   });
-  await t.app.listen({ port: 0, host: '127.0.0.1' });
-  base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
+  base = await t.app.listen({ port: 0, host: '127.0.0.1' });
   receiver = await startReceiver();
 });
 afterAll(async () => {

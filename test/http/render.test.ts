@@ -48,7 +48,8 @@ describe('apply', () => {
     });
     expect(res.statusCode, res.body).toBe(200);
     const body = res.json();
-    expect(body).toMatchObject({ applied: 1, skipped: 0 });
+    expect([res.headers['x-matte-applied'], res.headers['x-matte-skipped']]).toEqual(['1', '0']);
+    expect(body).not.toHaveProperty('applied');
     const after = body.items[0];
     expect(after.rev).toBe(before.rev + 1);
     expect(after.settings).toMatchObject({ presetId: 'amazon-main', background: { mode: 'white' } });
@@ -218,50 +219,54 @@ describe('preview', () => {
 describe('marketplace compliance', () => {
   it('reports per photo whether the output meets its preset, and what was fixed', async () => {
     const { auth, jobId } = await finished();
-    const amazon = (
-      await t.app.inject({
-        method: 'POST',
-        url: `/v1/jobs/${jobId}/apply`,
+    const compliance = async (itemId: string) => {
+      const res = await t.app.inject({
+        method: 'GET',
+        url: `/v1/jobs/${jobId}/items/${itemId}/compliance`,
         headers: auth,
-        payload: { settings: { presetId: 'amazon-main' } },
-      })
-    ).json().items[0];
-    expect(amazon.meta.compliance).toMatchObject({ presetId: 'amazon-main', meets: true });
-    expect(amazon.meta.compliance.checks.map((c: { check: string; ok: boolean }) => [c.check, c.ok])).toEqual([
+      });
+      expect(res.statusCode, res.body).toBe(200);
+      return res.json();
+    };
+    const applyWith = async (settings: object) =>
+      (
+        await t.app.inject({ method: 'POST', url: `/v1/jobs/${jobId}/apply`, headers: auth, payload: { settings } })
+      ).json().items[0];
+
+    const amazon = await applyWith({ presetId: 'amazon-main' });
+    expect(amazon.meta).not.toHaveProperty('compliance');
+    const report = await compliance(amazon.id);
+    expect(report).toMatchObject({
+      itemId: amazon.id,
+      rev: amazon.rev,
+      compliance: { presetId: 'amazon-main', meets: true },
+    });
+    expect(report.compliance.checks.map((c: { check: string; ok: boolean }) => [c.check, c.ok])).toEqual([
       ['size', true],
       ['background', true],
       ['fill', true],
       ['bytes', true],
     ]);
-    expect(amazon.meta.compliance.fixed.join(' ')).toMatch(/white/);
+    expect(report.compliance.fixed.join(' ')).toMatch(/white/);
+    expect(amazon.meta.warnings ?? []).toEqual([]);
     // Pure white around the product, exactly RGB 255.
     const out = await sharp((await get(auth, amazon.outputUrl)).rawPayload)
       .raw()
       .toBuffer({ resolveWithObject: true });
     expect([...out.data.subarray(0, 3)]).toEqual([255, 255, 255]);
 
-    const transparent = (
-      await t.app.inject({
-        method: 'POST',
-        url: `/v1/jobs/${jobId}/apply`,
-        headers: auth,
-        payload: { settings: { background: { mode: 'transparent' } } },
-      })
-    ).json().items[0];
-    expect(transparent.meta.compliance.meets).toBe(false);
-    expect(transparent.meta.compliance.checks.find((c: { check: string }) => c.check === 'background')).toMatchObject({
-      ok: false,
-    });
+    // A failed check is in the report and, as one line, in the photo's warnings.
+    const transparent = await applyWith({ background: { mode: 'transparent' } });
+    const failed = (await compliance(transparent.id)).compliance;
+    expect(failed.meets).toBe(false);
+    expect(failed.checks.find((c: { check: string }) => c.check === 'background')).toMatchObject({ ok: false });
+    expect(transparent.meta.warnings).toContainEqual(
+      expect.stringMatching(/^amazon-main: background: expected pure white/),
+    );
 
-    const original = (
-      await t.app.inject({
-        method: 'POST',
-        url: `/v1/jobs/${jobId}/apply`,
-        headers: auth,
-        payload: { settings: { presetId: 'original' } },
-      })
-    ).json().items[0];
-    expect(original.meta.compliance).toBeUndefined();
+    const original = await applyWith({ presetId: 'original' });
+    expect((await compliance(original.id)).compliance).toBeNull();
+    expect(original.meta.warnings ?? []).toEqual([]);
   });
 
   it("re-encodes an output over the preset's upload limit until it fits, and says so", async () => {
@@ -290,7 +295,13 @@ describe('marketplace compliance', () => {
     });
     await t.app.inject({ method: 'POST', url: `/v1/jobs/${job.id}/start`, headers: acct.auth, payload: {} });
     const item = (await waitForBatch(t.app, acct.auth, job.id)).items as Array<Record<string, any>>;
-    const compliance = item[0].meta.compliance;
+    const compliance = (
+      await t.app.inject({
+        method: 'GET',
+        url: `/v1/jobs/${job.id}/items/${item[0].id}/compliance`,
+        headers: acct.auth,
+      })
+    ).json().compliance;
     expect(compliance.checks.find((c: { check: string }) => c.check === 'bytes')).toMatchObject({ ok: true });
     expect(compliance.fixed.join(' ')).toMatch(/re-encoded from .* MB to .* MB to stay under the 2.0 MB upload limit/);
     expect(item[0].meta.output.bytes).toBeLessThanOrEqual(2_000_000);

@@ -42,6 +42,9 @@ export type PhotoInput = File | { name: string; data: Blob | Uint8Array | Readab
 
 export type Api = Client<paths>;
 
+/** What the heavy tier runs on this server: a stronger model of its own, or none (the light model again). */
+export type HeavyModel = 'stronger' | 'none';
+
 type Answer<T> = { data?: T; error?: unknown; response: Response };
 
 /** A new Idempotency-Key (the server accepts 8-128 of A-Za-z0-9._:-). */
@@ -71,6 +74,19 @@ export class MatteClient {
 
   account(): Promise<Account> {
     return this.ok(this.api.GET('/v1/account'));
+  }
+
+  /**
+   * The account, and whether this server's heavy tier is a model of its own (the X-Matte-Heavy-Model header of
+   * GET /v1/account): `none` means a heavy re-run (2 credits) runs the light model again, with the same cut-out.
+   */
+  async accountWithTiers(): Promise<{ account: Account; heavyModel: HeavyModel }> {
+    const answer = await this.api.GET('/v1/account');
+    const account = await this.ok(Promise.resolve(answer));
+    return {
+      account,
+      heavyModel: answer.response.headers.get('x-matte-heavy-model') === 'stronger' ? 'stronger' : 'none',
+    };
   }
 
   presets(): Promise<Presets> {

@@ -9,7 +9,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** Credits, licence, limits and which key (or session) is speaking */
+    /**
+     * Credits, licence, limits and which key (or session) is speaking
+     * @description The answer carries `X-Matte-Heavy-Model`: `stronger` when this server runs a heavy model of its own, `none` when a heavy re-run (2 credits) runs the light model again and gives the same cut-out. Read it before buying a heavy re-run.
+     */
     get: operations['getAccount'];
     put?: never;
     post?: never;
@@ -148,7 +151,7 @@ export interface paths {
     put?: never;
     /**
      * Re-render finished photos with changed settings, from their stored cut-outs (free, no model call)
-     * @description Each selected photo gets the patch over its own settings, is rendered from its stored cut-out, and its `rev` goes up; the ledger does not move. All new settings are checked before anything is rendered (400 changes nothing). 409 CONFLICT `NOT_DONE` when a named photo has not finished, or when none has. A photo re-run or re-rendered by another request meanwhile keeps that change and counts in `skipped`.
+     * @description Each selected photo gets the patch over its own settings, is rendered from its stored cut-out, and its `rev` goes up; the ledger does not move. All new settings are checked before anything is rendered (400 changes nothing). 409 CONFLICT `NOT_DONE` when a named photo has not finished, or when none has. The answer is the Job; `X-Matte-Applied` counts the photos re-rendered, and `X-Matte-Skipped` those re-run or re-rendered by another request meanwhile, which keep that change.
      */
     post: operations['applySettings'];
     delete?: never;
@@ -264,6 +267,26 @@ export interface paths {
     post?: never;
     /** Remove one photo (409 while it is at the model) */
     delete: operations['deleteItem'];
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/jobs/{id}/items/{itemId}/compliance': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Whether a photo's current output meets its marketplace preset, check by check
+     * @description Checked on the encoded file as it is uploaded: pixel size, a pure white border, how much of the canvas the product spans, and the upload limit; `fixed` says what the rendering did to meet the preset. `compliance` is null until the photo is rendered, and for the `original` and `custom` presets. A failed check also appears in the photo's `meta.warnings`. `rev` is the render it describes.
+     */
+    get: operations['getItemCompliance'];
+    put?: never;
+    post?: never;
+    delete?: never;
     options?: never;
     head?: never;
     patch?: never;
@@ -605,12 +628,18 @@ export interface components {
     'Retry-After': number;
     /** @description The studio session cookie matte_session (HttpOnly; SameSite=Strict; Secure over https). */
     'Set-Cookie': string;
+    /** @description Photos re-rendered by this request. */
+    'X-Matte-Applied': number;
+    /** @description `stronger`: a heavy re-run (2 credits) runs a stronger model than light. `none`: this server has no heavy model of its own, so a heavy re-run runs the light model again and gives the same cut-out. */
+    'X-Matte-Heavy-Model': 'stronger' | 'none';
     /** @description Photos this key may add in any hour. */
     'X-Matte-Photos-Limit': number;
     /** @description Photos left in the current hour. */
     'X-Matte-Photos-Remaining': number;
     /** @description Seconds until the oldest counted photo leaves the hour. */
     'X-Matte-Photos-Reset': number;
+    /** @description Photos re-run or re-rendered by another request meanwhile; they keep that change. */
+    'X-Matte-Skipped': number;
   };
   pathItems: never;
 }
@@ -631,6 +660,7 @@ export interface operations {
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          'X-Matte-Heavy-Model': components['headers']['X-Matte-Heavy-Model'];
           'X-Matte-Photos-Limit': components['headers']['X-Matte-Photos-Limit'];
           'X-Matte-Photos-Remaining': components['headers']['X-Matte-Photos-Remaining'];
           'X-Matte-Photos-Reset': components['headers']['X-Matte-Photos-Reset'];
@@ -669,19 +699,6 @@ export interface operations {
               resultsKeptForHours: number;
             };
             spendOrder: ('plan' | 'pack')[];
-            /** @description What each tier costs on this server, and whether the heavy tier is a stronger model than light or light's fallback. */
-            tiers: {
-              heavy: {
-                /** @description Credits a heavy re-run costs: 2. */
-                credits: number;
-                /** @description Whether this server runs a heavy model of its own (MATTE_HEAVY_MODEL_PATH or MATTE_INFERENCE_HEAVY_URL). When false, a heavy re-run runs the light model again and gives the same cut-out; a flagged one is still refunded. */
-                strongerModel: boolean;
-              };
-              light: {
-                /** @description Credits a light run costs: 1. */
-                credits: number;
-              };
-            };
           };
         };
       };
@@ -1259,20 +1276,6 @@ export interface operations {
                   x: number;
                   y: number;
                 } | null;
-                /** @description Whether the stored output meets its marketplace preset, checked on the encoded file: pixel size, pure white border, product fill, upload size. */
-                compliance?: {
-                  checks: {
-                    actual: string;
-                    check: 'size' | 'background' | 'fill' | 'bytes';
-                    expected: string;
-                    ok: boolean;
-                  }[];
-                  /** @description What was done automatically to meet the preset. */
-                  fixed: string[];
-                  /** @description Every check passed. */
-                  meets: boolean;
-                  presetId: string;
-                };
                 cutout?: {
                   height: number;
                   width: number;
@@ -1454,20 +1457,6 @@ export interface operations {
                   x: number;
                   y: number;
                 } | null;
-                /** @description Whether the stored output meets its marketplace preset, checked on the encoded file: pixel size, pure white border, product fill, upload size. */
-                compliance?: {
-                  checks: {
-                    actual: string;
-                    check: 'size' | 'background' | 'fill' | 'bytes';
-                    expected: string;
-                    ok: boolean;
-                  }[];
-                  /** @description What was done automatically to meet the preset. */
-                  fixed: string[];
-                  /** @description Every check passed. */
-                  meets: boolean;
-                  presetId: string;
-                };
                 cutout?: {
                   height: number;
                   width: number;
@@ -1985,20 +1974,6 @@ export interface operations {
                   x: number;
                   y: number;
                 } | null;
-                /** @description Whether the stored output meets its marketplace preset, checked on the encoded file: pixel size, pure white border, product fill, upload size. */
-                compliance?: {
-                  checks: {
-                    actual: string;
-                    check: 'size' | 'background' | 'fill' | 'bytes';
-                    expected: string;
-                    ok: boolean;
-                  }[];
-                  /** @description What was done automatically to meet the preset. */
-                  fixed: string[];
-                  /** @description Every check passed. */
-                  meets: boolean;
-                  presetId: string;
-                };
                 cutout?: {
                   height: number;
                   width: number;
@@ -2330,20 +2305,6 @@ export interface operations {
                       x: number;
                       y: number;
                     } | null;
-                    /** @description Whether the stored output meets its marketplace preset, checked on the encoded file: pixel size, pure white border, product fill, upload size. */
-                    compliance?: {
-                      checks: {
-                        actual: string;
-                        check: 'size' | 'background' | 'fill' | 'bytes';
-                        expected: string;
-                        ok: boolean;
-                      }[];
-                      /** @description What was done automatically to meet the preset. */
-                      fixed: string[];
-                      /** @description Every check passed. */
-                      meets: boolean;
-                      presetId: string;
-                    };
                     cutout?: {
                       height: number;
                       width: number;
@@ -2748,15 +2709,15 @@ export interface operations {
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          'X-Matte-Applied': components['headers']['X-Matte-Applied'];
           'X-Matte-Photos-Limit': components['headers']['X-Matte-Photos-Limit'];
           'X-Matte-Photos-Remaining': components['headers']['X-Matte-Photos-Remaining'];
           'X-Matte-Photos-Reset': components['headers']['X-Matte-Photos-Reset'];
+          'X-Matte-Skipped': components['headers']['X-Matte-Skipped'];
           [name: string]: unknown;
         };
         content: {
           'application/json': {
-            /** @description Photos re-rendered. */
-            applied: number;
             cancelRequestedAt?: number;
             continueUrl: string | null;
             counts: {
@@ -2836,20 +2797,6 @@ export interface operations {
                   x: number;
                   y: number;
                 } | null;
-                /** @description Whether the stored output meets its marketplace preset, checked on the encoded file: pixel size, pure white border, product fill, upload size. */
-                compliance?: {
-                  checks: {
-                    actual: string;
-                    check: 'size' | 'background' | 'fill' | 'bytes';
-                    expected: string;
-                    ok: boolean;
-                  }[];
-                  /** @description What was done automatically to meet the preset. */
-                  fixed: string[];
-                  /** @description Every check passed. */
-                  meets: boolean;
-                  presetId: string;
-                };
                 cutout?: {
                   height: number;
                   width: number;
@@ -2987,8 +2934,6 @@ export interface operations {
               name: string;
               reason: string;
             }[];
-            /** @description Photos that changed meanwhile (re-run or re-rendered by another request) and kept that change. */
-            skipped: number;
             /** @description draft = photos still being added, nothing charged; paused = queued photos finished, some still held (a stopped batch is paused); failed = every photo failed; cancelled = a one-photo request whose photo never started. */
             status: 'draft' | 'queued' | 'running' | 'paused' | 'done' | 'failed' | 'cancelled';
             /** @description Server clock of last change; pass back as `since`. */
@@ -3172,20 +3117,6 @@ export interface operations {
                   x: number;
                   y: number;
                 } | null;
-                /** @description Whether the stored output meets its marketplace preset, checked on the encoded file: pixel size, pure white border, product fill, upload size. */
-                compliance?: {
-                  checks: {
-                    actual: string;
-                    check: 'size' | 'background' | 'fill' | 'bytes';
-                    expected: string;
-                    ok: boolean;
-                  }[];
-                  /** @description What was done automatically to meet the preset. */
-                  fixed: string[];
-                  /** @description Every check passed. */
-                  meets: boolean;
-                  presetId: string;
-                };
                 cutout?: {
                   height: number;
                   width: number;
@@ -3491,20 +3422,6 @@ export interface operations {
                   x: number;
                   y: number;
                 } | null;
-                /** @description Whether the stored output meets its marketplace preset, checked on the encoded file: pixel size, pure white border, product fill, upload size. */
-                compliance?: {
-                  checks: {
-                    actual: string;
-                    check: 'size' | 'background' | 'fill' | 'bytes';
-                    expected: string;
-                    ok: boolean;
-                  }[];
-                  /** @description What was done automatically to meet the preset. */
-                  fixed: string[];
-                  /** @description Every check passed. */
-                  meets: boolean;
-                  presetId: string;
-                };
                 cutout?: {
                   height: number;
                   width: number;
@@ -4038,20 +3955,6 @@ export interface operations {
                   x: number;
                   y: number;
                 } | null;
-                /** @description Whether the stored output meets its marketplace preset, checked on the encoded file: pixel size, pure white border, product fill, upload size. */
-                compliance?: {
-                  checks: {
-                    actual: string;
-                    check: 'size' | 'background' | 'fill' | 'bytes';
-                    expected: string;
-                    ok: boolean;
-                  }[];
-                  /** @description What was done automatically to meet the preset. */
-                  fixed: string[];
-                  /** @description Every check passed. */
-                  meets: boolean;
-                  presetId: string;
-                };
                 cutout?: {
                   height: number;
                   width: number;
@@ -4438,20 +4341,6 @@ export interface operations {
                   x: number;
                   y: number;
                 } | null;
-                /** @description Whether the stored output meets its marketplace preset, checked on the encoded file: pixel size, pure white border, product fill, upload size. */
-                compliance?: {
-                  checks: {
-                    actual: string;
-                    check: 'size' | 'background' | 'fill' | 'bytes';
-                    expected: string;
-                    ok: boolean;
-                  }[];
-                  /** @description What was done automatically to meet the preset. */
-                  fixed: string[];
-                  /** @description Every check passed. */
-                  meets: boolean;
-                  presetId: string;
-                };
                 cutout?: {
                   height: number;
                   width: number;
@@ -4758,20 +4647,6 @@ export interface operations {
                   x: number;
                   y: number;
                 } | null;
-                /** @description Whether the stored output meets its marketplace preset, checked on the encoded file: pixel size, pure white border, product fill, upload size. */
-                compliance?: {
-                  checks: {
-                    actual: string;
-                    check: 'size' | 'background' | 'fill' | 'bytes';
-                    expected: string;
-                    ok: boolean;
-                  }[];
-                  /** @description What was done automatically to meet the preset. */
-                  fixed: string[];
-                  /** @description Every check passed. */
-                  meets: boolean;
-                  presetId: string;
-                };
                 cutout?: {
                   height: number;
                   width: number;
@@ -4942,6 +4817,106 @@ export interface operations {
       };
       /** @description Conflict with the current state (code and reason say which) */
       409: {
+        headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          'X-Matte-Photos-Limit': components['headers']['X-Matte-Photos-Limit'];
+          'X-Matte-Photos-Remaining': components['headers']['X-Matte-Photos-Remaining'];
+          'X-Matte-Photos-Reset': components['headers']['X-Matte-Photos-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Problem'];
+        };
+      };
+      /** @description RATE_LIMITED */
+      429: {
+        headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
+          'X-Matte-Photos-Limit': components['headers']['X-Matte-Photos-Limit'];
+          'X-Matte-Photos-Remaining': components['headers']['X-Matte-Photos-Remaining'];
+          'X-Matte-Photos-Reset': components['headers']['X-Matte-Photos-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  getItemCompliance: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+        itemId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          'X-Matte-Photos-Limit': components['headers']['X-Matte-Photos-Limit'];
+          'X-Matte-Photos-Remaining': components['headers']['X-Matte-Photos-Remaining'];
+          'X-Matte-Photos-Reset': components['headers']['X-Matte-Photos-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            compliance: {
+              checks: {
+                actual: string;
+                check: 'size' | 'background' | 'fill' | 'bytes';
+                expected: string;
+                ok: boolean;
+              }[];
+              /** @description What was done automatically to meet the preset. */
+              fixed: string[];
+              /** @description Every check passed. */
+              meets: boolean;
+              presetId: string;
+            } | null;
+            itemId: string;
+            rev: number;
+          };
+        };
+      };
+      /** @description VALIDATION: a field is missing or out of range; nothing happened */
+      400: {
+        headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          'X-Matte-Photos-Limit': components['headers']['X-Matte-Photos-Limit'];
+          'X-Matte-Photos-Remaining': components['headers']['X-Matte-Photos-Remaining'];
+          'X-Matte-Photos-Reset': components['headers']['X-Matte-Photos-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Problem'];
+        };
+      };
+      /** @description UNAUTHENTICATED or INVALID_KEY */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Problem'];
+        };
+      };
+      /** @description NOT_FOUND: no such batch or photo on this account */
+      404: {
         headers: {
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
@@ -5345,20 +5320,6 @@ export interface operations {
                     x: number;
                     y: number;
                   } | null;
-                  /** @description Whether the stored output meets its marketplace preset, checked on the encoded file: pixel size, pure white border, product fill, upload size. */
-                  compliance?: {
-                    checks: {
-                      actual: string;
-                      check: 'size' | 'background' | 'fill' | 'bytes';
-                      expected: string;
-                      ok: boolean;
-                    }[];
-                    /** @description What was done automatically to meet the preset. */
-                    fixed: string[];
-                    /** @description Every check passed. */
-                    meets: boolean;
-                    presetId: string;
-                  };
                   cutout?: {
                     height: number;
                     width: number;
@@ -5709,20 +5670,6 @@ export interface operations {
                   x: number;
                   y: number;
                 } | null;
-                /** @description Whether the stored output meets its marketplace preset, checked on the encoded file: pixel size, pure white border, product fill, upload size. */
-                compliance?: {
-                  checks: {
-                    actual: string;
-                    check: 'size' | 'background' | 'fill' | 'bytes';
-                    expected: string;
-                    ok: boolean;
-                  }[];
-                  /** @description What was done automatically to meet the preset. */
-                  fixed: string[];
-                  /** @description Every check passed. */
-                  meets: boolean;
-                  presetId: string;
-                };
                 cutout?: {
                   height: number;
                   width: number;
@@ -6075,20 +6022,6 @@ export interface operations {
                   x: number;
                   y: number;
                 } | null;
-                /** @description Whether the stored output meets its marketplace preset, checked on the encoded file: pixel size, pure white border, product fill, upload size. */
-                compliance?: {
-                  checks: {
-                    actual: string;
-                    check: 'size' | 'background' | 'fill' | 'bytes';
-                    expected: string;
-                    ok: boolean;
-                  }[];
-                  /** @description What was done automatically to meet the preset. */
-                  fixed: string[];
-                  /** @description Every check passed. */
-                  meets: boolean;
-                  presetId: string;
-                };
                 cutout?: {
                   height: number;
                   width: number;
@@ -6600,20 +6533,6 @@ export interface operations {
                   x: number;
                   y: number;
                 } | null;
-                /** @description Whether the stored output meets its marketplace preset, checked on the encoded file: pixel size, pure white border, product fill, upload size. */
-                compliance?: {
-                  checks: {
-                    actual: string;
-                    check: 'size' | 'background' | 'fill' | 'bytes';
-                    expected: string;
-                    ok: boolean;
-                  }[];
-                  /** @description What was done automatically to meet the preset. */
-                  fixed: string[];
-                  /** @description Every check passed. */
-                  meets: boolean;
-                  presetId: string;
-                };
                 cutout?: {
                   height: number;
                   width: number;
@@ -7356,19 +7275,6 @@ export interface operations {
               resultsKeptForHours: number;
             };
             spendOrder: ('plan' | 'pack')[];
-            /** @description What each tier costs on this server, and whether the heavy tier is a stronger model than light or light's fallback. */
-            tiers: {
-              heavy: {
-                /** @description Credits a heavy re-run costs: 2. */
-                credits: number;
-                /** @description Whether this server runs a heavy model of its own (MATTE_HEAVY_MODEL_PATH or MATTE_INFERENCE_HEAVY_URL). When false, a heavy re-run runs the light model again and gives the same cut-out; a flagged one is still refunded. */
-                strongerModel: boolean;
-              };
-              light: {
-                /** @description Credits a light run costs: 1. */
-                credits: number;
-              };
-            };
           };
         };
       };

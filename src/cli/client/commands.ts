@@ -86,15 +86,15 @@ async function run(argv: string[], env: NodeJS.ProcessEnv, interrupt: AbortSigna
       return 0;
     }
     case 'account': {
-      const account = await clientFor(env).account();
-      const { credits, limits, tiers } = account;
+      const { account, heavyModel } = await clientFor(env).accountWithTiers();
+      const { credits, limits } = account;
       print(
-        account,
+        { ...account, heavyModel },
         [
           `key ${account.auth.key ?? '-'}: ${credits.plan} plan credits${credits.planResetsInDays !== null ? ` (renew in ${credits.planResetsInDays} days)` : ''}, ${credits.pack} pack credits`,
           ...(credits.expiring ? [`${credits.expiring.credits} expire on ${credits.expiring.at}`] : []),
           `limits: ${limits.photosPerBatch} photos a batch, ${limits.activeBatches} running batches, ${limits.requestsPerMinute} requests a minute, ${limits.photosPerHour} photos an hour; results kept ${limits.resultsKeptForHours} h`,
-          `tiers: light ${tiers.light.credits} credit, heavy ${tiers.heavy.credits} credits (${tiers.heavy.strongerModel ? 'a stronger model' : 'the same model as light: this server runs no heavy model of its own'})`,
+          `tiers: light 1 credit, heavy 2 credits (${heavyModel === 'stronger' ? 'a stronger model' : 'the same model as light: this server runs no heavy model of its own'})`,
         ].join('\n'),
       );
       return 0;

@@ -129,9 +129,9 @@ export async function removeBackgrounds(
     progress.note(`nothing to do: all ${sources.length} results are already in ${options.out}`);
     return summary;
   }
-  const account = await client.account();
+  const { account, heavyModel } = await client.accountWithTiers();
   // Without a heavy model of its own the server's heavy tier runs the light model again: the same cut-outs.
-  const heavy = options.heavy && account.tiers.heavy.strongerModel;
+  const heavy = options.heavy && heavyModel === 'stronger';
   if (options.heavy && !heavy)
     progress.note('no heavy re-run: this server runs no heavy model of its own, so it would give the same cut-outs');
   const perBatch = account.limits.photosPerBatch;

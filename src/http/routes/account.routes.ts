@@ -9,6 +9,7 @@ import {
 } from '../schemas/requests.schemas.ts';
 import { problems } from './route-kit.ts';
 import { ALL_PRESETS } from '../../presets/presets.ts';
+import { HEAVY_MODEL_HEADER } from '../openapi.ts';
 
 export function registerAccountRoutes(app: FastifyInstance, c: Container): void {
   app.get(
@@ -17,11 +18,16 @@ export function registerAccountRoutes(app: FastifyInstance, c: Container): void 
       schema: {
         operationId: 'getAccount',
         summary: 'Credits, licence, limits and which key (or session) is speaking',
+        description:
+          'The answer carries `X-Matte-Heavy-Model`: `stronger` when this server runs a heavy model of its own, `none` when a heavy re-run (2 credits) runs the light model again and gives the same cut-out. Read it before buying a heavy re-run.',
         tags: ['account'],
         response: { 200: Account, ...problems() },
       },
     },
-    async (request) => c.accounts.describe(request.auth),
+    async (request, reply) => {
+      const account = await c.accounts.describe(request.auth);
+      return reply.header(HEAVY_MODEL_HEADER, c.accounts.heavyModel).send(account);
+    },
   );
 
   app.get(

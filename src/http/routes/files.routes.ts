@@ -1,6 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import type { Container } from '../../container.ts';
+import { Type } from '@sinclair/typebox';
 import { ItemParams } from '../schemas/common.schemas.ts';
+import { Compliance, Nullable } from '../../domain/batch.schemas.ts';
 import { FileQuery, type FileQuery as FileQueryT } from '../schemas/requests.schemas.ts';
 import { binary, IMAGE_MIME, problems } from './route-kit.ts';
 import { attachment } from '../content-disposition.ts';
@@ -47,6 +49,32 @@ export function registerFileRoutes(app: FastifyInstance, c: Container): void {
           ? IMAGE_MIME[file.format]
           : ((IMAGE_MIME as Record<string, string | undefined>)[file.format.source] ?? 'application/octet-stream');
       return reply.type(mime).send(file.data);
+    },
+  );
+
+  app.get(
+    '/v1/jobs/:id/items/:itemId/compliance',
+    {
+      schema: {
+        operationId: 'getItemCompliance',
+        summary: "Whether a photo's current output meets its marketplace preset, check by check",
+        description:
+          'Checked on the encoded file as it is uploaded: pixel size, a pure white border, how much of the canvas the product spans, and the upload limit; `fixed` says what the rendering did to meet the preset. ' +
+          "`compliance` is null until the photo is rendered, and for the `original` and `custom` presets. A failed check also appears in the photo's `meta.warnings`. `rev` is the render it describes.",
+        tags: ['files'],
+        params: ItemParams,
+        response: {
+          200: Type.Object(
+            { itemId: Type.String(), rev: Type.Integer(), compliance: Nullable(Compliance) },
+            { additionalProperties: false },
+          ),
+          ...problems(400, 404),
+        },
+      },
+    },
+    async (request) => {
+      const { id, itemId } = request.params as { id: string; itemId: string };
+      return c.queries.compliance(request.auth.accountId, id, itemId);
     },
   );
 }

@@ -2,7 +2,9 @@
 import type { FastifyInstance } from 'fastify';
 import type { Container } from '../../container.ts';
 import { AppError } from '../../errors.ts';
-import { IdParams, ItemParams, JobWithApplied } from '../schemas/common.schemas.ts';
+import { IdParams, ItemParams } from '../schemas/common.schemas.ts';
+import { Job } from '../../domain/batch.schemas.ts';
+import { APPLIED_HEADERS } from '../openapi.ts';
 import {
   ApplyMultipart,
   ApplyRequest,
@@ -25,14 +27,14 @@ export function registerRenderRoutes(app: FastifyInstance, c: Container): void {
         description:
           'Each selected photo gets the patch over its own settings, is rendered from its stored cut-out, and its `rev` goes up; the ledger does not move. ' +
           'All new settings are checked before anything is rendered (400 changes nothing). 409 CONFLICT `NOT_DONE` when a named photo has not finished, or when none has. ' +
-          'A photo re-run or re-rendered by another request meanwhile keeps that change and counts in `skipped`.',
+          'The answer is the Job; `X-Matte-Applied` counts the photos re-rendered, and `X-Matte-Skipped` those re-run or re-rendered by another request meanwhile, which keep that change.',
         tags: ['photos'],
         params: IdParams,
         body: jsonBody(ApplyRequest),
-        response: { 200: JobWithApplied, ...problems(400, 404, 409) },
+        response: { 200: Job, ...problems(400, 404, 409) },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const { id } = request.params as { id: string };
       let body = request.body as ApplyRequestT | undefined;
       let image: Buffer | null = null;
@@ -57,7 +59,8 @@ export function registerRenderRoutes(app: FastifyInstance, c: Container): void {
         throw new AppError('VALIDATION', 'A body is required: JSON, or multipart with `payload`.', {
           errors: [{ path: 'body', message: 'required' }],
         });
-      return c.render.apply(request.auth.accountId, id, body, image);
+      const { job, applied, skipped } = await c.render.apply(request.auth.accountId, id, body, image);
+      return reply.header(APPLIED_HEADERS.applied, applied).header(APPLIED_HEADERS.skipped, skipped).send(job);
     },
   );
 

@@ -43,16 +43,6 @@ export const JobCreated = Type.Object(
 export const JobWithAdded = Type.Object({ ...jobFields, added: Int() }, closed);
 export const JobWithRemoved = Type.Object({ ...jobFields, removed: Int() }, closed);
 export const JobWithStopped = Type.Object({ ...jobFields, stopped: Int(), inFlight: Int() }, closed);
-export const JobWithApplied = Type.Object(
-  {
-    ...jobFields,
-    applied: Int({ description: 'Photos re-rendered.' }),
-    skipped: Int({
-      description: 'Photos that changed meanwhile (re-run or re-rendered by another request) and kept that change.',
-    }),
-  },
-  closed,
-);
 export const JobWithRetried = Type.Object({ ...jobFields, retried: Int(), charged: Int() }, closed);
 export const JobWithCharged = Type.Object({ ...jobFields, charged: Int(), tier: Tier }, closed);
 

@@ -301,26 +301,6 @@ export const Account = Type.Object(
       },
       closed,
     ),
-    tiers: Type.Object(
-      {
-        light: Type.Object({ credits: Type.Integer({ description: 'Credits a light run costs: 1.' }) }, closed),
-        heavy: Type.Object(
-          {
-            credits: Type.Integer({ description: 'Credits a heavy re-run costs: 2.' }),
-            strongerModel: Type.Boolean({
-              description:
-                'Whether this server runs a heavy model of its own (MATTE_HEAVY_MODEL_PATH or MATTE_INFERENCE_HEAVY_URL). When false, a heavy re-run runs the light model again and gives the same cut-out; a flagged one is still refunded.',
-            }),
-          },
-          closed,
-        ),
-      },
-      {
-        ...closed,
-        description:
-          "What each tier costs on this server, and whether the heavy tier is a stronger model than light or light's fallback.",
-      },
-    ),
     auth: Type.Object(
       {
         via: Type.Union([Type.Literal('key'), Type.Literal('session')]),

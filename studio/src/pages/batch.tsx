@@ -400,13 +400,13 @@ function PhotoGrid(props: { batch: FullBatch; presets: Preset[]; onChange: (batc
   const [apply, applyError, applying] = useAction(async () => {
     const itemIds = chosen.length ? chosen.map((item) => item.id) : undefined;
     setApplied('');
-    const answer = await ok(
-      api.POST('/v1/jobs/{id}/apply', {
-        params: { path: { id: batch.id } },
-        body: { itemIds, settings: lookSettings(look) },
-      }),
-    );
-    const { applied: n, skipped } = answer as unknown as { applied: number; skipped: number };
+    const sent = await api.POST('/v1/jobs/{id}/apply', {
+      params: { path: { id: batch.id } },
+      body: { itemIds, settings: lookSettings(look) },
+    });
+    const answer = await ok(Promise.resolve(sent));
+    const n = Number(sent.response.headers.get('x-matte-applied') ?? 0);
+    const skipped = Number(sent.response.headers.get('x-matte-skipped') ?? 0);
     setApplied(
       `Re-rendered ${plural(n, 'photo')}${skipped ? `; ${plural(skipped, 'photo')} changed meanwhile and kept that change` : ''}.`,
     );

@@ -46,8 +46,8 @@ export function PhotoPage({ batchId, itemId }: { batchId: string; itemId: string
   }, [batchId]);
   // What the heavy tier runs is the server's, not the photo's: read once, not again after each report or re-run.
   useEffect(() => {
-    client.account().then(
-      (account) => setStrongerHeavy(account.tiers.heavy.strongerModel),
+    client.accountWithTiers().then(
+      ({ heavyModel }) => setStrongerHeavy(heavyModel === 'stronger'),
       (err) => setLoadError(describeError(err)),
     );
   }, []);
@@ -126,7 +126,7 @@ function PhotoDetail({
 }: {
   batch: FullBatch;
   item: BatchItem;
-  /** Whether the server runs a heavy model of its own (GET /v1/account: tiers.heavy.strongerModel). */
+  /** Whether the server runs a heavy model of its own (GET /v1/account's X-Matte-Heavy-Model). */
   strongerHeavy: boolean;
   onChange: () => Promise<void>;
 }) {
