@@ -1,4 +1,5 @@
 // The one place errors become application/problem+json (RFC 9457), as the spec's Errors section defines.
+import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, ERROR_CODES, infrastructureError, type ErrorCode, type ProblemExtras } from '../../errors.ts';
@@ -85,6 +86,44 @@ function fromFastify(err: FastifyError): AppError {
 }
 
 /**
+ * A request refused while its body is still arriving (too large, over a rate limit, unauthenticated, no
+ * such endpoint): answering at once and closing would reset the connection under the client's upload, and
+ * Node's fetch, curl and browsers would report a failed request instead of the answer. Read the rest
+ * (discarded, within a bound), then answer with `Connection: close`.
+ */
+async function settleBody(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+  if (request.raw.complete || request.raw.readableEnded) return;
+  await discardBody(request.raw, DISCARD_LIMIT);
+  reply.header('connection', 'close');
+}
+
+/** How much of a refused body is read and thrown away before the 413, and for how long at most. */
+export const DISCARD_LIMIT = { bytes: 1024 * 1024 * 1024, ms: 60_000 };
+
+/**
+ * Reads a request's remaining body without keeping it, until it ends, `limit.bytes` have passed, or
+ * `limit.ms` have. Past the bound the answer is sent anyway (and the connection closed under the upload).
+ */
+export function discardBody(raw: IncomingMessage, limit: { bytes: number; ms: number }): Promise<void> {
+  return new Promise((resolve) => {
+    if (raw.complete || raw.readableEnded || raw.destroyed) return resolve();
+    let seen = 0;
+    const done = () => {
+      clearTimeout(timer);
+      raw.off('data', onData).off('end', done).off('close', done).off('error', done);
+      resolve();
+    };
+    const onData = (chunk: Buffer) => {
+      seen += chunk.length;
+      if (seen > limit.bytes) done();
+    };
+    const timer = setTimeout(done, limit.ms);
+    raw.on('data', onData).on('end', done).on('close', done).on('error', done);
+    raw.resume();
+  });
+}
+
+/**
  * Errors Node's HTTP parser meets before Fastify sees a request (headers over 16 KB, a malformed
  * request line, a client too slow to send its headers) are written on the socket as problem+json too.
  */
@@ -122,8 +161,9 @@ export function frameworkErrors(baseUrl: string) {
 }
 
 export function registerProblemHandling(app: FastifyInstance, baseUrl: string): void {
-  app.setErrorHandler((error: FastifyError | AppError, request: FastifyRequest, reply: FastifyReply) => {
+  app.setErrorHandler(async (error: FastifyError | AppError, request: FastifyRequest, reply: FastifyReply) => {
     const err = error instanceof AppError ? error : (infrastructureError(error) ?? fromFastify(error as FastifyError));
+    await settleBody(request, reply);
     if (err.status === 503 || err.status === 507)
       request.log.warn(
         { code: err.code, cause: (error as Error).message, reqId: request.id },
@@ -133,11 +173,12 @@ export function registerProblemHandling(app: FastifyInstance, baseUrl: string): 
     else request.log.info({ code: err.code, detail: err.message }, 'request refused');
     return sendProblem(reply, baseUrl, err);
   });
-  app.setNotFoundHandler((request, reply) =>
-    sendProblem(
+  app.setNotFoundHandler(async (request, reply) => {
+    await settleBody(request, reply);
+    return sendProblem(
       reply,
       baseUrl,
       new AppError('NOT_FOUND', `No endpoint ${request.method} ${request.url.split('?')[0]}.`),
-    ),
-  );
+    );
+  });
 }
