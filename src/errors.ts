@@ -273,6 +273,15 @@ export function infrastructureFault(err: unknown): 'unavailable' | 'full' | null
   return null;
 }
 
+/**
+ * For a write that is only bookkeeping beside a read (a key's "last used", a rate-limit count): swallows a
+ * full volume, so the read still answers; rethrows anything else. Resolves to false when it swallowed.
+ */
+export function unlessFull(err: unknown): false {
+  if (infrastructureFault(err) === 'full') return false;
+  throw err;
+}
+
 /** The AppError a client gets for an infrastructure fault, or null when `err` is not one. */
 export function infrastructureError(err: unknown): AppError | null {
   switch (infrastructureFault(err)) {

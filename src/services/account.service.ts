@@ -1,6 +1,6 @@
 // Accounts, API keys and what GET /v1/account tells. A key is shown once; only its SHA-256 and a
 // display prefix are stored. A request is judged on its bearer alone (see http/plugins/auth.plugin.ts).
-import { AppError } from '../errors.ts';
+import { AppError, unlessFull } from '../errors.ts';
 import { newId } from '../ids.ts';
 import { formatMicros, parseMicros } from '../domain/instant.ts';
 import type { Repos, Store } from '../db/store.ts';
@@ -260,8 +260,10 @@ export class AccountService {
     const key = await repo.findKeyByHash(sha256(bearer));
     if (!key || key.revoked_at !== null) throw new AppError('INVALID_KEY', 'The API key is unknown or revoked.');
     const now = this.deps.clock();
-    // "Last used" to the minute: one write a minute per key, not one per request.
-    if (key.last_used_at === null || key.last_used_at < now - 60_000) await repo.touchKey(key.id, now);
+    // "Last used" to the minute: one write a minute per key, not one per request. It is bookkeeping: on a
+    // full volume the request goes on without it (a read answers; a write meets 507 at its own write).
+    if (key.last_used_at === null || key.last_used_at < now - 60_000)
+      await repo.touchKey(key.id, now).catch(unlessFull);
     return { accountId: key.account_id, via: 'key', credentialId: key.id, keyPrefix: key.prefix };
   }
 
@@ -291,9 +293,12 @@ export class AccountService {
     const now = clock();
     let { account, license } = await this.withLicense(auth.accountId);
     // A renewal that fell due is applied (under the account lock) before the balances are shown.
+    // On a full volume the renewal waits for room, and the balances are shown as they stand.
     if (renewalDue(license, now)) {
-      await store.transaction((r) => credits.renew(r, auth.accountId, now));
-      ({ account, license } = await this.withLicense(auth.accountId));
+      const renewed = await store
+        .transaction((r) => credits.renew(r, auth.accountId, now))
+        .then(() => true, unlessFull);
+      if (renewed) ({ account, license } = await this.withLicense(auth.accountId));
     }
     if (!account || account.deleted_at !== null)
       throw new AppError('INVALID_KEY', 'The account of this key no longer exists.');

@@ -7,7 +7,8 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { createTestApp, multipart, type TestApp } from '../helpers/test-app.ts';
+import Database from 'better-sqlite3';
+import { createTestApp, multipart, waitForBatch, type TestApp } from '../helpers/test-app.ts';
 import { createTestDatabase, PG_ADMIN_URL, PG_AVAILABLE, type TestDatabase } from '../helpers/databases.ts';
 import { productPhoto } from '../helpers/images.ts';
 
@@ -135,7 +136,7 @@ describe.skipIf(!VOLUME)('the data volume full (SQLite and files on a 16 MB tmpf
   });
 
   function fill() {
-    const fd = fs.openSync(filler, 'w');
+    const fd = fs.openSync(filler, 'a');
     const chunk = Buffer.alloc(256 * 1024, 1);
     try {
       for (;;) fs.writeSync(fd, chunk);
@@ -180,5 +181,77 @@ describe.skipIf(!VOLUME)('the data volume full (SQLite and files on a 16 MB tmpf
     expect(added.json().added).toBe(1);
     expect(added.json().items).toHaveLength(1);
     expect((await t.app.inject({ method: 'POST', url: '/v1/jobs', headers: auth, payload: {} })).statusCode).toBe(201);
+  });
+
+  it('a batch running while the volume fills: uploads 507, every read 200 throughout (long-polls too), every photo finishes once there is room, charged exactly', async () => {
+    const { auth, accountId } = await t.account(10);
+    const id = (await t.app.inject({ method: 'POST', url: '/v1/jobs', headers: auth, payload: {} })).json().id;
+    const photos = await Promise.all([0, 1, 2, 3, 4, 5].map((i) => productPhoto(300 + i * 10, 220)));
+    const form = multipart(photos.map((data, i) => ({ name: 'files', filename: `p${i}.jpg`, data })));
+    await t.app.inject({
+      method: 'POST',
+      url: `/v1/jobs/${id}/items`,
+      headers: { ...auth, ...form.headers },
+      payload: form.payload,
+    });
+    // The photos wait at the model while the volume fills, then run into it.
+    const release = t.model.hold();
+    expect((await t.app.inject({ method: 'POST', url: `/v1/jobs/${id}/start`, headers: auth })).statusCode).toBe(202);
+    // SQLite's write-ahead log keeps the room it grew to; on an operator's volume, full for minutes, a
+    // checkpoint gives that back and the files take it. Here at once: every database write now fails.
+    // The key was last used over a minute ago: its next request records "last used", a write.
+    const sqlite = new Database(path.join(VOLUME!, 'data', 'matte.sqlite'));
+    try {
+      sqlite.prepare('update api_keys set last_used_at = 0 where account_id = ?').run(accountId);
+      sqlite.pragma('wal_checkpoint(TRUNCATE)');
+    } finally {
+      sqlite.close();
+    }
+    fill();
+    release();
+
+    const first = (await t.app.inject({ method: 'GET', url: `/v1/jobs/${id}`, headers: auth })).json();
+    const itemId = first.items[0].id;
+    const reads = [
+      `/v1/jobs/${id}?wait=1`,
+      `/v1/jobs/${id}?fields=summary`,
+      `/v1/jobs/${id}?since=${first.updatedAt}&wait=1`,
+      '/v1/jobs',
+      `/v1/jobs/${id}/review`,
+      `/v1/jobs/${id}/webhooks`,
+      `/v1/jobs/${id}/items/${itemId}/file?variant=input`,
+      '/v1/account',
+      '/v1/credits/ledger',
+      '/v1/presets',
+    ];
+    const answers = new Map<string, number>();
+    const until = Date.now() + 4000;
+    while (Date.now() < until)
+      for (const url of reads) {
+        const res = await t.app.inject({ method: 'GET', url, headers: auth });
+        const seen = `${url.split('?')[0]} ${res.statusCode} ${res.statusCode === 200 ? '' : res.json().code}`;
+        answers.set(seen, (answers.get(seen) ?? 0) + 1);
+      }
+    expect([...answers.keys()].filter((k) => !/ 200 $/.test(k))).toEqual([]);
+    const upload = multipart([{ name: 'files', filename: 'late.jpg', data: photos[0]! }]);
+    const second = (await t.app.inject({ method: 'POST', url: '/v1/jobs', headers: auth, payload: {} })).statusCode;
+    expect(second).toBe(507);
+
+    fs.rmSync(filler);
+    const done = await waitForBatch(t.app, auth, id, 60_000);
+    expect(done.status).toBe('done');
+    expect(done.counts).toMatchObject({ total: 6, done: 6, failed: 0 });
+    // Charged exactly: one credit a clean photo, nothing twice, and the ledger agrees with the balance.
+    const clean = (done.items as { refunded: boolean }[]).filter((i) => !i.refunded).length;
+    const account = (await t.c.store.repos.accounts.findById(accountId))!;
+    expect(account.plan_credits).toBe(10 - clean);
+    expect(await t.c.store.repos.ledger.sums(accountId)).toEqual({ plan: 10 - clean, pack: 0 });
+    expect(upload.payload.length).toBeGreaterThan(0);
+    const db = new Database(path.join(VOLUME!, 'data', 'matte.sqlite'), { readonly: true });
+    try {
+      expect(db.pragma('integrity_check', { simple: true })).toBe('ok');
+    } finally {
+      db.close();
+    }
   });
 });
