@@ -98,6 +98,32 @@ describe.skipIf(!HAVE_EVAL_DATA)('matte, the client command', () => {
     expect(down.stderr.trim().split('\n').at(-1)).toMatch(/^matte: .*is the server running/);
   });
 
+  it('on a terminal, login asks for the key without echoing it (as the README shows it: matte login --url URL)', async () => {
+    // script(1) gives bin/matte a terminal; the key is typed only once the prompt is on the screen.
+    const home = fs.mkdtempSync(path.join(work, 'tty-'));
+    const child = spawn(
+      'script',
+      ['-qfec', `${path.join(ROOT, 'bin/matte')} login --url ${server.base}`, '/dev/null'],
+      {
+        env: { PATH: process.env.PATH, HOME: home, XDG_CONFIG_HOME: path.join(home, 'config'), TERM: 'dumb' },
+        stdio: ['pipe', 'pipe', 'pipe'],
+      },
+    );
+    let screen = '';
+    const closed = new Promise<number>((resolve) => child.on('close', (code) => resolve(code ?? -1)));
+    await new Promise<void>((resolve) =>
+      child.stdout.on('data', (d) => {
+        screen += d;
+        if (screen.includes('API key')) resolve();
+      }),
+    );
+    child.stdin.write(`${apiKey}\r`);
+    expect(await closed).toBe(0);
+    expect(screen).toContain(`logged in to ${server.base} with key ${apiKey.slice(0, 11)}`);
+    expect(screen).not.toContain(apiKey);
+    expect(JSON.parse(fs.readFileSync(path.join(home, 'config', 'matte', 'config.json'), 'utf8')).apiKey).toBe(apiKey);
+  });
+
   it('removes backgrounds from a folder of 10 (one broken file, one ZIP): 9 results, the broken one reported, no heavy re-run without a heavy model, nothing new on a second run', async () => {
     const input = path.join(work, 'shop');
     fs.mkdirSync(path.join(input, 'shoes'), { recursive: true });

@@ -11,17 +11,6 @@ import { normaliseUrl, readLogin, saveLogin } from './login-store.ts';
 import { removeBackgrounds, type RemoveOptions } from './remove.ts';
 import { UsageError } from './usage-error.ts';
 
-export const CLIENT_USAGE = `client commands (talk to a Matte server with an API key):
-  login             [--url URL] --api-key-stdin           store the server and key (or MATTE_URL, MATTE_API_KEY)
-  remove PATH… -o OUT [--preset ID] [--background white|transparent|#RRGGBB] [--format png|jpeg|webp]
-                    [--sample N] [--heavy] [--pattern P]   cut out files, folders and ZIPs into OUT
-  batches list      [--status S] [--limit N]
-  batches show      ID
-  batches download  ID -o FILE.zip [--format F] [--pattern P]
-  account                                                 credits and limits`;
-
-export const CLIENT_NOUNS = new Set(['login', 'remove', 'batches', 'account']);
-
 const OPTIONS = {
   url: { type: 'string' },
   'api-key-stdin': { type: 'boolean' },
@@ -52,6 +41,37 @@ function format(value: string | undefined): 'png' | 'jpeg' | 'webp' | undefined 
   return v;
 }
 
+/** Reads one line from the terminal with echo off (raw mode); Ctrl-C leaves with 130. */
+function askHidden(question: string): Promise<string> {
+  const stdin = process.stdin;
+  process.stderr.write(question);
+  stdin.setRawMode(true);
+  stdin.resume();
+  return new Promise((resolve) => {
+    let typed = '';
+    const finish = () => {
+      stdin.off('data', onData);
+      stdin.setRawMode(false);
+      stdin.pause();
+      process.stderr.write('\n');
+    };
+    const onData = (chunk: Buffer) => {
+      for (const ch of chunk.toString('utf8')) {
+        if (ch === '\r' || ch === '\n') {
+          finish();
+          return resolve(typed.trim());
+        }
+        if (ch === '\u0003') {
+          finish();
+          process.exit(130);
+        }
+        typed = ch === '\u007f' || ch === '\b' ? typed.slice(0, -1) : typed + ch;
+      }
+    };
+    stdin.on('data', onData);
+  });
+}
+
 function clientFor(env: NodeJS.ProcessEnv): MatteClient {
   const { url, apiKey } = readLogin(env);
   return createMatteClient({
@@ -73,9 +93,15 @@ async function run(argv: string[], env: NodeJS.ProcessEnv, interrupt: AbortSigna
     case 'login': {
       if (positionals.length) throw new UsageError(`login takes no arguments, got "${positionals[0]}"`);
       const url = normaliseUrl(values.url ?? env.MATTE_URL ?? 'http://localhost:8080');
-      if (!values['api-key-stdin'])
-        throw new UsageError('give the API key on standard input: matte login --url URL --api-key-stdin < key.txt');
-      const apiKey = fs.readFileSync(0, 'utf8').trim();
+      // On a terminal the key is asked for, without echo; otherwise it is read from standard input.
+      const apiKey =
+        process.stdin.isTTY && !values['api-key-stdin']
+          ? await askHidden('API key (not shown as you type): ')
+          : fs.readFileSync(0, 'utf8').trim();
+      if (!apiKey)
+        throw new UsageError(
+          'no API key: type it when asked, or pipe it: matte login --url URL --api-key-stdin < key.txt',
+        );
       if (!apiKey) throw new UsageError('--api-key-stdin read nothing');
       const account = await createMatteClient({ baseUrl: url, apiKey }).account();
       const file = saveLogin({ url, apiKey }, env);

@@ -1,0 +1,83 @@
+// bin/matte's help, as a user meets it: `--help` and `-h` on the command itself, on every noun and on every
+// verb print usage on standard output and exit 0; mistakes still exit 2 with one line. No server is needed.
+import { describe, expect, it } from 'vitest';
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+import { SECTIONS } from '../../src/cli/help.ts';
+
+const MATTE = path.resolve(import.meta.dirname, '../../bin/matte');
+
+function matte(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(MATTE, args, { env: { PATH: process.env.PATH, HOME: '/nonexistent' } }, (err, stdout, stderr) =>
+      resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+    );
+  });
+}
+
+/** Runs `jobs` at most `n` at a time (each is a Node process). */
+async function limited<T>(jobs: (() => Promise<T>)[], n: number): Promise<T[]> {
+  const out: T[] = [];
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: n }, async () => {
+      while (next < jobs.length) {
+        const i = next++;
+        out[i] = await jobs[i]!();
+      }
+    }),
+  );
+  return out;
+}
+
+describe('bin/matte --help', () => {
+  const commands = SECTIONS.flatMap((s) => s.commands.map((c) => c.name));
+  const nouns = [...new Set(commands.map((c) => c.split(' ')[0]!))];
+
+  it('answers --help and -h on the command, every noun and every verb: its usage on stdout, exit 0', async () => {
+    const asks = [
+      ['--help'],
+      ['-h'],
+      ['help'],
+      ...nouns.map((n) => [n, '--help']),
+      ...commands.map((c) => [...c.split(' '), '-h']),
+      ['remove', 'photos/', '-o', 'out', '--help'],
+    ];
+    const answers = await limited(
+      asks.map((args) => () => matte(args)),
+      4,
+    );
+    for (const [i, args] of asks.entries()) {
+      const { code, stdout, stderr } = answers[i]!;
+      const what = `matte ${args.join(' ')}`;
+      expect(code, `${what}: ${stderr}`).toBe(0);
+      expect(stderr, what).toBe('');
+      expect(stdout, what).toMatch(/^usage:/);
+      const named = args.filter((a) => !a.startsWith('-') && a !== 'help').slice(0, 2);
+      if (named.length) expect(stdout, what).toContain(`matte ${named[0]}`);
+      if (named.length === 2 && commands.includes(named.join(' ')))
+        expect(
+          stdout.split('\n').filter((l) => l.startsWith('  matte ')),
+          what,
+        ).toHaveLength(1);
+    }
+    // The whole list names every command.
+    for (const c of commands) expect(answers[0]!.stdout).toContain(`matte ${c}`);
+  });
+
+  it('still refuses mistakes with one line and exit 2', async () => {
+    for (const args of [
+      ['frobnicate'],
+      ['accounts'],
+      ['accounts', 'frob'],
+      ['remove', '--bogus'],
+      ['nothing', '--help'],
+    ]) {
+      const { code, stdout, stderr } = await matte(args);
+      expect(code, args.join(' ')).toBe(2);
+      expect(stdout).toBe('');
+      expect(stderr.trim().split('\n'), args.join(' ')).toHaveLength(1);
+      expect(stderr).toMatch(/^matte: /);
+    }
+  });
+});
