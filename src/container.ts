@@ -1,6 +1,7 @@
 // Composition root: adapters and repositories first, then services with explicit dependencies.
 import fs from 'node:fs';
 import path from 'node:path';
+import pretty from 'pino-pretty';
 import pino, { type Logger } from 'pino';
 import type { Config } from './config.ts';
 import { createDatabase } from './db/database.ts';
@@ -116,7 +117,12 @@ export interface Readiness {
 }
 
 export async function createContainer(config: Readonly<Config>, opts: ContainerOptions = {}): Promise<Container> {
-  const log = opts.log ?? pino({ level: config.logLevel });
+  // On a terminal the log is for a person (pino-pretty, written in this thread); elsewhere one JSON object a line.
+  const log =
+    opts.log ??
+    (process.stdout.isTTY
+      ? pino({ level: config.logLevel }, pretty({ colorize: true, sync: true, ignore: 'pid,hostname' }))
+      : pino({ level: config.logLevel }));
   const clock = opts.clock ?? Date.now;
   const runWorker = opts.runWorker ?? config.embeddedWorker;
   // Made before the database, so its statements are counted from the first (the migrations'); the queue's

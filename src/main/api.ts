@@ -22,9 +22,13 @@ const ops = config.metricsPort !== null ? await startOpsServer(container, config
 container.worker?.start();
 container.maintenance.start();
 container.dispatcher.start();
+// One line for the person who started it: where the API and the studio are, and how to stop it (npm start
+// does not pass a plain `kill` on to this process; Ctrl-C, or this pid, does).
+const base = config.publicBaseUrl;
 container.log.info(
-  { port: config.port, dataDir: config.dataDir, database: container.store.dialect },
-  'matte is serving',
+  { port: config.port, dataDir: config.dataDir, database: container.store.dialect, pid: process.pid },
+  `Matte is serving: API ${base}/v1 (reference: ${base}/v1/openapi.json), studio ${base}/studio/, ` +
+    `${container.worker ? 'with its photo worker' : 'API only (MATTE_WORKER=0)'}; stop it with Ctrl-C or kill ${process.pid}`,
 );
 
 let closing = false;
