@@ -12,6 +12,7 @@ import * as accounts from './migrations/2026-11-23T00-accounts.ts';
 import * as claims from './migrations/2026-11-23T01-claims.ts';
 import * as resultFiles from './migrations/2026-11-23T02-result-files.ts';
 import * as webhookDeliveries from './migrations/2026-11-24T00-webhook-deliveries.ts';
+import * as jobOrigin from './migrations/2026-11-28T00-job-origin.ts';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -28,6 +29,7 @@ const MIGRATIONS: Record<string, DatedMigration> = {
   '2026-11-23T01-claims': claims,
   '2026-11-23T02-result-files': resultFiles,
   '2026-11-24T00-webhook-deliveries': webhookDeliveries,
+  '2026-11-28T00-job-origin': jobOrigin,
 };
 
 class StaticProvider implements MigrationProvider {

@@ -34,6 +34,8 @@ export interface JobTable {
   id: string;
   account_id: string;
   name: string | null;
+  /** `batch` (POST /v1/jobs) or `image` (POST /v1/images, a one-photo call). */
+  origin: Generated<string>;
   status: string;
   /** JSON: { sample?: number, defaults: Settings } */
   options: string;

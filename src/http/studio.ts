@@ -33,6 +33,14 @@ const PAGE_HEADERS = {
   'cache-control': 'no-cache',
 };
 
+/** The icon browsers ask for at /favicon.ico (an SVG: every current browser takes one there). */
+const ICON = Buffer.from(
+  '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32">' +
+    '<rect width="32" height="32" rx="7" fill="#1d4ed8"/>' +
+    '<rect x="5" y="5" width="22" height="22" rx="3" fill="#fff"/>' +
+    '<path d="M11 24c0-6 2-11 5-14 3 3 5 8 5 14z" fill="#1d4ed8"/></svg>',
+);
+
 export async function registerStudio(app: FastifyInstance, dir = STUDIO_DIR): Promise<void> {
   const index = path.join(dir, 'index.html');
   const built = fs.existsSync(index);
@@ -51,6 +59,10 @@ export async function registerStudio(app: FastifyInstance, dir = STUDIO_DIR): Pr
       .send(page);
 
   app.get('/', { schema: { hide: true } }, (_request, reply) => reply.redirect('/studio/'));
+  for (const url of ['/favicon.ico', '/studio/favicon.svg'])
+    app.get(url, { schema: { hide: true } }, (_request, reply) =>
+      reply.type('image/svg+xml').header('cache-control', 'public, max-age=86400').send(ICON),
+    );
   app.get('/studio', { schema: { hide: true } }, (_request, reply) => reply.redirect('/studio/'));
   if (built) {
     // Hashed file names: cached for a year, never revalidated.

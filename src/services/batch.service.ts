@@ -24,6 +24,8 @@ import { lockAccount } from './locks.ts';
 
 export interface CreateJobInput {
   name?: string;
+  /** `image` for the one-photo call's batch; `batch` otherwise. */
+  origin?: 'batch' | 'image';
   defaults?: JobDefaults;
   webhookUrl?: string;
   webhookEvents?: EventName[];
@@ -73,6 +75,7 @@ export class BatchService {
       id,
       account_id: accountId,
       name: input.name ?? null,
+      origin: input.origin ?? 'batch',
       status: 'draft',
       options: JSON.stringify({ ...(sample ? { sample } : {}), defaults: settings }),
       background_blob: backgroundImage ? blobKeys.background(id) : null,

@@ -50,10 +50,12 @@ export class ImageService {
     }
     // Decoded while the batch is made: that decode is also the intake's check that the file is whole.
     const decoded = this.deps.prepared?.prepare(input.data);
-    const job = await batches.createJob(accountId, { defaults: input.settings }, null).catch((err: unknown) => {
-      this.deps.prepared?.drop(input.data);
-      throw err;
-    });
+    const job = await batches
+      .createJob(accountId, { defaults: input.settings, origin: 'image', name: input.name.slice(0, 120) }, null)
+      .catch((err: unknown) => {
+        this.deps.prepared?.drop(input.data);
+        throw err;
+      });
     try {
       const added = await photos.addPhotos(
         accountId,

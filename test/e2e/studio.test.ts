@@ -157,7 +157,9 @@ describe.skipIf(!HAVE_CHROMIUM || !HAVE_EVAL_DATA)(
 
       // A batch: three real photos through the file input, started, followed live.
       await page.getByRole('link', { name: 'Batches' }).click();
+      await page.getByLabel('Name of the new batch').fill('Spring shoes');
       await page.getByRole('button', { name: 'New batch' }).click();
+      await page.getByRole('heading', { name: 'Spring shoes' }).waitFor();
       await page
         .getByLabel('Photos', { exact: true })
         .setInputFiles(fs.readdirSync(photoDir).map((name) => path.join(photoDir, name)));
@@ -174,6 +176,27 @@ describe.skipIf(!HAVE_CHROMIUM || !HAVE_EVAL_DATA)(
       // The last photo's event comes before the batch's own ending.
       await expect.poll(async () => (await api(secret, `/v1/jobs/${batchId}`)).body.status).toBe('done');
       await shoot(page, 'batch');
+
+      // The list names the batch, and tells a one-photo call of the API apart (and can hide it).
+      const single = new FormData();
+      single.append('file', new Blob([fs.readFileSync(path.join(photoDir, 'product-1.jpg'))]), 'mug.jpg');
+      const one = await fetch(`${server.base}/v1/images`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${secret}` },
+        body: single,
+      });
+      expect(one.status).toBe(200);
+      await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Batches' }).click();
+      await page.getByRole('link', { name: 'Spring shoes' }).waitFor();
+      await page.getByRole('link', { name: 'One photo: mug.jpg' }).waitFor();
+      await shoot(page, 'batches');
+      await page.getByLabel('Hide one-photo calls made through the API').check();
+      await expect.poll(() => page.getByRole('link', { name: 'One photo: mug.jpg' }).count()).toBe(0);
+      await page.getByRole('link', { name: 'Spring shoes' }).click();
+      await page.getByRole('heading', { name: 'Spring shoes' }).waitFor();
+      // The browser's icon is there.
+      const icon = await fetch(`${server.base}/favicon.ico`);
+      expect([icon.status, icon.headers.get('content-type')]).toEqual([200, 'image/svg+xml']);
 
       // Apply a preset to the finished photos: re-rendered, no model, no charge.
       const presets = (await api(secret, '/v1/presets')).body.presets as { id: string; width: number }[];
@@ -232,6 +255,8 @@ describe.skipIf(!HAVE_CHROMIUM || !HAVE_EVAL_DATA)(
       await expect
         .poll(async () => new Set(await page.locator('tbody tr td:last-child').allTextContents()))
         .toEqual(new Set([batchId]));
+      // Each row says what it means to a seller, the kind beneath.
+      await page.getByText('Charged: the photo came out clean').first().waitFor();
       await shoot(page, 'credits');
 
       await page.getByRole('link', { name: 'Account' }).click();

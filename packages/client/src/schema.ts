@@ -26,6 +26,26 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/batch-labels': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The names sellers gave their batches, and which were one-photo calls
+     * @description The batch answer, which the specification closes, carries neither; the studio reads them here for the batches it lists.
+     */
+    get: operations['getBatchLabels'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/credits/ledger': {
     parameters: {
       query?: never;
@@ -757,6 +777,98 @@ export interface operations {
           [name: string]: unknown;
         };
         content?: never;
+      };
+      /** @description VALIDATION: a field is missing or out of range; nothing happened */
+      400: {
+        headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          'X-Matte-Photos-Limit': components['headers']['X-Matte-Photos-Limit'];
+          'X-Matte-Photos-Remaining': components['headers']['X-Matte-Photos-Remaining'];
+          'X-Matte-Photos-Reset': components['headers']['X-Matte-Photos-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Problem'];
+        };
+      };
+      /** @description UNAUTHENTICATED or INVALID_KEY */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Problem */
+      403: {
+        headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          'X-Matte-Photos-Limit': components['headers']['X-Matte-Photos-Limit'];
+          'X-Matte-Photos-Remaining': components['headers']['X-Matte-Photos-Remaining'];
+          'X-Matte-Photos-Reset': components['headers']['X-Matte-Photos-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Problem'];
+        };
+      };
+      /** @description RATE_LIMITED */
+      429: {
+        headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
+          'X-Matte-Photos-Limit': components['headers']['X-Matte-Photos-Limit'];
+          'X-Matte-Photos-Remaining': components['headers']['X-Matte-Photos-Remaining'];
+          'X-Matte-Photos-Reset': components['headers']['X-Matte-Photos-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  getBatchLabels: {
+    parameters: {
+      query: {
+        /** @description Comma-separated batch ids, at most 100. */
+        ids: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          'X-Matte-Photos-Limit': components['headers']['X-Matte-Photos-Limit'];
+          'X-Matte-Photos-Remaining': components['headers']['X-Matte-Photos-Remaining'];
+          'X-Matte-Photos-Reset': components['headers']['X-Matte-Photos-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @description The account's batches among `ids`; unknown ids are left out. */
+            labels: {
+              id: string;
+              name: string | null;
+              /** @description `batch`: made with POST /v1/jobs. `image`: the batch of a one-photo call (POST /v1/images). */
+              origin: 'batch' | 'image';
+            }[];
+          };
+        };
       };
       /** @description VALIDATION: a field is missing or out of range; nothing happened */
       400: {

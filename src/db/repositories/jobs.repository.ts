@@ -19,6 +19,17 @@ export class JobsRepository {
       .executeTakeFirst();
   }
 
+  /** Names and origins of the account's batches among `ids` (unknown ids and others' batches are left out). */
+  async labels(accountId: string, ids: string[]): Promise<{ id: string; name: string | null; origin: string }[]> {
+    if (!ids.length) return [];
+    return this.db
+      .selectFrom('jobs')
+      .select(['id', 'name', 'origin'])
+      .where('account_id', '=', accountId)
+      .where('id', 'in', ids)
+      .execute();
+  }
+
   async findById(id: string): Promise<JobRow | undefined> {
     return this.db.selectFrom('jobs').selectAll().where('id', '=', id).executeTakeFirst();
   }

@@ -9,6 +9,9 @@ import { Account } from '../schemas/requests.schemas.ts';
 import {
   ApiKeyInfo,
   ApiKeyList,
+  BatchLabels,
+  BatchLabelsQuery,
+  type BatchLabelsQuery as BatchLabelsQueryT,
   CreatedKey,
   CreateKeyRequest,
   CreditPackList,
@@ -104,6 +107,27 @@ export function registerStudioRoutes(app: FastifyInstance, c: Container): void {
       await c.sessions.signOut(request.auth);
       setSessionCookie(reply, '', 0);
       return reply.code(204).send();
+    },
+  );
+
+  app.get(
+    '/v1/batch-labels',
+    {
+      config: STUDIO,
+      schema: {
+        operationId: 'getBatchLabels',
+        summary: 'The names sellers gave their batches, and which were one-photo calls',
+        description:
+          'The batch answer, which the specification closes, carries neither; the studio reads them here for the batches it lists.',
+        tags: ['studio'],
+        security: studioSecurity,
+        querystring: BatchLabelsQuery,
+        response: { 200: BatchLabels, ...problems(400, 403) },
+      },
+    },
+    async (request) => {
+      const ids = [...new Set((request.query as BatchLabelsQueryT).ids.split(','))];
+      return { labels: await c.store.repos.jobs.labels(request.auth.accountId, ids) };
     },
   );
 

@@ -87,3 +87,34 @@ export const DeleteAccountRequest = Type.Object(
   closed,
 );
 export type DeleteAccountRequest = Static<typeof DeleteAccountRequest>;
+
+export const BatchLabelsQuery = Type.Object(
+  {
+    ids: Type.String({
+      minLength: 1,
+      maxLength: 2000,
+      pattern: '^[A-Za-z0-9_-]+(,[A-Za-z0-9_-]+){0,99}$',
+      description: 'Comma-separated batch ids, at most 100.',
+    }),
+  },
+  closed,
+);
+export type BatchLabelsQuery = Static<typeof BatchLabelsQuery>;
+export const BatchLabels = Type.Object(
+  {
+    labels: Type.Array(
+      Type.Object(
+        {
+          id: Type.String(),
+          name: Nullable(Type.String({ description: 'The name given at creation (CreateJobRequest `name`).' })),
+          origin: Type.Union([Type.Literal('batch'), Type.Literal('image')], {
+            description: '`batch`: made with POST /v1/jobs. `image`: the batch of a one-photo call (POST /v1/images).',
+          }),
+        },
+        closed,
+      ),
+      { description: "The account's batches among `ids`; unknown ids are left out." },
+    ),
+  },
+  closed,
+);

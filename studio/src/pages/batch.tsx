@@ -7,6 +7,7 @@ import { api, client, describeError, ok, type Shown } from '../api.ts';
 import { DEFAULT_LOOK, lookSettings, LookPicker, type Look, type Preset } from '../settings.tsx';
 import { ErrorNote, Link, plural, TextField, useAction } from '../ui.tsx';
 import { DownloadPanel } from './download.tsx';
+import { batchLabels, batchTitle, type BatchLabel } from './batches.tsx';
 
 type Rejected = FullBatch['rejected'][number];
 const LIVE = new Set(['queued', 'running']);
@@ -24,6 +25,7 @@ export function BatchPage({ id }: { id: string }) {
   const [presets, setPresets] = useState<Preset[]>([]);
   const [account, setAccount] = useState<Account | null>(null);
   const [loadError, setLoadError] = useState<Shown | null>(null);
+  const [label, setLabel] = useState<BatchLabel | undefined>(undefined);
   const latest = useRef<FullBatch | null>(null);
   latest.current = batch;
 
@@ -48,6 +50,10 @@ export function BatchPage({ id }: { id: string }) {
       (err) => setLoadError(describeError(err)),
     );
     void client.account().then(setAccount, (err) => setLoadError(describeError(err)));
+    void batchLabels([id]).then(
+      (labels) => setLabel(labels.get(id)),
+      (err) => setLoadError(describeError(err)),
+    );
   }, [id]);
 
   // Live progress: the batch's event stream; each event asks for the photos changed since the last look
@@ -84,7 +90,7 @@ export function BatchPage({ id }: { id: string }) {
   if (!batch) {
     return (
       <section>
-        <h1>Batch {id}</h1>
+        <h1>{batchTitle(id, label)}</h1>
         <ErrorNote error={loadError} />
         {!loadError ? <p>Loading…</p> : null}
       </section>
@@ -99,9 +105,10 @@ export function BatchPage({ id }: { id: string }) {
         <Link to="/batches">Batches</Link> / {batch.id}
       </p>
       <div class="title-row">
-        <h1 id="batch-title">Batch {batch.id}</h1>
+        <h1 id="batch-title">{batchTitle(batch.id, label)}</h1>
         <span class={`status status-${batch.status}`}>{batch.status}</span>
       </div>
+      {label?.name && label.origin === 'batch' ? <p class="hint">{batch.id}</p> : null}
       <ErrorNote error={loadError} />
       {batch.status === 'draft' ? <AddPhotos batch={batch} account={account} onAdded={setBatch} /> : null}
       {batch.rejected.length ? <RejectedList rejected={batch.rejected} /> : null}
@@ -113,7 +120,7 @@ export function BatchPage({ id }: { id: string }) {
       {batch.status !== 'draft' && needsLook ? (
         <p>
           <Link to={`/batches/${batch.id}/photos/${reviewFirst(batch.items)!.id}`}>
-            Review {plural(needsLook, 'photo')} that need a look
+            Review {plural(needsLook, 'photo')} that {needsLook === 1 ? 'needs' : 'need'} a look
           </Link>{' '}
           (not charged).
         </p>
@@ -368,11 +375,13 @@ function Progress({ batch, onChange }: { batch: FullBatch; onChange: (batch: Ful
       </label>
       <progress id="progress" max={Math.max(1, c.total - c.held)} value={settled} />
       <p role="status" class="progress-note">
-        {running
-          ? `Running: about ${Math.ceil(batch.estimate.remainingMs / 1000)} s left.`
-          : batch.status === 'paused'
-            ? `Paused with ${plural(c.held, 'photo')} held (not charged).`
-            : `Batch ${batch.status}.`}
+        {batch.status === 'queued'
+          ? `Queued: waiting for the worker, which is busy with other photos; about ${Math.ceil(batch.estimate.remainingMs / 1000)} s of work once it starts.`
+          : running
+            ? `Running: about ${Math.ceil(batch.estimate.remainingMs / 1000)} s left.`
+            : batch.status === 'paused'
+              ? `Paused with ${plural(c.held, 'photo')} held (not charged).`
+              : `Batch ${batch.status}.`}
       </p>
       <ErrorNote error={stopError ?? resumeError} />
       {running ? (

@@ -7,6 +7,20 @@ import { DataTable, ErrorNote, TextField, formatDate, useAction } from '../ui.ts
 
 type Entry = LedgerPage['entries'][number];
 
+/** What each ledger row means to a seller; the row's own kind and reason are shown beneath. */
+const KIND_TEXT: Record<string, string> = {
+  reserve: 'Held for a photo',
+  commit: 'Charged: the photo came out clean (its credit was held when it was queued)',
+  release: 'Given back: the photo was not charged',
+  claim: 'Refunded: a report the pixel check agreed with',
+  grant: 'Added by the operator',
+  purchase: 'Bought',
+  welcome: 'Welcome credits',
+  refresh: 'Monthly plan credits',
+  expire: 'Plan credits expired at renewal',
+  adjust: 'Corrected by the operator',
+};
+
 export function CreditsPage() {
   const [account, setAccount] = useState<Account | null>(null);
   const [packs, setPacks] = useState<{ id: string; credits: number }[]>([]);
@@ -172,8 +186,11 @@ function Ledger() {
           <tr key={entry.id}>
             <td>{formatDate(entry.createdAt)}</td>
             <td>
-              {entry.kind}
-              {entry.reason ? <span class="hint"> {entry.reason}</span> : null}
+              {KIND_TEXT[entry.kind] ?? entry.kind}
+              <span class="hint block">
+                {entry.kind}
+                {entry.reason ? `: ${entry.reason}` : ''}
+              </span>
             </td>
             <td>{entry.pool}</td>
             <td class="num">{entry.amount > 0 ? `+${entry.amount}` : entry.amount}</td>
