@@ -108,7 +108,6 @@ export function BatchPage({ id }: { id: string }) {
         <h1 id="batch-title">{batchTitle(batch.id, label)}</h1>
         <span class={`status status-${batch.status}`}>{batch.status}</span>
       </div>
-      {label?.name && label.origin === 'batch' ? <p class="hint">{batch.id}</p> : null}
       <ErrorNote error={loadError} />
       {batch.status === 'draft' ? <AddPhotos batch={batch} account={account} onAdded={setBatch} /> : null}
       {batch.rejected.length ? <RejectedList rejected={batch.rejected} /> : null}
