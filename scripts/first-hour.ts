@@ -44,12 +44,16 @@ async function freePort(): Promise<number> {
 }
 
 const port = await freePort();
-const env = {
-  PATH: process.env.PATH!,
-  HOME: path.join(work, 'home'),
-  XDG_CONFIG_HOME: path.join(work, 'home', '.config'),
+// The caller's own environment (npm's settings, toolchains), less what would point the clone elsewhere; its
+// own configuration folder, so `matte login` writes there.
+const env: Record<string, string> = {
+  ...(Object.fromEntries(
+    Object.entries(process.env).filter(
+      ([k]) => !/^(npm_|MATTE_|INIT_CWD$|DATA_DIR$|DATABASE_URL$|PORT$|HOST$|PUBLIC_BASE_URL$)/.test(k),
+    ),
+  ) as Record<string, string>),
+  XDG_CONFIG_HOME: path.join(work, 'config'),
   PORT: String(port),
-  LANG: 'C.UTF-8',
 };
 fs.mkdirSync(env.XDG_CONFIG_HOME, { recursive: true });
 
