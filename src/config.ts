@@ -2,7 +2,7 @@
 import path from 'node:path';
 import { Type, type Static } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
-import { DEFAULT_GRAPH_OPTIMIZATION } from './adapters/model-session.mjs';
+import { DEFAULT_GRAPH_OPTIMIZATION, LOW_MEMORY_GRAPH_OPTIMIZATION } from './adapters/model-session.mjs';
 
 const MiB = 1024 * 1024;
 
@@ -28,9 +28,11 @@ export const ConfigSchema = Type.Object({
   heavyModelPath: Type.String(),
   /** onnxruntime intra-op threads. One per core: image work yields the cores to the model (helperNice). */
   modelThreads: Type.Integer({ minimum: 1, maximum: 64 }),
-  /** onnxruntime's CPU memory arena (and memory pattern) for the in-process model. */
+  /** MATTE_LOW_MEMORY=1: the model's settings for memory, not speed (no arena, `extended`; bin/matte also tunes malloc). */
+  lowMemory: Type.Boolean(),
+  /** onnxruntime's CPU memory arena (and memory pattern) for the in-process model: on, unless lowMemory. */
   modelArena: Type.Boolean(),
-  /** onnxruntime's graph optimisation level: `extended` (default), `all` (its layout transforms: faster, more memory) or `basic`. */
+  /** onnxruntime's graph optimisation level: `all` (default: its layout transforms, as bare), `extended` (lowMemory) or `basic`. */
   modelOptimization: Type.Union([Type.Literal('basic'), Type.Literal('extended'), Type.Literal('all')]),
   /** Where the model optimised for this machine is kept between starts (a cache; '' turns it off). */
   modelCacheDir: Type.String(),
@@ -122,6 +124,7 @@ function flag(env: Env, name: string, fallback: boolean): boolean {
 export function loadConfig(env: Env = process.env, overrides: Partial<Config> = {}): Readonly<Config> {
   const port = int(env, 'PORT', DEFAULTS.port);
   const delays = env.MATTE_WEBHOOK_RETRY_DELAYS_MS;
+  const lowMemory = flag(env, 'MATTE_LOW_MEMORY', false);
   const config: Config = {
     port,
     host: env.HOST || DEFAULTS.host,
@@ -137,8 +140,10 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     modelPath: env.MATTE_MODEL_PATH ?? '',
     heavyModelPath: env.MATTE_HEAVY_MODEL_PATH ?? '',
     modelThreads: int(env, 'MATTE_MODEL_THREADS', DEFAULTS.modelThreads),
-    modelArena: flag(env, 'MATTE_MODEL_ARENA', false),
-    modelOptimization: (env.MATTE_MODEL_OPTIMIZATION || DEFAULT_GRAPH_OPTIMIZATION) as Config['modelOptimization'],
+    lowMemory,
+    modelArena: flag(env, 'MATTE_MODEL_ARENA', !lowMemory),
+    modelOptimization: (env.MATTE_MODEL_OPTIMIZATION ||
+      (lowMemory ? LOW_MEMORY_GRAPH_OPTIMIZATION : DEFAULT_GRAPH_OPTIMIZATION)) as Config['modelOptimization'],
     modelCacheDir: modelCacheDir(env),
     helperNice: int(env, 'MATTE_HELPER_NICE', DEFAULTS.helperNice),
     imageThreads: int(env, 'MATTE_IMAGE_THREADS', DEFAULTS.imageThreads),

@@ -25,22 +25,23 @@ export function readModel(source) {
 /** @typedef {'basic' | 'extended' | 'all'} GraphOptimization */
 
 /**
- * onnxruntime's graph optimisation level (MATTE_MODEL_OPTIMIZATION). `all` adds the layout transformations
- * (NCHWc): about 10% faster at the model here, and 100-190 MiB more at a worker's peak, which puts it on
- * the 1.5 GiB line; `extended` keeps a worker under it for 28% more of the model's CPU (docs/performance.md,
- * "Memory").
+ * onnxruntime's graph optimisation level (MATTE_MODEL_OPTIMIZATION). `all`, the default, adds the layout
+ * transformations (NCHWc), as onnxruntime does bare: the model runs at its own speed. `extended`
+ * (MATTE_LOW_MEMORY=1) keeps a worker under 1.5 GiB for more of the model's CPU (docs/performance.md, "Memory").
  * @type {GraphOptimization}
  */
-export const DEFAULT_GRAPH_OPTIMIZATION = 'extended';
+export const DEFAULT_GRAPH_OPTIMIZATION = 'all';
+/** @type {GraphOptimization} */
+export const LOW_MEMORY_GRAPH_OPTIMIZATION = 'extended';
 
 /**
  * @param {number} threads
- * @param {boolean} [arena] onnxruntime's CPU memory arena and memory pattern (MATTE_MODEL_ARENA=1). Off by
- *   default: the arena keeps its peak for good, about 1.1 GB more per process on 12-megapixel batches; turning
- *   it off cost between nothing and 13% of speed in two runs here (docs/performance.md, "Memory").
+ * @param {boolean} [arena] onnxruntime's CPU memory arena and memory pattern (MATTE_MODEL_ARENA; on unless
+ *   MATTE_LOW_MEMORY=1, as onnxruntime has them bare): the arena keeps its peak for good, so a worker holds
+ *   more memory between photos, and the model does not map and fault in its activations at every run.
  * @param {GraphOptimization} [optimization]
  */
-export function sessionOptions(threads, arena = false, optimization = DEFAULT_GRAPH_OPTIMIZATION) {
+export function sessionOptions(threads, arena = true, optimization = DEFAULT_GRAPH_OPTIMIZATION) {
   return /** @type {import('onnxruntime-node').InferenceSession.SessionOptions} */ ({
     intraOpNumThreads: threads,
     enableCpuMemArena: arena,
@@ -66,7 +67,7 @@ export function sessionOptions(threads, arena = false, optimization = DEFAULT_GR
  * @param {{ threads: number, arena?: boolean, optimization?: GraphOptimization, cacheDir?: string }} opts
  */
 export async function createSession(ort, bytes, opts) {
-  const options = sessionOptions(opts.threads, opts.arena ?? false, opts.optimization);
+  const options = sessionOptions(opts.threads, opts.arena ?? true, opts.optimization);
   if (!opts.cacheDir) return ort.InferenceSession.create(bytes, options);
   const file = path.join(opts.cacheDir, `model-${cacheKey(ort, bytes, options.graphOptimizationLevel)}.onnx`);
   const cached = { ...options, graphOptimizationLevel: /** @type {const} */ ('disabled') };

@@ -2,6 +2,8 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import sharp from 'sharp';
 import fs from 'node:fs';
+import path from 'node:path';
+import { execFileSync } from 'node:child_process';
 import {
   launcherNodeFlags,
   startCommand,
@@ -193,22 +195,32 @@ describe.skipIf(!HAVE_EVAL_DATA)('a batch of real product photos through the rea
     },
   );
 
-  it('runs as npm start runs it: bin/matte serve, with the V8 heap flag and glibc malloc tuning', () => {
+  it('runs as npm start runs it: bin/matte serve, with the V8 heap flag; glibc malloc tuned only for MATTE_LOW_MEMORY=1', () => {
     // package.json's start script is bin/matte serve, which execs node with a larger initial old generation
     // (V8's full collections, which the photos' large buffers would otherwise trigger about once a photo,
-    // stay rare) and glibc's malloc set to give large blocks back, in huge pages (docs/performance.md, "Memory").
+    // stay rare). By default glibc's malloc is left alone (onnxruntime's arena keeps the model's memory);
+    // the low-memory setting gives large blocks back, in huge pages (docs/performance.md, "Memory").
     expect(startCommand().args).toEqual(['serve']);
     expect(launcherNodeFlags()).toEqual(['--initial-old-space-size=128']);
     const cmdline = fs.readFileSync(`/proc/${server.proc.pid}/cmdline`, 'utf8').split('\0').filter(Boolean);
     expect(cmdline).toContain('--initial-old-space-size=128');
     expect(cmdline.slice(-2)).toEqual([expect.stringMatching(/src\/cli\/matte\.ts$/), 'serve']);
     const environ = fs.readFileSync(`/proc/${server.proc.pid}/environ`, 'utf8').split('\0');
-    expect(environ).toContain('MALLOC_MMAP_THRESHOLD_=1048576');
-    expect(environ).toContain('MALLOC_ARENA_MAX=2');
+    if (!process.env.MATTE_LOW_MEMORY && !process.env.MATTE_MALLOC_TUNING)
+      expect(environ.filter((e) => /^(MALLOC_MMAP_THRESHOLD_|MALLOC_ARENA_MAX)=/.test(e))).toEqual([]);
+    const tuned = (env: Record<string, string>) =>
+      execFileSync('sh', ['-c', '. bin/malloc-tuning.sh && env'], {
+        cwd: path.resolve(import.meta.dirname, '../..'),
+        env: { PATH: process.env.PATH, ...env },
+        encoding: 'utf8',
+      }).split('\n');
+    const low = tuned({ MATTE_LOW_MEMORY: '1' });
+    expect(low).toContain('MALLOC_MMAP_THRESHOLD_=1048576');
+    expect(low).toContain('MALLOC_ARENA_MAX=2');
     // The mapped blocks as transparent huge pages: 4 KiB page faults doubled the model's time.
-    expect(environ.find((e) => e.startsWith('GLIBC_TUNABLES='))).toMatch(
-      /(^GLIBC_TUNABLES=|:)glibc\.malloc\.hugetlb=1/,
-    );
+    expect(low.find((e) => e.startsWith('GLIBC_TUNABLES='))).toMatch(/(^GLIBC_TUNABLES=|:)glibc\.malloc\.hugetlb=1/);
+    expect(tuned({ MATTE_LOW_MEMORY: '1', MATTE_MALLOC_TUNING: '0' }).some((e) => e.startsWith('MALLOC_'))).toBe(false);
+    expect(tuned({}).some((e) => e.startsWith('MALLOC_'))).toBe(false);
   });
 
   it('POST /v1/images answers the cut-out image with its headers, on real HTTP', async () => {
