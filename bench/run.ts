@@ -1,7 +1,7 @@
 // npm run bench: the service's figures from one run on the same photos, printed and written to
 // bench/results/latest.json and bench/results/latest.md (docs/performance.md explains each one).
-//  1. batch throughput: Matte end to end over HTTP (add, start, wait) against the bare model
-//     (session.run alone, same session options), photos/s, in alternating rounds
+//  1. batch throughput: Matte end to end over HTTP (add, start, wait) against the bare model (session.run
+//     alone, onnxruntime's defaults, its own process: bench/bare-model.ts), photos/s, in alternating rounds
 //  2. POST /v1/images latency against bare inference, and CPU per photo outside the model (bench/cpu.ts)
 //  3. event-loop responsiveness: GET /v1/jobs/{id} latency while photos are at the model
 //  4. event latency: photo finished → SSE message and → webhook received (bench/events.ts)
@@ -13,14 +13,9 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import ort from 'onnxruntime-node';
-import { createSession, readModel } from '../src/adapters/model-session.mjs';
-import { loadConfig } from '../src/config.ts';
-import { fillModelInput } from '../src/imaging/model-io.mjs';
-import { imglyResourceDir, MODEL_INPUT_SIZE } from '../src/adapters/mask-model.adapter.ts';
-import { ImageDecoder } from '../src/adapters/images/decoder.ts';
 import { evalEntries, evalFile, HAVE_EVAL_DATA } from '../test/helpers/eval-data.ts';
-import { MODEL_CACHE_DIR, startServer } from '../test/helpers/server.ts';
+import { startServer } from '../test/helpers/server.ts';
+import { BareModel } from './bare-model.ts';
 import { edgeFigures, printEdgeFigures, type EdgeFigures } from './edges.ts';
 import { cpuLines, measureCpuAndLatency, median, type CpuFigures } from './cpu.ts';
 import { eventLatency, eventLatencyLines, type EventLatency } from './events.ts';
@@ -44,26 +39,18 @@ const entries = evalEntries()
 const photos = entries.map((e) => ({ name: `${e.id}.jpg`, data: evalFile(e.image) }));
 
 // ---- the bare model -----------------------------------------------------------------------------
-const decoder = new ImageDecoder(100_000_000);
-async function tensorFor(data: Buffer): Promise<ort.Tensor> {
-  const rgb = await decoder.toModelInput(await decoder.decode(data), MODEL_INPUT_SIZE);
-  const f = new Float32Array(rgb.length);
-  fillModelInput(rgb, f);
-  return new ort.Tensor('float32', f, [1, 3, MODEL_INPUT_SIZE, MODEL_INPUT_SIZE]);
-}
-const session = await createSession(ort, readModel({ imglyDir: imglyResourceDir(), imglyModel: '/models/medium' }), {
-  threads: THREADS,
-  arena: process.env.MATTE_MODEL_ARENA === '1',
-  optimization: loadConfig().modelOptimization,
-  cacheDir: MODEL_CACHE_DIR,
+// onnxruntime's own defaults in a process of its own (bench/bare-model.ts), on the same photos.
+const photoDir = fs.mkdtempSync(path.join(os.tmpdir(), 'matte-bench-'));
+const photoFiles = photos.map((p) => {
+  const file = path.join(photoDir, p.name);
+  fs.writeFileSync(file, p.data);
+  return file;
 });
-const tensors = await Promise.all(photos.map((p) => tensorFor(p.data)));
-await session.run({ input: tensors[0] }, ['output']); // warm-up
+const bareModel = await BareModel.start(photoFiles, THREADS);
 /** Seconds for session.run over every photo, one after another. */
 async function bareRun(): Promise<number> {
-  const t0 = performance.now();
-  for (const x of tensors) await session.run({ input: x }, ['output']);
-  return (performance.now() - t0) / 1000;
+  const ms = await bareModel.run(photoFiles.map((_, i) => i));
+  return ms.reduce((a: number, b: number) => a + b, 0) / 1000;
 }
 
 // ---- the service over HTTP ----------------------------------------------------------------------
@@ -174,7 +161,8 @@ try {
     readLatencies.push(performance.now() - r0);
     await new Promise((r) => setTimeout(r, 50));
   }
-  await session.release();
+  await bareModel.close();
+  fs.rmSync(photoDir, { recursive: true, force: true });
 
   // ---- 4. event latency ------------------------------------------------------------------------
   const eventPhotos = Array.from({ length: Number(process.env.BENCH_EVENT_PHOTOS ?? 24) }, (_, i) => ({
@@ -190,7 +178,7 @@ try {
       (r, i) =>
         `round ${i + 1}: bare ${perPhoto(r.bare)} ms/photo, Matte ${perPhoto(r.matte)} ms/photo, ratio ${fmt(ratios[i], 3)}; in Matte the model ran ${perPhoto(r.inference)} ms/photo, busy ${fmt((100 * r.inference) / r.matte, 0)}% of the batch`,
     ),
-    `bare model (session.run alone)      ${fmt(photos.length / medianRound.bare, 3)} photos/s  (median round)`,
+    `bare model (onnxruntime defaults)   ${fmt(photos.length / medianRound.bare, 3)} photos/s  (median round)`,
     `Matte batch over HTTP (add+start+wait) ${fmt(photos.length / medianRound.matte, 3)} photos/s  (median round)`,
     `throughput ratio Matte/bare         ${fmt(median(ratios), 3)}   (median of the rounds, spread ${fmt(Math.min(...ratios), 2)}-${fmt(Math.max(...ratios), 2)}; target >= 0.9)`,
     ...cpuLines(latency),
