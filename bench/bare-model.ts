@@ -54,7 +54,7 @@ export class BareModel {
 }
 
 async function child(threads: number, files: string[]): Promise<void> {
-  const [{ default: ort }, { default: sharp }, { readModel }, { imglyResourceDir }] = await Promise.all([
+  const [ort, { default: sharp }, { readModel }, { imglyResourceDir }] = await Promise.all([
     import('onnxruntime-node'),
     import('sharp'),
     import('../src/adapters/model-session.mjs'),
