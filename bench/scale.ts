@@ -4,7 +4,8 @@
 //  - the queue's claim latency with 10,000 pending photos on PostgreSQL (FOR UPDATE SKIP LOCKED);
 //  - SQL statements per photo, a whole batch's (adding, starting, following, running, settling), read from
 //    the server's matte_db_statements_total on PostgreSQL;
-//  - P5: a worker's peak RSS over five batches of 12-megapixel photos (bench/memory.ts, the default settings).
+//  - P5: a worker's peak RSS over five batches of 12-megapixel photos with MATTE_LOW_MEMORY=1's settings (bench/memory.ts;
+//    the default's peak is bench:memory's first row).
 // PostgreSQL figures are left out, saying so, where no PostgreSQL answers.
 import fs from 'node:fs';
 import os from 'node:os';
@@ -197,7 +198,7 @@ export function scaleLines(f: ScaleFigures): string[] {
     );
   if (f.worker)
     lines.push(
-      `P5: worker peak RSS over 5 batches of 4 12-MP photos: ${fmt(f.worker.peakMiB, 0)} MiB (after each batch ${f.worker.afterBatchMiB.join(', ')} MiB)`,
+      `P5, MATTE_LOW_MEMORY=1: worker peak RSS over 5 batches of 4 12-MP photos: ${fmt(f.worker.peakMiB, 0)} MiB (after each batch ${f.worker.afterBatchMiB.join(', ')} MiB)`,
     );
   for (const s of f.skipped) lines.push(`skipped: ${s}`);
   return lines;
