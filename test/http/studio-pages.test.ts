@@ -64,6 +64,17 @@ describe('the studio, served', () => {
     expect(Object.keys(openapi.paths).filter((p) => !p.startsWith('/v1/'))).toEqual([]);
   });
 
+  it('serves its icon at /favicon.ico and at the path the page links (an SVG), without a key', async () => {
+    const page = (await t.app.inject({ method: 'GET', url: '/studio/' })).body;
+    expect(page).toContain('<link rel="icon" type="image/svg+xml" href="/studio/favicon.svg"');
+    for (const url of ['/favicon.ico', '/studio/favicon.svg']) {
+      const res = await t.app.inject({ method: 'GET', url });
+      expect(res.statusCode, url).toBe(200);
+      expect(res.headers['content-type']).toBe('image/svg+xml');
+      expect(res.body).toMatch(/^<svg /);
+    }
+  });
+
   it('loads at most 150 KB of JavaScript, gzipped, on first load (printed)', async () => {
     const html = (await t.app.inject({ method: 'GET', url: '/studio/' })).body;
     const scripts = firstLoad(html).filter((file) => file.endsWith('.js'));
