@@ -41,6 +41,7 @@ export class OnnxMaskModel implements MaskModel {
   private readonly worker: Worker;
   private readonly pending = new Map<number, Pending>();
   private readonly readyPromise: Promise<void>;
+  private exited = false;
   private nextId = 1;
   private failure: Error | undefined;
   private loaded = false;
@@ -115,6 +116,7 @@ export class OnnxMaskModel implements MaskModel {
         this.rejectAll(err);
       });
       this.worker.on('exit', (code) => {
+        this.exited = true;
         this.failure ??= new Error(`model worker exited with code ${code}`);
         this.rejectAll(this.failure);
       });
@@ -156,9 +158,25 @@ export class OnnxMaskModel implements MaskModel {
     });
   }
 
+  /**
+   * Stops the worker. Terminating its thread while onnxruntime loads or runs the model aborts the whole process
+   * (a native callback into an environment that is gone: "terminate called after throwing Napi::Error"), so
+   * the load is let finish and the worker releases its session and leaves by itself; terminated only if it
+   * has not within the bounds.
+   */
   async close(): Promise<void> {
     this.failure ??= new Error('model closed');
     this.inputs.clear();
+    const within = (p: Promise<unknown>, ms: number) =>
+      Promise.race([p.catch(() => undefined), new Promise((r) => setTimeout(r, ms).unref())]);
+    if (!this.exited) {
+      await within(this.readyPromise, 60_000);
+      const exited = new Promise((r) => this.worker.once('exit', r));
+      if (!this.exited) {
+        this.worker.postMessage({ type: 'close' });
+        await within(exited, 30_000);
+      }
+    }
     await this.worker.terminate();
   }
 }

@@ -64,6 +64,12 @@ async function handle(msg) {
 
 // One photo at a time: the input tensor buffer is shared, so runs must never overlap.
 let chain = Promise.resolve();
-port.on('message', (/** @type {{ id: number, rgb: Uint8Array }} */ msg) => {
-  chain = chain.then(() => handle(msg));
+port.on('message', (/** @type {{ id: number, rgb: Uint8Array } | { type: 'close' }} */ msg) => {
+  // Closing: after the photos already sent, the session is released and the thread leaves (see close()).
+  if ('type' in msg && msg.type === 'close')
+    chain = chain.then(async () => {
+      await session.release();
+      process.exit(0);
+    });
+  else chain = chain.then(() => handle(/** @type {{ id: number, rgb: Uint8Array }} */ (msg)));
 });
