@@ -28,11 +28,9 @@ export const ConfigSchema = Type.Object({
   heavyModelPath: Type.String(),
   /** onnxruntime intra-op threads. One per core: image work yields the cores to the model (helperNice). */
   modelThreads: Type.Integer({ minimum: 1, maximum: 64 }),
-  /** MATTE_LOW_MEMORY=1: the model's settings for memory, not speed (no arena, `extended`; bin/matte also tunes malloc). */
-  lowMemory: Type.Boolean(),
-  /** onnxruntime's CPU memory arena (and memory pattern) for the in-process model: on, unless lowMemory. */
+  /** onnxruntime's CPU memory arena (and memory pattern) for the in-process model: on, unless MATTE_LOW_MEMORY=1. */
   modelArena: Type.Boolean(),
-  /** onnxruntime's graph optimisation level: `all` (default: its layout transforms, as bare), `extended` (lowMemory) or `basic`. */
+  /** onnxruntime's graph optimisation level: `all` (default: its layout transforms, as bare), `extended` (MATTE_LOW_MEMORY=1) or `basic`. */
   modelOptimization: Type.Union([Type.Literal('basic'), Type.Literal('extended'), Type.Literal('all')]),
   /** Where the model optimised for this machine is kept between starts (a cache; '' turns it off). */
   modelCacheDir: Type.String(),
@@ -124,6 +122,7 @@ function flag(env: Env, name: string, fallback: boolean): boolean {
 export function loadConfig(env: Env = process.env, overrides: Partial<Config> = {}): Readonly<Config> {
   const port = int(env, 'PORT', DEFAULTS.port);
   const delays = env.MATTE_WEBHOOK_RETRY_DELAYS_MS;
+  // MATTE_LOW_MEMORY=1: the model set for memory, not speed (no arena, `extended`; bin/matte also tunes malloc).
   const lowMemory = flag(env, 'MATTE_LOW_MEMORY', false);
   const config: Config = {
     port,
@@ -140,7 +139,6 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     modelPath: env.MATTE_MODEL_PATH ?? '',
     heavyModelPath: env.MATTE_HEAVY_MODEL_PATH ?? '',
     modelThreads: int(env, 'MATTE_MODEL_THREADS', DEFAULTS.modelThreads),
-    lowMemory,
     modelArena: flag(env, 'MATTE_MODEL_ARENA', !lowMemory),
     modelOptimization: (env.MATTE_MODEL_OPTIMIZATION ||
       (lowMemory ? LOW_MEMORY_GRAPH_OPTIMIZATION : DEFAULT_GRAPH_OPTIMIZATION)) as Config['modelOptimization'],

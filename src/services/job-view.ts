@@ -107,7 +107,7 @@ function metaView({ compliance, ...meta }: StoredItemMeta): ItemMeta {
 }
 
 /** One line a failed check: `amazon-main: background: expected …, got …`. */
-export function complianceWarnings(compliance: Compliance): string[] {
+function complianceWarnings(compliance: Compliance): string[] {
   return compliance.checks
     .filter((c) => !c.ok)
     .map((c) => `${compliance.presetId}: ${c.check}: expected ${c.expected}, got ${c.actual}`);

@@ -102,7 +102,6 @@ async function run(argv: string[], env: NodeJS.ProcessEnv, interrupt: AbortSigna
         throw new UsageError(
           'no API key: type it when asked, or pipe it: matte login --url URL --api-key-stdin < key.txt',
         );
-      if (!apiKey) throw new UsageError('--api-key-stdin read nothing');
       const account = await createMatteClient({ baseUrl: url, apiKey }).account();
       const file = saveLogin({ url, apiKey }, env);
       print(

@@ -6,7 +6,7 @@
 // Then the caller's per-minute request budget is counted and its headers are set.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { parseCookie } from 'cookie';
-import { AppError, infrastructureFault } from '../../errors.ts';
+import { AppError, unlessFull } from '../../errors.ts';
 import type { AccountService, AuthContext } from '../../services/account.service.ts';
 import { csrfMatches, SESSION_COOKIE, type SessionService } from '../../services/session.service.ts';
 import type { RateLimitService } from '../../services/rate-limit.service.ts';
@@ -47,13 +47,10 @@ export function registerAuth(
       );
     }
     request.auth = auth;
-    try {
-      setRateLimitHeaders(reply, await deps.limits.hit(rateLimitSubject(auth)));
-    } catch (err) {
-      // A full volume cannot record the request: reads still answer (writes get 507 at their own write).
-      if (infrastructureFault(err) !== 'full') throw err;
-      request.log.warn('storage full: this request is not counted against the rate limit');
-    }
+    // A full volume cannot record the request: reads still answer (writes get 507 at their own write).
+    const windows = await deps.limits.hit(rateLimitSubject(auth)).catch(unlessFull);
+    if (windows) setRateLimitHeaders(reply, windows);
+    else request.log.warn('storage full: this request is not counted against the rate limit');
   });
 }
 

@@ -92,21 +92,21 @@ function fromFastify(err: FastifyError): AppError {
  * (discarded, within a bound), then answer with `Connection: close`.
  */
 async function settleBody(request: FastifyRequest, reply: FastifyReply): Promise<void> {
-  if (request.raw.complete || request.raw.readableEnded) return;
-  await discardBody(request.raw, DISCARD_LIMIT);
+  const raw = request.raw;
+  if (raw.complete || raw.readableEnded || raw.destroyed) return;
+  await discardRest(raw, DISCARD_LIMIT);
   reply.header('connection', 'close');
 }
 
 /** How much of a refused body is read and thrown away before the 413, and for how long at most. */
-export const DISCARD_LIMIT = { bytes: 1024 * 1024 * 1024, ms: 60_000 };
+const DISCARD_LIMIT = { bytes: 1024 * 1024 * 1024, ms: 60_000 };
 
 /**
- * Reads a request's remaining body without keeping it, until it ends, `limit.bytes` have passed, or
+ * Reads the rest of a request's body without keeping it, until it ends, `limit.bytes` have passed, or
  * `limit.ms` have. Past the bound the answer is sent anyway (and the connection closed under the upload).
  */
-export function discardBody(raw: IncomingMessage, limit: { bytes: number; ms: number }): Promise<void> {
+function discardRest(raw: IncomingMessage, limit: { bytes: number; ms: number }): Promise<void> {
   return new Promise((resolve) => {
-    if (raw.complete || raw.readableEnded || raw.destroyed) return resolve();
     let seen = 0;
     const done = () => {
       clearTimeout(timer);
