@@ -13,6 +13,7 @@ import { registerStudio } from './http/studio.ts';
 import { AppError } from './errors.ts';
 import { registerAuth } from './http/plugins/auth.plugin.ts';
 import { registerValidation } from './http/plugins/validator.plugin.ts';
+import { buildSerializer } from './http/serializer.ts';
 import { finishOpenApiDocument } from './http/openapi.ts';
 import { multipartBodies } from './http/routes/route-kit.ts';
 import { registerJobRoutes } from './http/routes/jobs.routes.ts';
@@ -42,6 +43,8 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
     // Answers made before routing (an over-long parameter, a malformed URL, headers over 16 KB) are problem+json too.
     frameworkErrors: frameworkErrors(baseUrl),
     clientErrorHandler: clientErrorHandler(baseUrl),
+    // Answers serialised without Ajv for nullable members (serializer.ts): no compile on an answer's path.
+    schemaController: { compilersFactory: { buildSerializer } },
   });
 
   // Bodies are JSON or multipart only: anything else is 415, not a string handed to a JSON route.
