@@ -127,26 +127,36 @@ export function refineRows(img, opts, y0, y1) {
   const near = spans(dilate(band, w, gh, 1), w, gh);
   const nearer = spans(dilate(near.mask, w, gh, radius), w, gh);
 
-  const IP = new Float32Array(n);
-  const II = new Float32Array(n);
-  for (let k = 0; k < n; k++) {
-    IP[k] = I[k] * P[k];
-    II[k] = I[k] * I[k];
-  }
-  const mI = boxMean(I, w, gh, radius, sat, nearer);
-  const mIP = boxMean(IP, w, gh, radius, sat, nearer);
-  const mII = boxMean(II, w, gh, radius, sat, nearer);
+  // The filter's means at the cells that need them, each window summed directly: a window of radius 1 is
+  // nine cells, and these cells are a tenth of the grid, so this reads far less than a summed-area table
+  // over the band's whole extent would (docs/performance.md). I·P and I² are formed inside the sums.
   const A = new Float32Array(n);
   const Bc = new Float32Array(n);
-  for (let k = 0; k < n; k++) {
-    if (!nearer.mask[k]) continue;
-    const varI = mII[k] - mI[k] * mI[k];
-    const cov = mIP[k] - mI[k] * mP[k];
+  forEachCell(nearer, w, (k, x, y) => {
+    const ya = Math.max(0, y - radius),
+      yb = Math.min(gh, y + radius + 1),
+      xa = Math.max(0, x - radius),
+      xb = Math.min(w, x + radius + 1);
+    let sI = 0,
+      sIP = 0,
+      sII = 0;
+    for (let yy = ya; yy < yb; yy++) {
+      for (let j = yy * w + xa, end = yy * w + xb; j < end; j++) {
+        const v = I[j];
+        sI += v;
+        sIP += v * P[j];
+        sII += v * v;
+      }
+    }
+    const area = (yb - ya) * (xb - xa);
+    const mI = Math.fround(sI / area);
+    const varI = Math.fround(sII / area) - mI * mI;
+    const cov = Math.fround(sIP / area) - mI * mP[k];
     A[k] = cov / (varI + eps);
-    Bc[k] = mP[k] - A[k] * mI[k];
-  }
-  const mA = boxMean(A, w, gh, radius, sat, near);
-  const mB = boxMean(Bc, w, gh, radius, sat, near);
+    Bc[k] = mP[k] - A[k] * mI;
+  });
+  const mA = windowMean(A, w, gh, radius, near);
+  const mB = windowMean(Bc, w, gh, radius, near);
 
   // The background's colour near each edge: colours weighted by how transparent they are, over a wider window.
   const decontaminate = opts.decontaminate ?? true;
@@ -158,12 +168,21 @@ export function refineRows(img, opts, y0, y1) {
     const TR = new Float32Array(n);
     const TG = new Float32Array(n);
     const TB = new Float32Array(n);
-    for (let k = 0; k < n; k++) {
-      const t = (1 - P[k]) ** 2;
-      T[k] = t;
-      TR[k] = t * R[k];
-      TG[k] = t * G[k];
-      TB[k] = t * B[k];
+    // Only where the wider windows around the `near` cells read (boxMean's table covers no more).
+    const r3 = radius * 3;
+    const top = Math.max(0, near.rowStart - r3),
+      bottom = Math.min(gh, near.rowEnd + r3),
+      left = Math.max(0, near.colStart - r3),
+      right = Math.min(w, near.colEnd + r3);
+    for (let y = top; y < bottom; y++) {
+      for (let k = y * w + left, end = y * w + right; k < end; k++) {
+        const u = 1 - P[k];
+        const t = u * u;
+        T[k] = t;
+        TR[k] = t * R[k];
+        TG[k] = t * G[k];
+        TB[k] = t * B[k];
+      }
     }
     const mT = boxMean(T, w, gh, radius * 3, sat, near);
     bgR = boxMean(TR, w, gh, radius * 3, sat, near);
@@ -358,6 +377,35 @@ export function spans(mask, w, h) {
     }
   }
   return { mask, first, end, rowStart, rowEnd, colStart, colEnd };
+}
+
+/**
+ * Calls `fn(k, x, y)` for every cell set in `cells`, row by row.
+ * @param {Cells} cells @param {number} w @param {(k: number, x: number, y: number) => void} fn
+ */
+function forEachCell(cells, w, fn) {
+  for (let y = cells.rowStart; y < cells.rowEnd; y++) {
+    for (let x = cells.first[y], end = cells.end[y], k = y * w + x; x < end; x++, k++) if (cells.mask[k]) fn(k, x, y);
+  }
+}
+
+/**
+ * Mean over a (2r+1)^2 window, clipped at the borders, at the cells of `only` alone (0 elsewhere), each
+ * window summed directly: cheaper than boxMean's table where the cells are few and the window small.
+ * @param {ArrayLike<number>} src @param {number} w @param {number} h @param {number} r @param {Cells} only
+ */
+export function windowMean(src, w, h, r, only) {
+  const out = new Float32Array(w * h);
+  forEachCell(only, w, (k, x, y) => {
+    const ya = Math.max(0, y - r),
+      yb = Math.min(h, y + r + 1),
+      xa = Math.max(0, x - r),
+      xb = Math.min(w, x + r + 1);
+    let sum = 0;
+    for (let yy = ya; yy < yb; yy++) for (let j = yy * w + xa, end = yy * w + xb; j < end; j++) sum += src[j];
+    out[k] = sum / ((yb - ya) * (xb - xa));
+  });
+  return out;
 }
 
 /**

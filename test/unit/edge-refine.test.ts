@@ -2,7 +2,7 @@
 // edge, edge colours lose the old background's tint, a band of rows is refined as the whole photo is,
 // and the filter's box means are right wherever they are asked for.
 import { describe, expect, it } from 'vitest';
-import { boxMean, refineEdges, refineGrid, refineRows, spans } from '../../src/imaging/edge-refine.mjs';
+import { boxMean, refineEdges, refineGrid, refineRows, spans, windowMean } from '../../src/imaging/edge-refine.mjs';
 import { H, mae, scene, W } from '../helpers/edge-scene.ts';
 
 describe('edge refinement', () => {
@@ -82,7 +82,7 @@ describe('edge refinement', () => {
     ]).toEqual(new Array(24).fill(0));
   });
 
-  it('boxMean: the mean of every clipped window, and only where asked', () => {
+  it('boxMean and windowMean: the mean of every clipped window, and only where asked', () => {
     const w = 9,
       h = 7,
       src = Float32Array.from({ length: w * h }, (_, i) => (i * 37) % 11);
@@ -91,6 +91,7 @@ describe('edge refinement', () => {
     for (const r of [1, 3]) {
       const all = boxMean(src, w, h, r);
       const some = boxMean(src, w, h, r, new Float64Array(200), spans(only, w, h));
+      const direct = windowMean(src, w, h, r, spans(only, w, h));
       for (let y = 0; y < h; y++) {
         for (let x = 0; x < w; x++) {
           let sum = 0;
@@ -103,6 +104,7 @@ describe('edge refinement', () => {
           }
           expect(all[y * w + x]).toBeCloseTo(sum / n, 5);
           expect(some[y * w + x]).toBe(only[y * w + x] ? all[y * w + x] : 0);
+          expect(direct[y * w + x]).toBeCloseTo(only[y * w + x] ? sum / n : 0, 5);
           // Cells only near the top-left corner: the table is built only that far, from a dirty scratch.
           const corner = new Uint8Array(w * h);
           corner[2 * w + 1] = 1;
