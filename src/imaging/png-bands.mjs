@@ -58,9 +58,30 @@ export function bandLines(rgb, alpha, sourceAlpha, width, rows, factor) {
     for (let i = 0; i < alpha.length; i++) if (sourceAlpha[i] < alpha[i]) alpha[i] = sourceAlpha[i];
   }
   const [rShift, gShift, bShift, aShift] = LITTLE_ENDIAN ? [0, 8, 16, 24] : [24, 16, 8, 0];
-  for (let y = 0, i = 0; y < rows; y++) {
+  // The columns of the row above that hold a visible pixel: [aboveFrom, aboveTo).
+  let aboveFrom = width;
+  let aboveTo = 0;
+  for (let y = 0; y < rows; y++) {
+    // Only the columns from the first to the last visible pixel of this row or the one above are worked
+    // through, whole blocks at a time: outside them the pixel is 0 and so is its difference from the one
+    // above. The transparent margins around a product are most of a cut-out's pixels.
+    const start = y * width;
+    let from = 0;
+    while (from < width && alpha[start + from] === 0) from++;
+    let to = width;
+    while (to > from && alpha[start + to - 1] === 0) to--;
+    if (to === from) [from, to] = [width, 0]; // none visible
+    const lo = Math.min(from, aboveFrom);
+    const hi = Math.max(to, aboveTo);
+    const firstBlock = Math.floor(lo / factor);
+    const x0 = Math.min(width, firstBlock * factor);
+    const x1 = hi <= lo ? x0 : Math.min(width, Math.ceil(hi / factor) * factor);
+    row.fill(0, 0, x0);
+    row.fill(0, x1);
+    up.fill(0, 0, x0);
+    up.fill(0, x1);
     // A block's columns at a time: its sums are kept in locals and added once.
-    for (let cx = 0, x = 0; cx < pw; cx++) {
+    for (let cx = firstBlock, x = x0, i = start + x0; x < x1; cx++) {
       const blockEnd = Math.min(width, x + factor);
       let sr = 0,
         sg = 0,
@@ -100,6 +121,8 @@ export function bandLines(rgb, alpha, sourceAlpha, width, rows, factor) {
     const done = above;
     above = row;
     row = done;
+    aboveFrom = from;
+    aboveTo = to;
     if ((y + 1) % factor === 0 || y === rows - 1) {
       const cy = (y / factor) | 0;
       const blockH = y + 1 - cy * factor;

@@ -31,12 +31,21 @@ describe('PNG in bands', () => {
     const width = 37,
       rows = 23;
     const rgb = Uint8Array.from({ length: width * rows * 3 }, (_, i) => (i * 7) % 256);
-    const alpha = Uint8Array.from({ length: width * rows }, (_, i) => (i % 5 === 0 ? 0 : (i * 13) % 256));
-    for (const cuts of [
-      [0, 8, 16, rows],
-      [0, rows],
-      [0, 1, rows],
-    ]) {
+    const scattered = Uint8Array.from({ length: width * rows }, (_, i) => (i % 5 === 0 ? 0 : (i * 13) % 256));
+    // A subject with transparent margins that move from row to row, and rows with nothing visible (the rows
+    // are worked through only between the visible pixels of a row and the one above it).
+    const subject = Uint8Array.from({ length: width * rows }, (_, i) => {
+      const [x, y] = [i % width, Math.floor(i / width)];
+      return y === 0 || y === 9 || y === 10 || Math.abs(x - 18) > (y * 5) % 17 ? 0 : 1 + ((i * 13) % 255);
+    });
+    for (const [alpha, cuts] of [scattered, subject].flatMap((a) =>
+      [
+        [0, 8, 16, rows],
+        [0, rows],
+        [0, 1, rows],
+        [0, 10, rows],
+      ].map((c) => [a, c] as const),
+    )) {
       const parts = await Promise.all(
         cuts.slice(1).map((y1, i) => {
           const { lines } = bandLines(
