@@ -51,23 +51,17 @@ export class PreparedInputs {
    * Starts decoding `input`, unless it is already being prepared or the room is full. Answers whether
    * the photo decodes (it rejects with the decode's PhotoError, as ImageDecoder.decode would);
    * undefined when it was not prepared.
-   * Both cores are free before the model starts, so the model's input is made straight from the file
-   * (ImageDecoder.modelInputFrom) beside the full decode, where that gives the same bytes. It decodes the
-   * whole file too, so its success already answers that the file decodes: the photo can be queued, and
-   * its model started, while the full decode (12 MB for a 2000x2000 photo) is still being written.
+   * The model's input is made from the decode, as in the worker: making it straight from the file beside
+   * the decode, as until 2026-11-28, had it ready no sooner (a 2000x2000 JPEG: 51-53 ms either way) for
+   * a second decode of the file, 28-33 ms of CPU (docs/performance.md).
    */
   prepare(input: Buffer): Promise<void> | undefined {
     const key = keyOf(input);
     const known = this.entries.get(key);
     if (known) return known.readable;
     if (this.entries.size >= this.opts.maxEntries) return undefined;
-    const direct = this.decoder.modelInputFrom(input, MODEL_INPUT_SIZE);
-    const decoded = this.decoder.decode(input);
-    const result = observed({
-      decoded,
-      modelInput: direct.then((m) => m ?? decoded.then((d) => this.decoder.toModelInput(d, MODEL_INPUT_SIZE))),
-    });
-    const readable = direct.then((m) => (m ? undefined : decoded.then(() => undefined)));
+    const result = prepareInput(this.decoder, input);
+    const readable = result.decoded.then(() => undefined);
     readable.catch(() => undefined);
     const timer = setTimeout(() => this.entries.delete(key), this.opts.ttlMs);
     timer.unref();

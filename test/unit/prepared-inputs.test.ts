@@ -2,9 +2,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ImageDecoder } from '../../src/adapters/images/decoder.ts';
 import { prepareInput, PreparedInputs } from '../../src/pipeline/prepared-inputs.ts';
-import sharp from 'sharp';
-import { cmykJpeg, exifRotated, png16, productPhoto, transparentPng, truncatedJpeg } from '../helpers/images.ts';
-import { MODEL_INPUT_SIZE } from '../../src/adapters/mask-model.adapter.ts';
+import { productPhoto, truncatedJpeg } from '../helpers/images.ts';
 
 const decoder = new ImageDecoder(100_000_000);
 
@@ -30,66 +28,27 @@ describe('prepared inputs', () => {
     expect(cache.size).toBe(0);
   });
 
-  it("makes the model's input straight from a plain file, the same bytes as from its decode, and leaves other files to the decode", async () => {
-    const fromDecode = async (file: Buffer) => decoder.toModelInput(await decoder.decode(file), MODEL_INPUT_SIZE);
-    // Larger and smaller than the model's input, JPEG, PNG, WebP and a palette PNG.
-    for (const file of [
-      await productPhoto(2000, 1500),
-      await productPhoto(300, 200),
-      await sharp(await productPhoto(1100, 900))
-        .png()
-        .toBuffer(),
-      await productPhoto(700, 500, 'webp'),
-      await sharp(await productPhoto(640, 480))
-        .png({ palette: true })
-        .toBuffer(),
-    ]) {
-      const direct = await decoder.modelInputFrom(file, MODEL_INPUT_SIZE);
-      expect(direct).not.toBeNull();
-      expect(direct!.equals(await fromDecode(file))).toBe(true);
-    }
-    // Where one pipeline would come out different (rotation, 16 bits) or the decode does more (alpha, CMYK, the working-size cap).
-    const wide = await sharp({ create: { width: 4200, height: 300, channels: 3, background: '#808080' } })
-      .jpeg()
-      .toBuffer();
-    for (const file of [await exifRotated(), await png16(), await transparentPng(), await cmykJpeg(), wide])
-      expect(await decoder.modelInputFrom(file, MODEL_INPUT_SIZE)).toBeNull();
-    await expect(decoder.modelInputFrom(await truncatedJpeg(), MODEL_INPUT_SIZE)).rejects.toMatchObject({
-      code: 'INVALID_IMAGE',
-    });
-  });
-
-  it("answers that a plain file decodes as soon as the model's input is made from it; any other file when its decode is done", async () => {
-    // A codec whose full decode waits to be let go: what prepare answers, and when, can be seen.
+  it('answers that a file decodes when its decode is done, and makes the model input from that decode', async () => {
+    // A codec whose decode waits to be let go: what prepare answers, and when, can be seen.
     let finishDecode!: () => void;
     const decodeDone = new Promise<void>((resolve) => (finishDecode = resolve));
     const real = await decoder.decode(await productPhoto(64, 48));
-    const fake = (direct: Buffer | null) =>
-      ({
-        modelInputFrom: async () => direct,
-        decode: async () => {
-          await decodeDone;
-          return real;
-        },
-        toModelInput: async () => Buffer.from('from the decode'),
-      }) as unknown as ImageDecoder;
+    const fake = {
+      decode: async () => {
+        await decodeDone;
+        return real;
+      },
+      toModelInput: async () => Buffer.from('from the decode'),
+    } as unknown as ImageDecoder;
     const settled = (p: Promise<unknown>) =>
       Promise.race([p.then(() => true), new Promise((r) => setTimeout(() => r(false), 50))]);
-
-    const plain = new PreparedInputs(fake(Buffer.from('straight from the file')));
+    const cache = new PreparedInputs(fake);
     const photo = await productPhoto(80, 60);
-    expect(await settled(plain.prepare(photo)!)).toBe(true);
-    const taken = plain.take(photo)!;
-    expect((await taken.modelInput).toString()).toBe('straight from the file');
-    expect(await settled(taken.decoded)).toBe(false);
-
-    const other = new PreparedInputs(fake(null));
-    const readable = other.prepare(photo)!;
+    const readable = cache.prepare(photo)!;
     expect(await settled(readable)).toBe(false);
     finishDecode();
     expect(await settled(readable)).toBe(true);
-    expect((await other.take(photo)!.modelInput).toString()).toBe('from the decode');
-    expect(await settled(taken.decoded)).toBe(true);
+    expect((await cache.take(photo)!.modelInput).toString()).toBe('from the decode');
   });
 
   it('holds at most maxEntries, forgets after ttlMs, and drops on request', async () => {

@@ -3,7 +3,7 @@ import sharp, { type Metadata, type Sharp } from 'sharp';
 import { PhotoError } from '../../errors.ts';
 import { ACCEPTED_FORMATS, asPhotoError, MAX_WORKING_EDGE, open, WHITE } from './sharp.ts';
 
-/** How a photo is squeezed to the model's square input (aspect ratio not kept, as the model was trained): toModelInput and modelInputFrom alike. */
+/** How a photo is squeezed to the model's square input (aspect ratio not kept, as the model was trained). */
 const MODEL_RESIZE = { fit: 'fill', kernel: 'lanczos3' } as const;
 
 export interface ProbeResult {
@@ -78,34 +78,6 @@ export class ImageDecoder {
       return { rgb, alpha, width, height, source: { width: srcW, height: srcH, format: meta.format ?? 'unknown' } };
     } catch (err) {
       if (err instanceof PhotoError) throw err;
-      throw asPhotoError(err, this.maxPixels);
-    }
-  }
-
-  /**
-   * The model's square input made straight from the file, in one libvips pipeline without the photo's
-   * full decode in between: the same bytes as toModelInput(decode(input)) for a file where that holds,
-   * opaque 8-bit RGB (or a palette) without an EXIF rotation, within the working size (tested; a rotated
-   * or 16-bit file comes out a little different). Null for any other file: make it from the decode.
-   * The file is decoded whole on the way (failOn 'error'), so a truncated one fails as decode fails.
-   */
-  async modelInputFrom(input: Buffer, size: number): Promise<Buffer | null> {
-    try {
-      const meta = await sharp(input, { limitInputPixels: this.maxPixels }).metadata();
-      const plain =
-        meta.channels === 3 &&
-        !meta.hasAlpha &&
-        meta.depth === 'uchar' &&
-        (meta.orientation ?? 1) === 1 &&
-        Math.max(meta.width ?? Infinity, meta.height ?? Infinity) <= MAX_WORKING_EDGE;
-      if (!plain) return null;
-      // No shrink-on-load: the file's pixels are resized as the decode's are, or the bytes would differ.
-      return await open(input, this.maxPixels)
-        .toColourspace('srgb')
-        .resize(size, size, { ...MODEL_RESIZE, fastShrinkOnLoad: false })
-        .raw()
-        .toBuffer();
-    } catch (err) {
       throw asPhotoError(err, this.maxPixels);
     }
   }
