@@ -64,7 +64,7 @@ for (let i = 0; i < runs + 1; i++) {
       decoded,
     ),
   );
-  const cut = await stage('cut-out (refine, rows, deflate)', async () => {
+  const cut = await stage('cut-out (refine, pixels, PNG)', async () => {
     const c = await cutoutAtSize(decoded, prediction, prepared, Promise.resolve(low));
     await c.png;
     return c;

@@ -1,12 +1,12 @@
-// CutoutWriter: a photo's cut-out, refined at full resolution and written as PNG, in bands of rows
-// that worker threads make side by side (cutout-writer.worker.mjs): each band's edges are refined
-// (edge-refine.mjs), laid out as PNG rows and deflated by node:zlib, and this side joins the bands into
-// one PNG (png-bands.mjs). With two threads on two cores a
-// photo's refinement and encode take about half as long as in one, and a single photo's answer comes
-// that much sooner. A photo is handed over before its mask exists (prepare, while the model runs): the
-// copy of it that the threads share is made then, off the answer's path.
+// CutoutWriter: a photo's cut-out, refined at full resolution and written as PNG. Worker threads refine
+// bands of its rows side by side (cutout-writer.worker.mjs: edge-refine.mjs) and lay them out as RGBA
+// pixels in one shared buffer (rgba-bands.mjs); the buffer is then encoded as one PNG by
+// @napi-rs/image (the Rust png crate's fast deflate, Up-filtered rows) on libuv's thread pool. With two
+// threads on two cores a photo's refinement takes about half as long as in one. A photo is handed over
+// before its mask exists (prepare, while the model runs): the copy of it that the threads share is made
+// then, off the answer's path.
 import { Worker } from 'node:worker_threads';
-import { pngHead, pngTail } from './png-bands.mjs';
+import { CompressionType, FilterType, Transformer } from '@napi-rs/image';
 import { refineGrid } from './edge-refine.mjs';
 import { SharedMemoryPool } from '../runtime/shared-memory-pool.ts';
 
@@ -29,14 +29,13 @@ export interface Cutout {
   /** Straight-alpha RGBA PNG at working size. */
   png: Promise<Buffer>;
   /**
-   * The same PNG in parts, in order, each resolving as soon as it exists: the head, each band's rows as
-   * the band is done, and the tail (which needs every band). Joined, they are `png`: a caller may write
-   * the first bands while the last are still being made.
+   * The same PNG in parts, in order, each resolving as soon as it exists; joined, they are `png`. A caller
+   * may write the first parts while the last are still being made. (One part now: the PNG is encoded whole.)
    */
   parts: Promise<Uint8Array>[];
   /**
    * The same pixels reduced by a whole factor (an alpha-weighted block average) to no less than the
-   * thumbnail's edge, for the thumbnail. Ready before the PNG: the thumbnail is made while it is deflated.
+   * thumbnail's edge, for the thumbnail. Ready before the PNG: the thumbnail may be made while it is encoded.
    */
   preview: Promise<RawRgba>;
 }
@@ -56,12 +55,6 @@ export interface CutoutWriter {
   close(): Promise<void>;
 }
 
-interface BandResult {
-  idat: Uint8Array;
-  adler: number;
-  length: number;
-}
-
 interface BandPreview {
   data: Uint8Array;
   width: number;
@@ -70,8 +63,7 @@ interface BandPreview {
 
 interface Task {
   message: Record<string, unknown>;
-  onPreview: (p: BandPreview) => void;
-  resolve: (r: BandResult) => void;
+  resolve: (preview: BandPreview) => void;
   reject: (e: Error) => void;
 }
 
@@ -80,15 +72,26 @@ interface Slot {
   task: (Task & { id: number }) | null;
 }
 
-type WorkerMessage = { id: number } & (
-  { type: 'preview'; preview: BandPreview } | ({ type: 'band' } & BandResult) | { type: 'failed'; message: string }
-);
+type WorkerMessage = { id: number } & ({ type: 'band'; preview: BandPreview } | { type: 'failed'; message: string });
 
 /**
- * A band's work, per cell of edge-refine's grid, in relative units: every cell is laid out and deflated;
- * a visible one costs more (its bytes are literals to deflate, its colours summed for the thumbnail),
- * an edge one most (refined at full resolution). Fitted on 80 bands of 10 eval photos at 2000x2000
- * (198, 271 and 637 ns a cell more; mean error 10%).
+ * The cut-out's PNG: straight RGBA, rows Up-filtered (each byte less the one above it: a third of the size
+ * unfiltered), the png crate's fast deflate. For a 2000x2000 product cut-out about 31 ms of one thread and
+ * 2.8 MB, against 150 ms and 2.7 MB for node:zlib at level 1 on rows laid out in JavaScript, and 79 ms and
+ * 5.9 MB for libvips' encoder at level 1 unfiltered (docs/performance.md).
+ */
+function encodePng(rgba: Uint8Array, width: number, height: number): Promise<Buffer> {
+  return Transformer.fromRgbaPixels(rgba, width, height).png({
+    compressionType: CompressionType.Fast,
+    filterType: FilterType.Up,
+  });
+}
+
+/**
+ * A band's work, per cell of edge-refine's grid, in relative units: every cell is laid out; a visible one
+ * costs more (its colours summed for the thumbnail), an edge one most (refined at full resolution). Fitted
+ * on 80 bands of 10 eval photos at 2000x2000 when the bands were deflated too (198, 271 and 637 ns a cell
+ * more; mean error 10%).
  */
 const CELL_COST = { base: 2, visible: 3, edge: 6 };
 
@@ -164,8 +167,9 @@ export class WorkerCutoutWriter implements CutoutWriter {
     private readonly threads = 2,
     private readonly idleReleaseMs = 10_000,
   ) {
-    // Two kept: a batch has two photos in flight, one at the model while the other is written.
-    this.memory = new SharedMemoryPool({ maxFree: 2, idleReleaseMs });
+    // A photo's copy and its pixels, for each of the two photos a batch has in flight (one at the model
+    // while the other is written).
+    this.memory = new SharedMemoryPool({ maxFree: 4, idleReleaseMs });
   }
 
   /** Shared memory kept for the next photos' copies, in bytes. */
@@ -190,30 +194,22 @@ export class WorkerCutoutWriter implements CutoutWriter {
         used = true;
         const lowShared = { rgb: shared(low.rgb), alpha: shared(low.alpha) };
         const cuts = bandCuts(width, height, reduce, this.threads, low.alpha);
-        const previews: Promise<BandPreview>[] = [];
-        const bands = cuts.slice(0, -1).map((y0, i) => {
-          let onPreview!: (p: BandPreview) => void;
-          let previewFailed!: (e: Error) => void;
-          previews.push(
-            new Promise<BandPreview>((resolve, reject) => ((onPreview = resolve), (previewFailed = reject))),
-          );
-          const band = this.run(
-            {
+        const rgbaLease = this.memory.take(width * height * 4);
+        const bands = cuts
+          .slice(0, -1)
+          .map((y0, i) =>
+            this.run({
               rgb,
               sourceAlpha,
+              rgba: rgbaLease.view,
               width,
               height,
               low: lowShared,
               y0,
               y1: cuts[i + 1],
-              last: i === cuts.length - 2,
               reduce,
-            },
-            onPreview,
+            }),
           );
-          band.catch(previewFailed);
-          return band;
-        });
         const done = allSettled(bands);
         // Every band has settled (read its rows) either way: the photo's copy may be handed out again.
         const returned = () => {
@@ -221,22 +217,17 @@ export class WorkerCutoutWriter implements CutoutWriter {
           alphaLease?.release();
         };
         done.then(returned, returned);
-        const parts: Promise<Uint8Array>[] = [
-          Promise.resolve(pngHead(width, height)),
-          ...bands.map((b) => b.then((band) => band.idat)),
-          done.then(pngTail),
-        ];
-        for (const part of parts) part.catch(() => undefined);
-        // The PNG is its parts joined (joinBands' layout), head and tail made once.
-        const png = done.then(() => Promise.all(parts)).then((p) => Buffer.concat(p));
-        const preview = allSettled(previews).then((p) => {
+        const png = done.then(() => encodePng(rgbaLease.view, width, height));
+        const encoded = () => rgbaLease.release();
+        png.then(encoded, encoded);
+        const preview = done.then((p) => {
           const data = Buffer.concat(p.map((b) => b.data));
           return { data, width: p[0].width, height: data.length / 4 / p[0].width };
         });
         // A caller that needs only one of the two still hears a failure through the one it awaits.
         png.catch(() => undefined);
         preview.catch(() => undefined);
-        return { png, parts, preview };
+        return { png, parts: [png], preview };
       },
     };
   }
@@ -272,9 +263,9 @@ export class WorkerCutoutWriter implements CutoutWriter {
     }
   }
 
-  private run(message: Record<string, unknown>, onPreview: (p: BandPreview) => void): Promise<BandResult> {
+  private run(message: Record<string, unknown>): Promise<BandPreview> {
     return new Promise((resolve, reject) => {
-      this.queue.push({ message, onPreview, resolve, reject });
+      this.queue.push({ message, resolve, reject });
       this.dispatch();
     });
   }
@@ -298,12 +289,8 @@ export class WorkerCutoutWriter implements CutoutWriter {
     worker.on('message', (msg: WorkerMessage) => {
       const task = slot.task;
       if (!task || task.id !== msg.id) return;
-      if (msg.type === 'preview') {
-        task.onPreview(msg.preview);
-        return;
-      }
       slot.task = null;
-      if (msg.type === 'band') task.resolve(msg);
+      if (msg.type === 'band') task.resolve(msg.preview);
       else task.reject(new Error(msg.message));
       this.dispatch();
     });
