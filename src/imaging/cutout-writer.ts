@@ -195,21 +195,19 @@ export class WorkerCutoutWriter implements CutoutWriter {
         const lowShared = { rgb: shared(low.rgb), alpha: shared(low.alpha) };
         const cuts = bandCuts(width, height, reduce, this.threads, low.alpha);
         const rgbaLease = this.memory.take(width * height * 4);
-        const bands = cuts
-          .slice(0, -1)
-          .map((y0, i) =>
-            this.run({
-              rgb,
-              sourceAlpha,
-              rgba: rgbaLease.view,
-              width,
-              height,
-              low: lowShared,
-              y0,
-              y1: cuts[i + 1],
-              reduce,
-            }),
-          );
+        const bands = cuts.slice(0, -1).map((y0, i) =>
+          this.run({
+            rgb,
+            sourceAlpha,
+            rgba: rgbaLease.view,
+            width,
+            height,
+            low: lowShared,
+            y0,
+            y1: cuts[i + 1],
+            reduce,
+          }),
+        );
         const done = allSettled(bands);
         // Every band has settled (read its rows) either way: the photo's copy may be handed out again.
         const returned = () => {
