@@ -32,6 +32,8 @@ export const ConfigSchema = Type.Object({
   modelArena: Type.Boolean(),
   /** onnxruntime's graph optimisation level: `all` (default: its layout transforms, as bare), `extended` (MATTE_LOW_MEMORY=1) or `basic`. */
   modelOptimization: Type.Union([Type.Literal('basic'), Type.Literal('extended'), Type.Literal('all')]),
+  /** A float16 model run as float32 (model-float32.mjs): on, unless MATTE_LOW_MEMORY=1. */
+  modelFloat32: Type.Boolean(),
   /** Where the model optimised for this machine is kept between starts (a cache; '' turns it off). */
   modelCacheDir: Type.String(),
   /** libvips threads per image operation (sharp.concurrency). 1: photos already run in parallel, and more threads in a batch take more time from the model than they save (bench: ratio 0.87 with 2 against 0.998 with 1, one run each on a noisy host). */
@@ -122,7 +124,8 @@ function flag(env: Env, name: string, fallback: boolean): boolean {
 export function loadConfig(env: Env = process.env, overrides: Partial<Config> = {}): Readonly<Config> {
   const port = int(env, 'PORT', DEFAULTS.port);
   const delays = env.MATTE_WEBHOOK_RETRY_DELAYS_MS;
-  // MATTE_LOW_MEMORY=1: the model set for memory, not speed (no arena, `extended`; bin/matte also tunes malloc).
+  // MATTE_LOW_MEMORY=1: the model set for memory, not speed (no arena, `extended`, its float16 weights as they
+  // are stored; bin/matte also tunes malloc).
   const lowMemory = flag(env, 'MATTE_LOW_MEMORY', false);
   const config: Config = {
     port,
@@ -142,6 +145,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     modelArena: flag(env, 'MATTE_MODEL_ARENA', !lowMemory),
     modelOptimization: (env.MATTE_MODEL_OPTIMIZATION ||
       (lowMemory ? LOW_MEMORY_GRAPH_OPTIMIZATION : DEFAULT_GRAPH_OPTIMIZATION)) as Config['modelOptimization'],
+    modelFloat32: flag(env, 'MATTE_MODEL_FLOAT32', !lowMemory),
     modelCacheDir: modelCacheDir(env),
     helperNice: int(env, 'MATTE_HELPER_NICE', DEFAULTS.helperNice),
     imageThreads: int(env, 'MATTE_IMAGE_THREADS', DEFAULTS.imageThreads),

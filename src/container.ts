@@ -181,6 +181,7 @@ export async function createContainer(config: Readonly<Config>, opts: ContainerO
             threads: config.modelThreads,
             arena: config.modelArena,
             optimization: config.modelOptimization,
+            float32: config.modelFloat32,
             cacheDir: config.modelCacheDir || undefined,
           }));
   // The heavy tier's own model, when the operator runs one (segment.ts); heavy photos use `model` otherwise.
@@ -193,6 +194,7 @@ export async function createContainer(config: Readonly<Config>, opts: ContainerO
             threads: config.modelThreads,
             arena: config.modelArena,
             optimization: config.modelOptimization,
+            float32: config.modelFloat32,
             cacheDir: config.modelCacheDir || undefined,
           })
         : null;

@@ -57,6 +57,8 @@ export class OnnxMaskModel implements MaskModel {
     threads: number;
     arena?: boolean;
     optimization?: 'basic' | 'extended' | 'all';
+    /** A float16 model run as float32 (model-session.mjs createSession); default on. */
+    float32?: boolean;
     /** Where the model optimised for this machine is kept (model-session.mjs); none: optimised at every load. */
     cacheDir?: string;
   }) {
@@ -69,6 +71,7 @@ export class OnnxMaskModel implements MaskModel {
         threads: opts.threads,
         arena: opts.arena ?? false,
         optimization: opts.optimization,
+        float32: opts.float32 ?? true,
         cacheDir: opts.cacheDir,
       },
       // The worker is plain JavaScript: no TypeScript loader needed, and none inherited.

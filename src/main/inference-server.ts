@@ -28,6 +28,7 @@ export async function startInferenceServer(port: number, host: string) {
       threads: config.modelThreads,
       arena: config.modelArena,
       optimization: config.modelOptimization,
+      float32: config.modelFloat32,
       cacheDir: config.modelCacheDir || undefined,
     },
   );

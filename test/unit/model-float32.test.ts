@@ -1,12 +1,16 @@
 // The float16 model run as float32 (model-float32.mjs): every half converts exactly, the converted ISNet
 // has no float16 left and no casts, and its mask is the float16 model's within a fraction of a grey level.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { fromBinary } from '@bufbuild/protobuf';
 import { ModelProtoSchema, TensorProto_DataType } from 'onnx-buf';
 import ort from 'onnxruntime-node';
 import { describe, expect, it } from 'vitest';
 import { float16ToFloat32, halfToFloat } from '../../src/adapters/model-float32.mjs';
-import { readModel, sessionOptions } from '../../src/adapters/model-session.mjs';
+import { createSession, readModel, sessionOptions } from '../../src/adapters/model-session.mjs';
 import { imglyResourceDir } from '../../src/adapters/mask-model.adapter.ts';
+import { loadConfig } from '../../src/config.ts';
 
 describe('halfToFloat', () => {
   it('reads IEEE 754 half-precision bits exactly', () => {
@@ -23,10 +27,12 @@ describe('halfToFloat', () => {
   });
 
   it('agrees with Math.fround on every finite half (each is a float32)', () => {
+    const inexact: number[] = [];
     for (let h = 0; h < 0x10000; h++) {
       const v = halfToFloat(h);
-      if (Number.isFinite(v)) expect(Math.fround(v)).toBe(v);
+      if (Number.isFinite(v) && Math.fround(v) !== v) inexact.push(h);
     }
+    expect(inexact).toEqual([]);
   });
 });
 
@@ -68,4 +74,33 @@ describe('float16ToFloat32 on ISNet medium', () => {
   it('answers null for a model with no float16 weights', () => {
     expect(float16ToFloat32(float16ToFloat32(bytes)!)).toBeNull();
   });
+});
+
+describe('the float32 setting', () => {
+  it('is on by default, off for the low-memory setting, and MATTE_MODEL_FLOAT32 decides either way', () => {
+    expect(loadConfig({}).modelFloat32).toBe(true);
+    expect(loadConfig({ MATTE_LOW_MEMORY: '1' }).modelFloat32).toBe(false);
+    expect(loadConfig({ MATTE_MODEL_FLOAT32: '0' }).modelFloat32).toBe(false);
+    expect(loadConfig({ MATTE_LOW_MEMORY: '1', MATTE_MODEL_FLOAT32: '1' }).modelFloat32).toBe(true);
+  });
+
+  it('createSession caches the float32 copy by default, and the model as stored when asked', async () => {
+    const bytes = readModel({ imglyDir: imglyResourceDir(), imglyModel: '/models/medium' });
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'matte-float32-'));
+    try {
+      const casts = async (float32: boolean) => {
+        const before = new Set(fs.readdirSync(dir));
+        await (
+          await createSession(ort, bytes, { threads: 2, optimization: 'basic', cacheDir: dir, float32 })
+        ).release();
+        const [made] = fs.readdirSync(dir).filter((f) => !before.has(f));
+        const graph = fromBinary(ModelProtoSchema, fs.readFileSync(path.join(dir, made))).graph!;
+        return graph.node.filter((n) => n.opType === 'Cast').length;
+      };
+      expect(await casts(true)).toBe(0);
+      expect(await casts(false)).toBeGreaterThan(0);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  }, 120_000);
 });
