@@ -34,6 +34,7 @@ import { RerunService } from './services/rerun.service.ts';
 import { ReportService } from './services/report.service.ts';
 import { WorkerCutoutWriter } from './imaging/cutout-writer.ts';
 import { PreparedInputs } from './pipeline/prepared-inputs.ts';
+import { warmUpCheck } from './pipeline/photo-pipeline.ts';
 import { InputThumbnails } from './services/input-thumbnails.ts';
 import { OutputThumbnails } from './services/output-thumbnails.ts';
 import { RenderService } from './services/render.service.ts';
@@ -336,6 +337,7 @@ export async function createContainer(config: Readonly<Config>, opts: ContainerO
         // appeared while it loaded (mask-model.worker.mjs), and the writer's threads must not be among them.
         await model.ready();
         await cutouts.warmUp();
+        await warmUpCheck(rasters);
       } catch (err) {
         if (!closed) log.warn({ err }, 'warming the cut-out writer failed');
       }
