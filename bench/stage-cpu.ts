@@ -31,6 +31,8 @@ const decoder = new ImageDecoder(100_000_000);
 const rasters = new CheckRasters(100_000_000);
 const renderer = new ImageRenderer(100_000_000);
 const cutouts = new WorkerCutoutWriter(2);
+// As the server starts it (container.ts).
+await cutouts.warmUp();
 
 const usage = () => {
   const u = process.resourceUsage();
