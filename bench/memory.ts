@@ -66,6 +66,8 @@ export interface WorkerFigures {
   cached: boolean;
   inFlight: number;
   malloc: 'tuned' | 'glibc default';
+  /** A float16 model run as float32 (MATTE_MODEL_FLOAT32): on by default, off with MATTE_LOW_MEMORY=1. */
+  float32: boolean;
   peakMiB: number;
   afterBatchMiB: number[];
   secondsPerPhoto: number;
@@ -79,12 +81,14 @@ export async function worker(
     cached,
     malloc,
     inFlight,
+    float32,
   }: {
     arena: boolean;
     optimization: Optimization;
     cached: boolean;
     malloc: WorkerFigures['malloc'];
     inFlight: number;
+    float32: boolean;
   },
 ): Promise<WorkerFigures> {
   const server = await startServer({
@@ -95,6 +99,7 @@ export async function worker(
     MATTE_REQUESTS_PER_MINUTE: '100000',
     LOG_LEVEL: 'warn',
     MATTE_MALLOC_TUNING: malloc === 'tuned' ? '1' : '0',
+    MATTE_MODEL_FLOAT32: float32 ? '1' : '0',
   });
   try {
     const pid = server.proc.pid!;
@@ -113,6 +118,7 @@ export async function worker(
       cached,
       malloc,
       inFlight,
+      float32,
       peakMiB: status(pid, 'VmHWM') / MiB,
       afterBatchMiB: afterBatch.map((v) => Math.round(v)),
       secondsPerPhoto: seconds / (BATCHES * photos.length),
@@ -152,7 +158,8 @@ async function main(): Promise<void> {
     photo: '4000x3000 JPEG',
     // BENCH_MEMORY_CONFIGS=1,4 runs only those rows.
     workers: await (async () => {
-      // arena, graph optimisation, optimised model cached, glibc malloc (bin/matte's tuning or glibc's own), photos in flight
+      // arena, graph optimisation, optimised model cached, glibc malloc (bin/matte's tuning or glibc's own), photos
+      // in flight; the weights run as float32 for `all` (as by default) and as stored otherwise (as MATTE_LOW_MEMORY=1).
       // Row 1 is the default (npm start with nothing set); row 2 is MATTE_LOW_MEMORY=1.
       const configs: [boolean, Optimization, boolean, WorkerFigures['malloc'], number][] = [
         [true, 'all', true, 'glibc default', 2],
@@ -169,7 +176,9 @@ async function main(): Promise<void> {
       const out: WorkerFigures[] = [];
       for (const [k, [arena, optimization, cached, malloc, inFlight]] of configs.entries())
         if (!only || only.includes(k + 1))
-          out.push(await worker(photos, { arena, optimization, cached, malloc, inFlight }));
+          out.push(
+            await worker(photos, { arena, optimization, cached, malloc, inFlight, float32: optimization === 'all' }),
+          );
       return out;
     })(),
     apiOnly: await apiOnly(photos),
@@ -182,11 +191,11 @@ async function main(): Promise<void> {
     '',
     `${BATCHES} batches of ${PHOTOS} photos of 12 megapixels, after one warm-up photo; one process (API + worker, SQLite).`,
     '',
-    '| onnxruntime arena | graph optimisation | optimised model | glibc malloc | photos in flight | peak RSS (MiB) | RSS after each batch (MiB) | seconds per photo |',
-    '| --- | --- | --- | --- | --- | --- | --- | --- |',
+    '| onnxruntime arena | graph optimisation | weights | optimised model | glibc malloc | photos in flight | peak RSS (MiB) | RSS after each batch (MiB) | seconds per photo |',
+    '| --- | --- | --- | --- | --- | --- | --- | --- | --- |',
     ...results.workers.map(
       (w) =>
-        `| ${w.arena ? 'on' : 'off'} | ${w.optimization} | ${w.cached ? 'cached' : 'at load'} | ${w.malloc} | ${w.inFlight} | ${w.peakMiB.toFixed(0)} | ${w.afterBatchMiB.join(', ')} | ${w.secondsPerPhoto.toFixed(2)} |`,
+        `| ${w.arena ? 'on' : 'off'} | ${w.optimization} | ${w.float32 ? 'float32' : 'as stored'} | ${w.cached ? 'cached' : 'at load'} | ${w.malloc} | ${w.inFlight} | ${w.peakMiB.toFixed(0)} | ${w.afterBatchMiB.join(', ')} | ${w.secondsPerPhoto.toFixed(2)} |`,
     ),
     '',
     `API only (MATTE_WORKER=0), ${BATCHES} uploads of ${PHOTOS} photos and reads: peak ${results.apiOnly.peakMiB.toFixed(0)} MiB, ${results.apiOnly.rssMiB.toFixed(0)} MiB at the end.`,

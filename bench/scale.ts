@@ -177,6 +177,8 @@ export async function scaleFigures(): Promise<ScaleFigures> {
       cached: true,
       malloc: 'tuned',
       inFlight: 2,
+      // MATTE_LOW_MEMORY=1 runs the weights as stored.
+      float32: false,
     });
   return figures;
 }
