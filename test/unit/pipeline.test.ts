@@ -4,6 +4,7 @@ import http from 'node:http';
 import { planLayout, outputFormatFor } from '../../src/pipeline/compose.ts';
 import { diagnose } from '../../src/pipeline/diagnose.ts';
 import { refineInputs } from '../../src/pipeline/segment.ts';
+import { warmUpCheck } from '../../src/pipeline/photo-pipeline.ts';
 import { maskStatistics } from '../../src/imaging/model-io.mjs';
 import { CHECK_GRID, measure } from '../../src/pipeline/check/features.ts';
 import {
@@ -356,5 +357,20 @@ describe('outbound fetches', () => {
     } finally {
       server.close();
     }
+  });
+});
+
+describe('warming the check', () => {
+  it('runs the check on a synthetic photo, giving the event loop its turn between the pieces', async () => {
+    const rasters = new CheckRasters(100_000_000);
+    let turns = 0;
+    const tick = setInterval(() => turns++, 0);
+    try {
+      await warmUpCheck(rasters, 2);
+    } finally {
+      clearInterval(tick);
+    }
+    // Three turns a round at least (after the reduction, the colours and the check); one stretch would give none.
+    expect(turns).toBeGreaterThanOrEqual(4);
   });
 });
