@@ -8,8 +8,9 @@
 // arithmetic between them is done in float32 rather than being rounded to float16 at each step, which
 // moves the mask by well under one grey level (tested). What changes:
 //  - initializers and Constant tensors of float16 become float32 (their bits widened, not re-rounded);
-//  - a Cast to float16 becomes a Cast to float32, which onnxruntime removes where its input already is;
-//  - the declared types of the graph's values follow.
+//  - the declared types of the graph's values follow;
+//  - a Cast to float16 becomes a Cast to float32, and every such cast of a value that is float32 already is
+//    taken out (removeFloatCasts): its readers read its input.
 // Parsed and written with onnx-buf (the ONNX protobuf schema for @bufbuild/protobuf). Plain JavaScript:
 // the model's worker thread imports it (model-session.mjs).
 import { fromBinary, toBinary } from '@bufbuild/protobuf';

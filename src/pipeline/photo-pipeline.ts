@@ -166,8 +166,8 @@ export async function warmUpCheck(rasters: CheckRasters, rounds = 6): Promise<vo
   }
   const prediction = { mask, ...maskStatistics(mask, size), runMs: 0 };
   const photo = { width: 2000, height: 1500 };
+  const grid = refineGrid(photo.width, photo.height);
   for (let i = 0; i < rounds; i++) {
-    const grid = refineGrid(photo.width, photo.height);
     reduceArea(mask, size, size, grid.w, grid.h);
     await yieldToRequests();
     const checkGrid = {
