@@ -34,6 +34,8 @@ export const ConfigSchema = Type.Object({
   modelOptimization: Type.Union([Type.Literal('basic'), Type.Literal('extended'), Type.Literal('all')]),
   /** A float16 model run as float32 (model-float32.mjs): on, unless MATTE_LOW_MEMORY=1. */
   modelFloat32: Type.Boolean(),
+  /** The shipped weights run quantized to 8 bits (model-int8.mjs): opt-in, about twice as fast, short of the quality gates on real photos (docs/performance.md); off runs them in float (modelFloat32). */
+  modelInt8: Type.Boolean(),
   /** Where the model optimised for this machine is kept between starts (a cache; '' turns it off). */
   modelCacheDir: Type.String(),
   /** libvips threads per image operation (sharp.concurrency). 1: photos already run in parallel, and more threads in a batch take more time from the model than they save (bench: ratio 0.87 with 2 against 0.998 with 1, one run each on a noisy host). */
@@ -121,6 +123,18 @@ function flag(env: Env, name: string, fallback: boolean): boolean {
   return raw === '1' || raw.toLowerCase() === 'true';
 }
 
+/** How the model is run (model-session.mjs createSession; OnnxMaskModel adds the model's path): the same for the server's worker, `bin/matte inference-server` and `npm run model:quantize`. */
+export function modelRunOptions(config: Config) {
+  return {
+    threads: config.modelThreads,
+    arena: config.modelArena,
+    optimization: config.modelOptimization,
+    float32: config.modelFloat32,
+    int8: config.modelInt8,
+    cacheDir: config.modelCacheDir || undefined,
+  };
+}
+
 export function loadConfig(env: Env = process.env, overrides: Partial<Config> = {}): Readonly<Config> {
   const port = int(env, 'PORT', DEFAULTS.port);
   const delays = env.MATTE_WEBHOOK_RETRY_DELAYS_MS;
@@ -146,6 +160,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     modelOptimization: (env.MATTE_MODEL_OPTIMIZATION ||
       (lowMemory ? LOW_MEMORY_GRAPH_OPTIMIZATION : DEFAULT_GRAPH_OPTIMIZATION)) as Config['modelOptimization'],
     modelFloat32: flag(env, 'MATTE_MODEL_FLOAT32', !lowMemory),
+    modelInt8: flag(env, 'MATTE_MODEL_INT8', false),
     modelCacheDir: modelCacheDir(env),
     helperNice: int(env, 'MATTE_HELPER_NICE', DEFAULTS.helperNice),
     imageThreads: int(env, 'MATTE_IMAGE_THREADS', DEFAULTS.imageThreads),

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import pretty from 'pino-pretty';
 import pino, { type Logger } from 'pino';
-import type { Config } from './config.ts';
+import { modelRunOptions, type Config } from './config.ts';
 import { createDatabase } from './db/database.ts';
 import { Store } from './db/store.ts';
 import { FsBlobStore, reportingErrors, type BlobStore } from './adapters/blob-store.ts';
@@ -179,11 +179,7 @@ export async function createContainer(config: Readonly<Config>, opts: ContainerO
         ? new OipMaskModel({ url: config.inferenceUrl })
         : new OnnxMaskModel({
             modelPath: config.modelPath,
-            threads: config.modelThreads,
-            arena: config.modelArena,
-            optimization: config.modelOptimization,
-            float32: config.modelFloat32,
-            cacheDir: config.modelCacheDir || undefined,
+            ...modelRunOptions(config),
           }));
   // The heavy tier's own model, when the operator runs one (segment.ts); heavy photos use `model` otherwise.
   const heavyModel: MaskModel | null =
@@ -192,11 +188,7 @@ export async function createContainer(config: Readonly<Config>, opts: ContainerO
       : model && !opts.model && config.heavyModelPath
         ? new OnnxMaskModel({
             modelPath: config.heavyModelPath,
-            threads: config.modelThreads,
-            arena: config.modelArena,
-            optimization: config.modelOptimization,
-            float32: config.modelFloat32,
-            cacheDir: config.modelCacheDir || undefined,
+            ...modelRunOptions(config),
           })
         : null;
   let modelState: 'loading' | 'ready' | 'failed' = model ? 'loading' : 'ready';

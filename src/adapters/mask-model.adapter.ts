@@ -59,6 +59,8 @@ export class OnnxMaskModel implements MaskModel {
     optimization?: 'basic' | 'extended' | 'all';
     /** A float16 model run as float32 (model-session.mjs createSession); default on. */
     float32?: boolean;
+    /** The shipped weights run quantized to 8 bits where calibrated (model-session.mjs createSession); default off, as the server's. */
+    int8?: boolean;
     /** Where the model optimised for this machine is kept (model-session.mjs); none: optimised at every load. */
     cacheDir?: string;
   }) {
@@ -72,6 +74,7 @@ export class OnnxMaskModel implements MaskModel {
         arena: opts.arena ?? false,
         optimization: opts.optimization,
         float32: opts.float32 ?? true,
+        int8: opts.int8 ?? false,
         cacheDir: opts.cacheDir,
       },
       // The worker is plain JavaScript: no TypeScript loader needed, and none inherited.

@@ -17,13 +17,13 @@ const PLANE = SIZE * SIZE;
 const input = new Float32Array(3 * PLANE);
 
 const port = /** @type {import('node:worker_threads').MessagePort} */ (parentPort);
-const { threads, arena, optimization, float32, cacheDir } = workerData;
+const { threads, arena, optimization, float32, int8, cacheDir } = workerData;
 /** @type {import('onnxruntime-node').InferenceSession} */
 let session;
 try {
   const bytes = readModel(workerData);
   const before = new Set(threadIds());
-  session = await createSession(ort, bytes, { threads, arena, optimization, float32, cacheDir });
+  session = await createSession(ort, bytes, { threads, arena, optimization, float32, int8, cacheDir });
   // The threads onnxruntime started for this session, and this one (it computes too): the caller may
   // give every other thread of the process a lower priority (thread-priority.ts).
   // Without this thread's own id none are reported, which leaves every priority as it is.

@@ -5,7 +5,12 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { URL, fileURLToPath } from 'node:url';
 import { float16ToFloat32 } from './model-float32.mjs';
+import { QUANTIZER_VERSION, quantizeInt8 } from './model-int8.mjs';
+
+/** The int8 model's activation ranges (npm run model:calibrate), for the shipped weights only. */
+const CALIBRATION_FILE = fileURLToPath(new URL('./model-int8.calibration.json', import.meta.url));
 
 /** @param {{ modelPath?: string, imglyDir?: string, imglyModel?: string }} source */
 export function readModel(source) {
@@ -67,17 +72,20 @@ export function sessionOptions(threads, arena = true, optimization = DEFAULT_GRA
  * this CPU computes in float32, and onnxruntime would otherwise wrap the float16 graph in casts and layout
  * reorders (docs/performance.md). The conversion is made once, with the optimisation, and cached with it;
  * `float32: false` runs the model as it is stored.
+ * With `int8` (MATTE_MODEL_INT8), the shipped weights are run quantized to 8 bits (model-int8.mjs), made from
+ * their float32 copy with the calibrated ranges and cached the same way; the file's name carries the
+ * calibration's and the quantizer's versions, so a new calibration makes a new file. A model the calibration
+ * was not made for (MATTE_MODEL_PATH) runs in float (modelPrecision says which).
  * @param {typeof import('onnxruntime-node')} ort
  * @param {Buffer} bytes the model
- * @param {{ threads: number, arena?: boolean, optimization?: GraphOptimization, cacheDir?: string, float32?: boolean }} opts
+ * @param {{ threads: number, arena?: boolean, optimization?: GraphOptimization, cacheDir?: string, float32?: boolean, int8?: boolean }} opts
  */
 export async function createSession(ort, bytes, opts) {
   const options = sessionOptions(opts.threads, opts.arena ?? true, opts.optimization);
-  const float32 = opts.float32 ?? true;
-  /** The model as it is run: float16 weights widened, unless asked not to. */
-  const runnable = () => (float32 ? asFloat32(bytes) : bytes);
+  const precision = modelPrecision(bytes, opts);
+  const runnable = () => runnableModel(bytes, opts);
   if (!opts.cacheDir) return ort.InferenceSession.create(runnable(), options);
-  const level = `${options.graphOptimizationLevel}${float32 ? '\0float32' : ''}`;
+  const level = `${options.graphOptimizationLevel}${precisionKey(precision)}`;
   const file = path.join(opts.cacheDir, `model-${cacheKey(ort, bytes, level)}.onnx`);
   const cached = { ...options, graphOptimizationLevel: /** @type {const} */ ('disabled') };
   if (fs.existsSync(file)) {
@@ -101,10 +109,75 @@ export async function createSession(ort, bytes, opts) {
   return ort.InferenceSession.create(file, cached);
 }
 
+/** @typedef {import('./model-int8.mjs').Calibration} Calibration */
+/** @typedef {'int8' | 'float32' | 'stored'} Precision */
+
+/**
+ * How createSession runs a model with these options: `int8` where asked and the calibration was made for
+ * these bytes; else `float32` where asked (a float16 model widened; a float32 one as it is); else as stored.
+ * @param {Uint8Array} bytes
+ * @param {{ float32?: boolean, int8?: boolean }} opts
+ * @returns {Precision}
+ */
+export function modelPrecision(bytes, opts) {
+  if (opts.int8 && calibrationFor(bytes)) return 'int8';
+  return (opts.float32 ?? true) ? 'float32' : 'stored';
+}
+
+/**
+ * The model as createSession runs it (before onnxruntime's optimisation): float16 weights widened, and
+ * quantized, as modelPrecision says.
+ * @param {Uint8Array} bytes
+ * @param {{ float32?: boolean, int8?: boolean }} opts
+ * @returns {Uint8Array}
+ */
+export function runnableModel(bytes, opts) {
+  const precision = modelPrecision(bytes, opts);
+  if (precision === 'stored') return bytes;
+  const float32 = asFloat32(bytes);
+  return precision === 'int8' ? quantizeInt8(float32, /** @type {Calibration} */ (calibrationFor(bytes))) : float32;
+}
+
+/** @type {{ text: string, calibration: Calibration } | null | undefined} */
+let calibration;
+/**
+ * The int8 calibration, when it was made for these model bytes and by this quantizer.
+ * @param {Uint8Array} bytes
+ * @returns {Calibration | null}
+ */
+function calibrationFor(bytes) {
+  if (calibration === undefined) {
+    const text = readIfThere(CALIBRATION_FILE);
+    calibration = text ? { text, calibration: JSON.parse(text) } : null;
+  }
+  if (!calibration || calibration.calibration.quantizer !== QUANTIZER_VERSION) return null;
+  return calibration.calibration.model === sha256(bytes) ? calibration.calibration : null;
+}
+
+/** @type {WeakMap<Uint8Array, string>} */
+const hashes = new WeakMap();
+/** @param {Uint8Array} bytes */
+function sha256(bytes) {
+  let hash = hashes.get(bytes);
+  if (!hash) hashes.set(bytes, (hash = createHash('sha256').update(bytes).digest('hex')));
+  return hash;
+}
+
+/**
+ * The part of the cached model's name that says what was run.
+ * @param {Precision} precision
+ */
+function precisionKey(precision) {
+  if (precision === 'stored') return '';
+  if (precision === 'float32') return '\0float32';
+  const text = /** @type {{ text: string }} */ (calibration).text;
+  return `\0int8\0${QUANTIZER_VERSION}\0${createHash('sha256').update(text).digest('hex')}`;
+}
+
 /**
  * The model with float16 weights as float32; the model itself when it has none, or when the conversion
  * cannot be made (an ONNX feature it does not handle): such a model runs as it is stored.
- * @param {Buffer} bytes
+ * @param {Uint8Array} bytes
  * @returns {Uint8Array}
  */
 function asFloat32(bytes) {

