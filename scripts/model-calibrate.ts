@@ -1,0 +1,119 @@
+// npm run model:calibrate: writes src/adapters/model-int8.calibration.json, the activation ranges the int8
+// model is quantized with (src/adapters/model-int8.mjs), from the shipped ISNet weights run in float32 on
+// the calibration half of ../shared/eval-data (every other photo of its manifest, from the first; the other
+// half is kept to judge the int8 model on: npm run bench:int8).
+//
+// Each quantized value's range runs from the lowest to the highest, over the photos, of each photo's 0.001st
+// and 99.999th percentile (a histogram of 16,384 bins between the photo's own minimum and maximum). Chosen
+// by measurement (docs/performance.md, "int8"): these activations have rare extremes, up to 90 times a
+// typical photo's largest value, so the plain minimum and maximum leave too few levels for the rest; but the
+// percentiles averaged over the photos clipped what a photo unlike the calibration photos needs (three real
+// photos of horses lost 0.06-0.22 IoU with the 99.99th percentile averaged; 0.006 at most with this range).
+// The ranges are written to 5 significant digits, so that a run on another CPU, whose float sums differ in
+// their last bits, writes the same file.
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import ort from 'onnxruntime-node';
+import { fromBinary } from '@bufbuild/protobuf';
+import { ModelProtoSchema } from 'onnx-buf';
+import { ImageDecoder } from '../src/adapters/images/decoder.ts';
+import { imglyResourceDir, MODEL_INPUT_SIZE } from '../src/adapters/mask-model.adapter.ts';
+import { float16ToFloat32 } from '../src/adapters/model-float32.mjs';
+import { QUANTIZER_VERSION, quantizedValues, withOutputs, type Calibration } from '../src/adapters/model-int8.mjs';
+import { readModel } from '../src/adapters/model-session.mjs';
+import { fillModelInput } from '../src/imaging/model-io.mjs';
+import { evalEntries, evalFile, HAVE_EVAL_DATA } from '../test/helpers/eval-data.ts';
+
+export const CALIBRATION_FILE = fileURLToPath(new URL('../src/adapters/model-int8.calibration.json', import.meta.url));
+/** The lower and upper tail left out of each photo's range. */
+const TAIL = 0.00001;
+const BINS = 16384;
+
+/** The photos the ranges are taken from: every other one of the manifest, from the first. */
+export function calibrationPhotos<T>(entries: T[]): T[] {
+  return entries.filter((_, i) => i % 2 === 0);
+}
+
+/** The photos kept to judge the int8 model on: the other half. */
+export function heldOutPhotos<T>(entries: T[]): T[] {
+  return entries.filter((_, i) => i % 2 === 1);
+}
+
+/** The 0.001st and 99.999th percentile of a photo's values (their histogram between the extremes). */
+function tails(values: Float32Array): [number, number] {
+  let lo = Infinity;
+  let hi = -Infinity;
+  for (const v of values) {
+    if (v < lo) lo = v;
+    if (v > hi) hi = v;
+  }
+  const span = hi - lo || 1;
+  const histogram = new Uint32Array(BINS);
+  for (const v of values) histogram[Math.min(BINS - 1, ((v - lo) / span) * BINS) | 0]++;
+  const at = (q: number) => {
+    let seen = 0;
+    for (let b = 0; b < BINS; b++) {
+      seen += histogram[b];
+      if (seen >= q * values.length) return lo + ((b + 1) / BINS) * span;
+    }
+    return hi;
+  };
+  return [at(TAIL), at(1 - TAIL)];
+}
+
+const significant = (v: number) => Number(v.toPrecision(5));
+
+async function main(): Promise<void> {
+  if (!HAVE_EVAL_DATA)
+    throw new Error('this command reads ../shared/eval-data; set MATTE_SHARED_DIR to the shared folder');
+  const shipped = readModel({ imglyDir: imglyResourceDir(), imglyModel: '/models/medium' });
+  const float32 = float16ToFloat32(shipped) ?? shipped;
+  const { values } = quantizedValues(fromBinary(ModelProtoSchema, float32).graph!);
+  const names = [...values];
+  const session = await ort.InferenceSession.create(withOutputs(float32, names), {
+    intraOpNumThreads: 2,
+    graphOptimizationLevel: 'basic',
+  });
+  const decoder = new ImageDecoder(100_000_000);
+  const photos = calibrationPhotos(evalEntries());
+  const ranges = new Map(names.map((n) => [n, [Infinity, -Infinity]]));
+  for (const entry of photos) {
+    const decoded = await decoder.decode(evalFile(entry.image));
+    const rgb = await decoder.toModelInput(decoded, MODEL_INPUT_SIZE);
+    const input = new Float32Array(3 * MODEL_INPUT_SIZE * MODEL_INPUT_SIZE);
+    fillModelInput(rgb, input);
+    const out = await session.run(
+      { input: new ort.Tensor('float32', input, [1, 3, MODEL_INPUT_SIZE, MODEL_INPUT_SIZE]) },
+      names,
+    );
+    for (const name of names) {
+      const [lo, hi] = tails(out[name].data as Float32Array);
+      const range = ranges.get(name)!;
+      range[0] = Math.min(range[0], lo);
+      range[1] = Math.max(range[1], hi);
+      out[name].dispose();
+    }
+    console.error(`${entry.id}: ${names.length} values measured`);
+  }
+  await session.release();
+  const calibration: Calibration & { about: string; photos: string[] } = {
+    about:
+      'Activation ranges for the int8 model (src/adapters/model-int8.mjs), written by npm run model:calibrate: the lowest 0.001st and the highest 99.999th percentile of the photos listed.',
+    model: createHash('sha256').update(shipped).digest('hex'),
+    quantizer: QUANTIZER_VERSION,
+    photos: photos.map((e) => e.id),
+    float: [],
+    ranges: Object.fromEntries(
+      names.map((n) => {
+        const [lo, hi] = ranges.get(n)!;
+        return [n, [significant(lo), significant(hi)]];
+      }),
+    ),
+  };
+  fs.writeFileSync(CALIBRATION_FILE, `${JSON.stringify(calibration, null, 1)}\n`);
+  console.log(`${path.relative(process.cwd(), CALIBRATION_FILE)}: ${names.length} ranges from ${photos.length} photos`);
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) await main();
