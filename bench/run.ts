@@ -6,6 +6,11 @@
 //  3. event-loop responsiveness: GET /v1/jobs/{id} latency while photos are at the model
 //  4. event latency: photo finished → SSE message and → webhook received (bench/events.ts)
 //  5. edges: mean alpha error of the upsampled mask and of the refined alpha (bench/edges.ts; BENCH_EDGES=0 skips it)
+//  6. int8 against float: the two models bare and through the API, imgly-node, and the quality gates on photos
+//     the int8 ranges were not taken from (bench/int8.ts; BENCH_INT8=0 skips it)
+// The service runs as shipped: the float model (the int8 model is an opt-in, MATTE_MODEL_INT8=1). Sections 1-2
+// set it against the bare model as shipped (float16 weights, onnxruntime's defaults), the fastest bare run of
+// those weights; section 6 sets the int8 model against the float model.
 // This machine is shared and noisy: compare the ratios, not the absolute numbers. Bare and service
 // runs alternate, each round gives its own ratio, and the median ratio is the figure, so a burst of
 // load from another tenant spoils one round and not the result.
@@ -13,13 +18,22 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { evalEntries, evalFile, HAVE_EVAL_DATA } from '../test/helpers/eval-data.ts';
+import { EVAL_DIR, evalEntries, evalFile, HAVE_EVAL_DATA } from '../test/helpers/eval-data.ts';
 import { startServer } from '../test/helpers/server.ts';
 import { BareModel } from './bare-model.ts';
 import { edgeFigures, printEdgeFigures, type EdgeFigures } from './edges.ts';
 import { cpuLines, measureCpuAndLatency, median, type CpuFigures } from './cpu.ts';
 import { eventLatency, eventLatencyLines, type EventLatency } from './events.ts';
 import { scaleFigures, scaleLines, type ScaleFigures } from './scale.ts';
+import {
+  int8GatesMet,
+  int8Quality,
+  int8QualityLines,
+  int8Speed,
+  int8SpeedLines,
+  type SetFigures,
+  type SpeedFigures,
+} from './int8.ts';
 
 const PHOTOS = Number(process.env.BENCH_PHOTOS ?? 16);
 // 15 pairs: the p50 of 7 moved from 1.064 to 1.118 between two runs of the same code on the same day.
@@ -216,7 +230,17 @@ if (process.env.BENCH_EDGES !== '0') printEdgeFigures((edges = await edgeFigures
 let scale: ScaleFigures | undefined;
 if (process.env.BENCH_SCALE !== '0') console.log((scale = await scaleFigures()) && scaleLines(scale).join('\n'));
 
-writeResults({ throughput, latency, reads, events, edges, scale });
+// int8 against float (issue 42): speed on the same product photos, then quality on held-out photos.
+let int8: { speed: SpeedFigures; quality: SetFigures[]; gatesMet: boolean } | undefined;
+if (process.env.BENCH_INT8 !== '0') {
+  const speed = await int8Speed(entries.slice(0, 8).map((e) => path.join(EVAL_DIR, e.image)));
+  console.log(int8SpeedLines(speed).join('\n'));
+  const quality = await int8Quality();
+  console.log(int8QualityLines(quality).join('\n'));
+  int8 = { speed, quality, gatesMet: int8GatesMet(quality) };
+}
+
+writeResults({ throughput, latency, reads, events, edges, scale, int8 });
 
 /** bench/results/latest.json (every figure) and latest.md (the table docs/performance.md summarises). */
 function writeResults(figures: {
@@ -226,6 +250,7 @@ function writeResults(figures: {
   events?: EventLatency;
   edges?: EdgeFigures;
   scale?: ScaleFigures;
+  int8?: { speed: SpeedFigures; quality: SetFigures[]; gatesMet: boolean };
 }): void {
   const dir = path.join(import.meta.dirname, 'results');
   fs.mkdirSync(dir, { recursive: true });
@@ -270,6 +295,29 @@ function writeResults(figures: {
     ]);
   if (figures.scale)
     for (const line of scaleLines(figures.scale)) rows.push(line.split(/: (.*)/s).slice(0, 2) as [string, string]);
+  const q = figures.int8;
+  if (q) {
+    const s = q.speed;
+    rows.push([
+      'int8 / float, bare session.run',
+      `${fmt(s.bareRatio, 3)} (${fmt(s.bareFloatMs, 0)} / ${fmt(s.bareInt8Ms, 0)} ms a photo)`,
+    ]);
+    rows.push([
+      'int8 / float, batch throughput through the API',
+      `${fmt(s.batchRatio, 3)} (${fmt(s.batchFloatMs, 0)} / ${fmt(s.batchInt8Ms, 0)} ms a photo)`,
+    ]);
+    if (s.imglyMs !== null)
+      rows.push([
+        'imgly-node / Matte (int8 batch)',
+        `${fmt(s.imglyMs / s.batchInt8Ms, 2)}× (${fmt(s.imglyMs, 0)} ms a photo)`,
+      ]);
+    for (const set of q.quality)
+      rows.push([
+        `int8 against float, ${set.name}`,
+        `IoU ${fmt(set.floatIou, 4)} → ${fmt(set.int8Iou, 4)} (mean ${set.meanChange >= 0 ? '+' : ''}${fmt(set.meanChange, 4)}, worst ${fmt(set.worstChange, 4)}), same verdict ${fmt(100 * set.sameVerdict, 1)}%, edge error ×${fmt(set.int8EdgeError / set.floatEdgeError, 3)}`,
+      ]);
+    rows.push(['int8 quality gates', q.gatesMet ? 'met on every set' : 'not met']);
+  }
   const md = [
     `# npm run bench, ${at}`,
     '',

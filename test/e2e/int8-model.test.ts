@@ -1,0 +1,65 @@
+// End to end: a server started with MATTE_MODEL_INT8=1 makes the int8 model at its first start (in the shared
+// model cache) and cuts out held-out eval photos over real HTTP as well as the float server does.
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { startServer, type RunningServer, E2E_TEST_TIMEOUT } from '../helpers/server.ts';
+import { evalEntries, evalFile, iou, HAVE_EVAL_DATA } from '../helpers/eval-data.ts';
+import { heldOutPhotos } from '../../scripts/model-calibrate.ts';
+
+vi.setConfig({ testTimeout: E2E_TEST_TIMEOUT });
+
+// Held-out product photos: the int8 ranges were not taken from them.
+const photos = heldOutPhotos(evalEntries())
+  .filter((e) => e.kind === 'product')
+  .slice(0, 3);
+const servers: { float?: RunningServer; int8?: RunningServer } = {};
+const keys: Record<string, string> = {};
+
+beforeAll(async () => {
+  if (!HAVE_EVAL_DATA) return;
+  [servers.float, servers.int8] = await Promise.all([startServer(), startServer({ MATTE_MODEL_INT8: '1' })]);
+  for (const [name, server] of Object.entries(servers)) {
+    const created = JSON.parse(
+      await server!.cli(
+        'accounts',
+        'create',
+        '--email',
+        `${name}@example.com`,
+        '--plan',
+        '10',
+        '--pack',
+        '0',
+        '--json',
+      ),
+    );
+    keys[name] = created.apiKey;
+  }
+});
+afterAll(async () => Promise.all(Object.values(servers).map((s) => s?.stop())));
+
+async function cutout(name: 'float' | 'int8', file: Buffer): Promise<Buffer> {
+  const form = new FormData();
+  form.append('file', new Blob([new Uint8Array(file)]), 'photo.jpg');
+  form.append('format', 'png');
+  const res = await fetch(`${servers[name]!.base}/v1/images`, {
+    method: 'POST',
+    body: form,
+    headers: { authorization: `Bearer ${keys[name]}` },
+  });
+  expect(res.status).toBe(200);
+  expect(res.headers.get('x-matte-charged')).toBe('1');
+  return Buffer.from(await res.arrayBuffer());
+}
+
+describe.skipIf(!HAVE_EVAL_DATA)('MATTE_MODEL_INT8=1', () => {
+  it('cuts out held-out photos within 0.03 IoU of the float server, each above 0.9', async () => {
+    expect(photos).toHaveLength(3);
+    for (const entry of photos) {
+      const [f, q] = await Promise.all([cutout('float', evalFile(entry.image)), cutout('int8', evalFile(entry.image))]);
+      const [fIou, qIou] = [await iou(f, entry), await iou(q, entry)];
+      expect(qIou, entry.id).toBeGreaterThanOrEqual(0.9);
+      expect(qIou, entry.id).toBeGreaterThan(fIou - 0.03);
+      // Not the float model under another name: its masks differ somewhere.
+      expect(q.equals(f), entry.id).toBe(false);
+    }
+  });
+});
