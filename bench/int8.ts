@@ -173,7 +173,7 @@ async function* sets(): AsyncGenerator<{ name: string; photos: AsyncGenerator<Ph
       }[]
     ).filter((_, i) => i % every === 0);
     yield {
-      name: `real-photos (every ${every}th)`,
+      name: `real-photos (1 in ${every})`,
       photos: (async function* () {
         for (const e of real)
           yield {
