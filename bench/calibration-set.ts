@@ -14,7 +14,7 @@ import path from 'node:path';
 import sharp, { type Region } from 'sharp';
 import ort from 'onnxruntime-node';
 import { readModel, sessionOptions } from '../src/adapters/model-session.mjs';
-import { imglyResourceDir, MODEL_INPUT_SIZE } from '../src/adapters/mask-model.adapter.ts';
+import { MODEL_INPUT_SIZE, modelSource } from '../src/adapters/mask-model.adapter.ts';
 import { ImageDecoder } from '../src/adapters/images/decoder.ts';
 import { CheckRasters } from '../src/adapters/images/rasters.ts';
 import { fillModelInput, maskFromOutput, maskStatistics } from '../src/imaging/model-io.mjs';
@@ -400,10 +400,7 @@ export async function buildCalibrationSet(
   let session: ort.InferenceSession | undefined;
   const floats = new Float32Array(3 * MODEL_INPUT_SIZE * MODEL_INPUT_SIZE);
   const run = async (input: Buffer) => {
-    session ??= await ort.InferenceSession.create(
-      readModel({ imglyDir: imglyResourceDir(), imglyModel: '/models/medium' }),
-      sessionOptions(2),
-    );
+    session ??= await ort.InferenceSession.create(readModel(modelSource()), sessionOptions(2));
     fillModelInput(input, floats);
     const tensor = new ort.Tensor('float32', floats, [1, 3, MODEL_INPUT_SIZE, MODEL_INPUT_SIZE]);
     const out = await session.run({ input: tensor }, ['output', ...SIDE_OUTPUTS]);

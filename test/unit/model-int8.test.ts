@@ -25,7 +25,7 @@ import ort from 'onnxruntime-node';
 import { describe, expect, it } from 'vitest';
 import { activationParams, quantizedValues, quantizeInt8, withOutputs } from '../../src/adapters/model-int8.mjs';
 import { modelPrecision, readModel, runnableModel } from '../../src/adapters/model-session.mjs';
-import { imglyResourceDir } from '../../src/adapters/mask-model.adapter.ts';
+import { modelSource } from '../../src/adapters/mask-model.adapter.ts';
 import { loadConfig } from '../../src/config.ts';
 
 const SIZE = 16;
@@ -234,7 +234,7 @@ describe('quantizeInt8', () => {
 });
 
 describe('the int8 model of the shipped weights', () => {
-  const bytes = readModel({ imglyDir: imglyResourceDir(), imglyModel: '/models/medium' });
+  const bytes = readModel(modelSource());
 
   it('is an opt-in (MATTE_MODEL_INT8=1): the server runs the float model by default', () => {
     expect(loadConfig({}).modelInt8).toBe(false);
