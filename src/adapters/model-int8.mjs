@@ -255,7 +255,9 @@ export function quantizeInt8(bytes, calibration) {
     return inputs;
   }
 
-  graph.node = topologicalOrder(nodes);
+  // Still in the order of the graph, which ONNX keeps topological: each node's weights and DequantizeLinear
+  // readers are placed just before it, its QuantizeLinear just after.
+  graph.node = nodes;
   const read = new Set(graph.node.flatMap((n) => n.input));
   graph.initializer = [...graph.initializer.filter((t) => read.has(t.name)), ...added];
   // The float weights' declared inputs, if the exporter listed initializers as inputs too.
@@ -271,41 +273,4 @@ function floats(t) {
   // Copied: the bytes may be a view of the whole model (a Node Buffer's slice() does not copy).
   if (t.rawData.length > 0) return new Float32Array(Uint8Array.prototype.slice.call(t.rawData).buffer);
   return Float32Array.from(t.floatData);
-}
-
-/**
- * The nodes in an order where each comes after what it reads (the weights' DequantizeLinear nodes are
- * made after their convolution's input was read).
- * @param {import('onnx-buf').NodeProto[]} nodes
- */
-function topologicalOrder(nodes) {
-  /** @type {Map<string, number>} */
-  const producer = new Map();
-  nodes.forEach((n, i) => n.output.forEach((o) => producer.set(o, i)));
-  const placed = new Uint8Array(nodes.length);
-  /** @type {import('onnx-buf').NodeProto[]} */
-  const out = [];
-  // Iterative depth-first walk (the graph is over a thousand nodes deep).
-  for (let start = 0; start < nodes.length; start++) {
-    if (placed[start]) continue;
-    /** @type {[number, number][]} */
-    const stack = [[start, 0]];
-    while (stack.length) {
-      const top = stack[stack.length - 1];
-      const [i, next] = top;
-      const inputs = nodes[i].input;
-      if (next < inputs.length) {
-        top[1]++;
-        const p = producer.get(inputs[next]);
-        if (p !== undefined && !placed[p] && !stack.some(([j]) => j === p)) stack.push([p, 0]);
-        continue;
-      }
-      stack.pop();
-      if (!placed[i]) {
-        placed[i] = 1;
-        out.push(nodes[i]);
-      }
-    }
-  }
-  return out;
 }
