@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import sharp from 'sharp';
-import { ImageDecoder } from '../src/adapters/images/decoder.ts';
+import { ImageDecoder, type DecodedImage } from '../src/adapters/images/decoder.ts';
 import { CheckRasters } from '../src/adapters/images/rasters.ts';
 import { OnnxMaskModel, MODEL_INPUT_SIZE } from '../src/adapters/mask-model.adapter.ts';
 import { refineEdges } from '../src/imaging/edge-refine.mjs';
@@ -19,6 +19,53 @@ export interface EdgeFigures {
   upsampled: { mae: number; edgeMae: number };
   refined: { mae: number; edgeMae: number };
   refineMs: number;
+}
+
+/**
+ * The refined alpha of a photo as the service makes it (src/pipeline/segment.ts): the grid's inputs, the photo
+ * reduced by libvips and the mask by area averages, then the refinement at the photo's size.
+ */
+export async function refinedAlpha(
+  decoder: ImageDecoder,
+  decoded: DecodedImage,
+  mask: Buffer,
+  opts: { radius?: number; eps?: number } = {},
+): Promise<Uint8Array> {
+  const low = await refineInputs(decoder, decoded, mask);
+  return refineEdges(
+    { rgb: decoded.rgb, alpha: null, width: decoded.width, height: decoded.height },
+    { radius: opts.radius, eps: opts.eps, low },
+  ).alpha;
+}
+
+/**
+ * Mean absolute alpha error (0..1) against a drawn mask (one channel, at the photo's size): over the whole photo
+ * and within 3 px of the true edge (where the truth crosses 128). The edge band is found once; the function
+ * returned scores any alpha of that photo.
+ */
+export function alphaErrors(
+  truth: Uint8Array,
+  width: number,
+  height: number,
+): (alpha: Uint8Array) => { mae: number; edgeMae: number } {
+  const n = truth.length;
+  const solid = new Uint8Array(n);
+  for (let i = 0; i < n; i++) solid[i] = truth[i] >= 128 ? 1 : 0;
+  const near = dilate(boundary(solid, width, height), width, height, 3);
+  return (a) => {
+    let all = 0;
+    let edge = 0;
+    let edgeN = 0;
+    for (let i = 0; i < n; i++) {
+      const e = Math.abs(a[i] - truth[i]) / 255;
+      all += e;
+      if (near[i]) {
+        edge += e;
+        edgeN++;
+      }
+    }
+    return { mae: all / n, edgeMae: edgeN ? edge / edgeN : 0 };
+  };
 }
 
 export async function edgeFigures(
@@ -45,35 +92,14 @@ export async function edgeFigures(
     const upsampled = await rasters.maskToSize(mask, MODEL_INPUT_SIZE, decoded);
     // As the service runs it (src/pipeline/segment.ts): the grid's inputs, the photo reduced by libvips and the mask by area averages.
     const t0 = performance.now();
-    const low = await refineInputs(decoder, decoded, mask);
-    const refined = refineEdges(
-      { rgb: decoded.rgb, alpha: null, width: decoded.width, height: decoded.height },
-      { radius: opts.radius, eps: opts.eps, low },
-    ).alpha;
+    const refined = await refinedAlpha(decoder, decoded, mask, opts);
     sums.ms += performance.now() - t0;
     const truth = await sharp(evalFile(entry.mask))
       .extractChannel(0)
       .resize(decoded.width, decoded.height, { fit: 'fill' })
       .raw()
       .toBuffer();
-    const n = truth.length;
-    const solid = new Uint8Array(n);
-    for (let i = 0; i < n; i++) solid[i] = truth[i] >= 128 ? 1 : 0;
-    const near = dilate(boundary(solid, decoded.width, decoded.height), decoded.width, decoded.height, 3);
-    const err = (a: Uint8Array) => {
-      let all = 0;
-      let edge = 0;
-      let edgeN = 0;
-      for (let i = 0; i < n; i++) {
-        const e = Math.abs(a[i] - truth[i]) / 255;
-        all += e;
-        if (near[i]) {
-          edge += e;
-          edgeN++;
-        }
-      }
-      return { mae: all / n, edgeMae: edgeN ? edge / edgeN : 0 };
-    };
+    const err = alphaErrors(truth, decoded.width, decoded.height);
     const u = err(upsampled);
     const r = err(refined);
     sums.up += u.mae;

@@ -14,20 +14,19 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import sharp from 'sharp';
-import { ImageDecoder, type DecodedImage } from '../src/adapters/images/decoder.ts';
+import { ImageDecoder } from '../src/adapters/images/decoder.ts';
 import { CheckRasters } from '../src/adapters/images/rasters.ts';
 import { MODEL_INPUT_SIZE, OnnxMaskModel } from '../src/adapters/mask-model.adapter.ts';
-import { refineEdges } from '../src/imaging/edge-refine.mjs';
 import { CHECK_GRID, measure } from '../src/pipeline/check/features.ts';
 import { brokenProbability, featureVector, loadCalibration } from '../src/pipeline/check/calibration.ts';
-import { boundary, dilate } from '../src/pipeline/check/raster.ts';
-import { refineInputs } from '../src/pipeline/segment.ts';
 import { heldOutPhotos } from '../scripts/model-calibrate.ts';
 import { compareAlpha, evalEntries, evalFile, HAVE_EVAL_DATA } from '../test/helpers/eval-data.ts';
 import { SHARED_DIR } from '../test/helpers/shared-dir.ts';
 import { startServer } from '../test/helpers/server.ts';
 import { BareModel } from './bare-model.ts';
+import { runBatch, type Api } from './batch.ts';
 import { composite, generator } from './calibration-set.ts';
+import { alphaErrors, refinedAlpha } from './edges.ts';
 import { median } from './cpu.ts';
 
 interface Photo {
@@ -75,26 +74,6 @@ const decoder = new ImageDecoder(100_000_000);
 const rasters = new CheckRasters(100_000_000);
 const check = loadCalibration();
 
-/** The refined alpha's mean error within 3 px of the true edge, at the photo's own size. */
-async function edgeError(decoded: DecodedImage, mask: Buffer, truth: Buffer): Promise<number> {
-  const low = await refineInputs(decoder, decoded, mask);
-  const alpha = refineEdges(
-    { rgb: decoded.rgb, alpha: null, width: decoded.width, height: decoded.height },
-    { low },
-  ).alpha;
-  const solid = new Uint8Array(truth.length);
-  for (let i = 0; i < truth.length; i++) solid[i] = truth[i] >= 128 ? 1 : 0;
-  const near = dilate(boundary(solid, decoded.width, decoded.height), decoded.width, decoded.height, 3);
-  let sum = 0;
-  let n = 0;
-  for (let i = 0; i < truth.length; i++) {
-    if (!near[i]) continue;
-    sum += Math.abs(alpha[i] - truth[i]) / 255;
-    n++;
-  }
-  return n ? sum / n : 0;
-}
-
 async function judge(models: OnnxMaskModel[], photo: Photo): Promise<Judged[]> {
   const decoded = await decoder.decode(photo.jpeg);
   const t = photo.truth;
@@ -108,6 +87,7 @@ async function judge(models: OnnxMaskModel[], photo: Photo): Promise<Judged[]> {
           .raw()
           .toBuffer();
   const input = await decoder.toModelInput(decoded, MODEL_INPUT_SIZE);
+  const errors = alphaErrors(truth, decoded.width, decoded.height);
   const out: Judged[] = [];
   for (const model of models) {
     const p = await model.predict(input);
@@ -116,7 +96,7 @@ async function judge(models: OnnxMaskModel[], photo: Photo): Promise<Judged[]> {
     out.push({
       iou: compareAlpha(alpha, truth).iou,
       flagged: brokenProbability(check, featureVector(evidence.features, check.features)) >= check.threshold,
-      edgeError: await edgeError(decoded, p.mask, truth),
+      edgeError: errors(await refinedAlpha(decoder, decoded, p.mask)).edgeMae,
     });
   }
   return out;
@@ -203,6 +183,7 @@ export async function int8Quality(log: (line: string) => void = () => {}): Promi
           `${set.name.slice(0, 12)} ${photo.id.padEnd(40)} IoU float ${f.iou.toFixed(4)} int8 ${q.iou.toFixed(4)}  flagged ${+f.flagged}/${+q.flagged}  edge ${f.edgeError.toFixed(4)}/${q.edgeError.toFixed(4)}`,
         );
       }
+      if (rows.length === 0) continue; // a set turned off (BENCH_INT8_COMPOSITES=0)
       const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
       const changes = rows.map((r) => r.q.iou - r.f.iou);
       const worst = Math.min(...changes);
@@ -305,25 +286,11 @@ export async function int8Speed(files: string[], rounds = 3): Promise<SpeedFigur
           fetch(`${server.base}${p}`, { ...init, headers: { authorization: `Bearer ${apiKey}` } });
       }),
     );
-    const batch = async (api: (typeof clients)[number]) => {
-      const t0 = performance.now();
-      const job = await (await api('/v1/jobs', { method: 'POST' })).json();
-      const form = new FormData();
-      for (const p of paths) form.append('files', new Blob([new Uint8Array(fs.readFileSync(p))]), path.basename(p));
-      await api(`/v1/jobs/${job.id}/items`, { method: 'POST', body: form });
-      await api(`/v1/jobs/${job.id}/start`, { method: 'POST' });
-      let since = 0;
-      for (;;) {
-        const s = await (
-          await api(`/v1/jobs/${job.id}?fields=summary&wait=30${since ? `&since=${since}` : ''}`)
-        ).json();
-        if (s.status !== 'queued' && s.status !== 'running') {
-          if (s.status !== 'done') throw new Error(`a batch ended ${s.status}`);
-          break;
-        }
-        since = s.updatedAt;
-      }
-      return (performance.now() - t0) / paths.length;
+    const photos = paths.map((p) => ({ name: path.basename(p), data: fs.readFileSync(p) }));
+    const batch = async (api: Api) => {
+      const run = await runBatch(api, photos);
+      if (run.status !== 'done') throw new Error(`a batch ended ${run.status}`);
+      return (run.seconds * 1000) / paths.length;
     };
     // Each server's model warmed with one photo first.
     for (const api of clients) {

@@ -21,6 +21,7 @@ import { performance } from 'node:perf_hooks';
 import { EVAL_DIR, evalEntries, evalFile, HAVE_EVAL_DATA } from '../test/helpers/eval-data.ts';
 import { startServer } from '../test/helpers/server.ts';
 import { BareModel } from './bare-model.ts';
+import { runBatch } from './batch.ts';
 import { edgeFigures, printEdgeFigures, type EdgeFigures } from './edges.ts';
 import { cpuLines, measureCpuAndLatency, median, type CpuFigures } from './cpu.ts';
 import { eventLatency, eventLatencyLines, type EventLatency } from './events.ts';
@@ -100,28 +101,7 @@ try {
   const api = (path: string, init: RequestInit = {}) =>
     fetch(`${server.base}${path}`, { ...init, headers: { ...auth, ...(init.headers as Record<string, string>) } });
 
-  /** add + start + wait for one batch of `list`, waiting as a client would: long-polls with `since`/`wait`. */
-  async function serviceRun(
-    list: typeof photos,
-    onStarted?: (jobId: string) => void,
-  ): Promise<{ seconds: number; jobId: string }> {
-    const t0 = performance.now();
-    const job = await (await api('/v1/jobs', { method: 'POST' })).json();
-    const form = new FormData();
-    for (const p of list) form.append('files', new Blob([new Uint8Array(p.data)]), p.name);
-    const added = await api(`/v1/jobs/${job.id}/items`, { method: 'POST', body: form });
-    if (added.status !== 200 && added.status !== 201) throw new Error(`adding photos answered ${added.status}`);
-    const started = await api(`/v1/jobs/${job.id}/start`, { method: 'POST' });
-    if (started.status !== 200 && started.status !== 202) throw new Error(`start answered ${started.status}`);
-    onStarted?.(job.id);
-    let since = 0;
-    for (;;) {
-      const s = await (await api(`/v1/jobs/${job.id}?fields=summary&wait=30${since ? `&since=${since}` : ''}`)).json();
-      if (s.status !== 'queued' && s.status !== 'running') break;
-      since = s.updatedAt;
-    }
-    return { seconds: (performance.now() - t0) / 1000, jobId: job.id };
-  }
+  const serviceRun = (list: typeof photos, onStarted?: (jobId: string) => void) => runBatch(api, list, onStarted);
 
   // Warm the worker's model with one photo first, as the bare session was warmed.
   const warm = new FormData();
