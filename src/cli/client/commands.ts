@@ -41,11 +41,14 @@ function format(value: string | undefined): 'png' | 'jpeg' | 'webp' | undefined 
   return v;
 }
 
-/** Reads one line from the terminal with echo off (raw mode); Ctrl-C leaves with 130. */
+/**
+ * Reads one line from the terminal with echo off (raw mode); Ctrl-C leaves with 130. Echo goes off before the
+ * prompt is shown, so a key typed or pasted the moment the prompt appears is never echoed.
+ */
 function askHidden(question: string): Promise<string> {
   const stdin = process.stdin;
-  process.stderr.write(question);
   stdin.setRawMode(true);
+  process.stderr.write(question);
   stdin.resume();
   return new Promise((resolve) => {
     let typed = '';
