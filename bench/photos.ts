@@ -6,9 +6,9 @@
 //
 // The folder (searched one level deep) holds pairs: `name.jpg` (or .jpeg, .png, .webp) and its mask
 // `name.mask.png` or `name.gt.png` (or .gif): 8-bit, foreground >= 128, any size (resized to the photo's).
-// Each result is scored against its mask (IoU at 128, as everywhere in docs/quality.md): broken below 0.85,
+// Each result is scored against its mask (IoU at 128, as everywhere in docs/research/quality-history.md): broken below 0.85,
 // clean from 0.95. MATTE_HEAVY_MODEL_PATH, the service's own variable, puts a heavy model to the test against
-// light (the bars of reports were fitted on the light model's cut-outs: docs/quality.md). The model's masks are
+// light (the bars of reports were fitted on the light model's cut-outs: docs/research/quality-history.md). The model's masks are
 // cached under .bench/photos/ (keyed by the photo's bytes and the heavy model), so a
 // second run takes seconds (PHOTOS_CACHE=<dir> puts them elsewhere). PHOTOS_JSON=<file> writes every figure.
 import crypto from 'node:crypto';
@@ -23,14 +23,12 @@ import { CHECK_GRID } from '../src/pipeline/check/features.ts';
 import { diagnose } from '../src/pipeline/diagnose.ts';
 import { PhotoError } from '../src/errors.ts';
 import { compareAlpha } from '../test/helpers/eval-data.ts';
-import { flipRgb, maxWithMirror } from './mirror.ts';
+import { lightMaskFile, maskedPhotos } from './real-photos.ts';
 import { claimFigures, judgedClaims, looseClaims } from './claims-calibration.ts';
 import type { Composite } from './calibration-set.ts';
 
 const BROKEN_BELOW = 0.85;
 const CLEAN_FROM = 0.95;
-const PHOTO = /\.(jpe?g|png|webp)$/i;
-const MASK = /\.(mask|gt)\.(png|gif)$/i;
 
 const folder = process.argv[2] ?? process.env.PHOTOS_DIR;
 if (!folder || !fs.statSync(folder, { throwIfNoEntry: false })?.isDirectory()) {
@@ -44,36 +42,13 @@ if (process.env.MATTE_HEAVY_MODEL_PATH && !fs.existsSync(process.env.MATTE_HEAVY
 const CACHE = process.env.PHOTOS_CACHE ?? path.join(import.meta.dirname, '..', '.bench', 'photos');
 fs.mkdirSync(CACHE, { recursive: true });
 
-/** Every photo with a mask beside it, in this folder and its subfolders one level down. */
-function pairs(): { id: string; photo: string; mask: string }[] {
-  const out: { id: string; photo: string; mask: string }[] = [];
-  const scan = (dir: string, prefix: string) => {
-    const names = fs.readdirSync(dir).sort();
-    for (const name of names) {
-      const file = path.join(dir, name);
-      if (fs.statSync(file).isDirectory()) {
-        if (!prefix) scan(file, `${name}/`);
-        continue;
-      }
-      if (!PHOTO.test(name) || MASK.test(name)) continue;
-      const stem = name.replace(PHOTO, '');
-      const mask = names.find((m) => MASK.test(m) && m.replace(MASK, '') === stem);
-      if (mask) out.push({ id: `${prefix}${stem}`, photo: file, mask: path.join(dir, mask) });
-    }
-  };
-  scan(folder!, '');
-  return out;
-}
-
 const decoder = new ImageDecoder(100_000_000);
 const rasters = new CheckRasters(100_000_000);
 let model: OnnxMaskModel | undefined;
-const N = MODEL_INPUT_SIZE * MODEL_INPUT_SIZE;
 
 /**
  * The heavy tier as this server would run it: the operator's heavy model (MATTE_HEAVY_MODEL_PATH, the service's
- * own variable) when one is set; otherwise the larger of the photo's and its mirror image's pass, the best
- * pipeline on the light weights (docs/quality.md), which the service does not charge two credits for.
+ * own variable) when one is set; otherwise the light model itself (docs/check.md), so no second pass is run.
  */
 const HEAVY_MODEL = process.env.MATTE_HEAVY_MODEL_PATH ?? '';
 const heavyKey = HEAVY_MODEL
@@ -82,33 +57,31 @@ const heavyKey = HEAVY_MODEL
       const key = `${path.resolve(HEAVY_MODEL)}:${stat.size}:${stat.mtimeMs}`;
       return `heavy-${crypto.createHash('sha256').update(key).digest('hex').slice(0, 12)}`;
     })()
-  : 'mirror';
+  : null;
 let heavyModel: OnnxMaskModel | undefined;
 
-/**
- * The light pass and the heavy tier's mask (1024² each), cached by the photo's bytes and the heavy model: for the
- * mirror union, the mirror image's pass (mirrored back by maxWithMirror).
- */
+/** The light pass (1024²), cached by the photo's bytes: the same file bench/real-photos.ts reads. */
+async function lightPass(bytes: Buffer, input: Buffer): Promise<Buffer> {
+  const file = lightMaskFile(CACHE, bytes);
+  if (fs.existsSync(file)) return fs.readFileSync(file);
+  model ??= new OnnxMaskModel({ modelPath: '', threads: 2 });
+  await model.ready();
+  const light = (await model.predict(input)).mask;
+  fs.writeFileSync(file, light);
+  return light;
+}
+
+/** The light pass and the heavy tier's mask: the heavy model's pass, cached beside it, or the light one. */
 async function passes(bytes: Buffer, input: Buffer): Promise<{ light: Buffer; heavy: Buffer }> {
-  const photo = crypto.createHash('sha256').update(bytes).digest('hex').slice(0, 24);
-  const file = path.join(CACHE, `${photo}.${heavyKey}.masks`);
-  let light: Buffer;
-  let second: Buffer;
-  if (fs.existsSync(file)) {
-    const both = fs.readFileSync(file);
-    [light, second] = [both.subarray(0, N), both.subarray(N, 2 * N)];
-  } else {
-    model ??= new OnnxMaskModel({ modelPath: '', threads: 2 });
-    await model.ready();
-    light = (await model.predict(input)).mask;
-    if (HEAVY_MODEL) {
-      heavyModel ??= new OnnxMaskModel({ modelPath: HEAVY_MODEL, threads: 2 });
-      await heavyModel.ready();
-      second = (await heavyModel.predict(input)).mask;
-    } else second = (await model.predict(flipRgb(input, MODEL_INPUT_SIZE))).mask;
-    fs.writeFileSync(file, Buffer.concat([light, second]));
+  const light = await lightPass(bytes, input);
+  if (!heavyKey) return { light, heavy: light };
+  const file = lightMaskFile(CACHE, bytes).replace(/\.light\.mask$/, `.${heavyKey}.mask`);
+  if (!fs.existsSync(file)) {
+    heavyModel ??= new OnnxMaskModel({ modelPath: HEAVY_MODEL, threads: 2 });
+    await heavyModel.ready();
+    fs.writeFileSync(file, (await heavyModel.predict(input)).mask);
   }
-  return { light, heavy: HEAVY_MODEL ? second : maxWithMirror(light, second) };
+  return { light, heavy: fs.readFileSync(file) };
 }
 
 interface Row {
@@ -124,7 +97,11 @@ interface Row {
 }
 const rows: Row[] = [];
 const planes = new Map<string, { input: Buffer; light: Buffer; truth: Buffer }>();
-const found = pairs();
+const found = maskedPhotos(folder).map((e) => ({
+  id: e.id,
+  photo: path.join(folder, e.image),
+  mask: path.join(folder, e.mask),
+}));
 if (!found.length) {
   console.error(`no photo with a mask beside it (name.mask.png or name.gt.png) in ${folder}`);
   process.exit(2);
@@ -213,7 +190,7 @@ const gain = mean(diffs.map((d) => d.d));
 console.log(
   HEAVY_MODEL
     ? `\n## heavy tier: ${HEAVY_MODEL} (MATTE_HEAVY_MODEL_PATH), against light`
-    : '\n## heavy tier without a stronger model (the photo and its mirror image, the larger of the two)',
+    : '\n## heavy tier without a stronger model: the light model itself (set MATTE_HEAVY_MODEL_PATH to test one)',
 );
 console.log(
   `mean IoU light ${mean(rows.map((r) => r.light.iou)).toFixed(3)}, heavy ${mean(rows.map((r) => r.heavy.iou)).toFixed(3)} (${gain >= 0 ? '+' : ''}${gain.toFixed(3)}); mean alpha error ${mean(rows.map((r) => r.light.mae)).toFixed(4)} and ${mean(rows.map((r) => r.heavy.mae)).toFixed(4)}; worst photo ${worst.d.toFixed(3)} (${worst.id})`,

@@ -1,0 +1,194 @@
+// Real photos with masks a person drew, judged as the service judges them: `../shared/eval-data` as it is and
+// `../shared/real-photos` (the Weizmann horses). The check is chosen on these (docs/check.md): composites help
+// fit it, real photos decide. Each photo's light mask is the real model's, cached by the photo's bytes under
+// .bench/photos/ (PHOTOS_CACHE), the same file `npm run bench:photos` reads, so a second run needs no model.
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import sharp from 'sharp';
+import { ImageDecoder } from '../src/adapters/images/decoder.ts';
+import { CheckRasters } from '../src/adapters/images/rasters.ts';
+import { OnnxMaskModel, MODEL_INPUT_SIZE } from '../src/adapters/mask-model.adapter.ts';
+import { maskStatistics } from '../src/imaging/model-io.mjs';
+import { FEATURES } from '../src/pipeline/check/calibration.ts';
+import { CHECK_GRID, measure } from '../src/pipeline/check/features.ts';
+import { NO_SUBJECT_FILL, WHOLE_FRAME_FILL } from '../src/pipeline/diagnose.ts';
+import { compareAlpha } from '../test/helpers/eval-data.ts';
+import { SHARED_DIR } from '../test/helpers/shared-dir.ts';
+
+export const PHOTOS_CACHE = process.env.PHOTOS_CACHE ?? path.join(import.meta.dirname, '..', '.bench', 'photos');
+
+/** Where the light model's 1024² mask of a photo is cached, by the photo's bytes (bench:photos, calibrate). */
+export function lightMaskFile(cache: string, bytes: Buffer): string {
+  const photo = crypto.createHash('sha256').update(bytes).digest('hex').slice(0, 24);
+  return path.join(cache, `${photo}.light.mask`);
+}
+
+/** The kinds of scene the check's figures are reported by (issue 43). */
+export const SCENES = ['studio backdrop', 'busy indoor', 'busy outdoor'] as const;
+export const SUBJECTS = ['products and objects', 'people', 'animals', 'transparent'] as const;
+export type Scene = (typeof SCENES)[number];
+export type Subject = (typeof SUBJECTS)[number];
+
+/**
+ * The scene of each eval photo, read off the photos by a person (2026-11-29): GrabCut's objects on a plain cloth
+ * are a studio backdrop, on a printed cloth busy indoor; alphamatting's toys sit before a screen showing an
+ * outdoor view (busy outdoor) except the striped and cluttered rooms; ClearGrasp's bottles lie on a white
+ * table. The Weizmann horses stand outdoors (fields, fences, sand).
+ */
+const STUDIO = ['banana1', 'book', 'ceramic', 'elefant', 'teddy', 'stone1', '000000153'];
+const INDOOR = ['banana2', 'banana3', 'music', 'scissors', 'stone2', 'gt02', 'gt18', 'gt24', 'gt25', 'gt26', 'gt27'];
+
+export function sceneOf(id: string): Scene {
+  const name = id.replace(/^[a-z]+-/, '');
+  if (id.startsWith('wzhorse-')) return 'busy outdoor';
+  if (STUDIO.includes(name)) return 'studio backdrop';
+  return INDOOR.includes(name) ? 'busy indoor' : 'busy outdoor';
+}
+
+/** The manifest's kind as a subject: person, animal and transparent, and everything else. */
+export function subjectOf(kind: string): Subject {
+  return kind === 'person'
+    ? 'people'
+    : kind === 'animal'
+      ? 'animals'
+      : kind === 'transparent'
+        ? 'transparent'
+        : 'products and objects';
+}
+
+export interface RealSample {
+  id: string;
+  /** The folder it comes from: eval-data, real-photos, or an operator's own (CALIBRATION_PHOTOS). */
+  folder: string;
+  /** Its kind of scene and subject; an operator's own photos are `unlabelled`. */
+  scene: Scene | 'unlabelled';
+  subject: Subject | 'unlabelled';
+  iou: number;
+  /** Decided by the pipeline's own rules (no subject, or the whole frame kept): flagged, never fitted on. */
+  ruled: boolean;
+  /** Every feature a calibration may read (FEATURES), from the check's own measures. */
+  f: Record<string, number>;
+}
+
+interface ManifestEntry {
+  id: string;
+  image: string;
+  mask: string;
+  kind?: string;
+}
+
+const PHOTO = /\.(jpe?g|png|webp)$/i;
+const MASK = /\.(mask|gt)\.(png|gif)$/i;
+
+/**
+ * Every photo with a mask beside it (`name.jpg` and `name.mask.png` or `name.gt.png`) in a folder and its
+ * subfolders one level down: an operator's own photos, with paths relative to the folder.
+ */
+export function maskedPhotos(folder: string): ManifestEntry[] {
+  const out: ManifestEntry[] = [];
+  const scan = (dir: string, prefix: string) => {
+    const names = fs.readdirSync(dir).sort();
+    for (const name of names) {
+      const file = path.join(dir, name);
+      if (fs.statSync(file).isDirectory()) {
+        if (!prefix) scan(file, `${name}/`);
+        continue;
+      }
+      if (!PHOTO.test(name) || MASK.test(name)) continue;
+      const stem = name.replace(PHOTO, '');
+      const mask = names.find((m) => MASK.test(m) && m.replace(MASK, '') === stem);
+      if (mask) out.push({ id: `${prefix}${stem}`, image: `${prefix}${name}`, mask: `${prefix}${mask}` });
+    }
+  };
+  scan(folder, '');
+  return out;
+}
+
+/**
+ * The folders of real photos the check is chosen on: ../shared/eval-data and ../shared/real-photos (each with
+ * its manifest), and an operator's own folder of photos with masks when CALIBRATION_PHOTOS names one.
+ */
+export function realFolders(
+  extra = process.env.CALIBRATION_PHOTOS,
+): { name: string; dir: string; entries: ManifestEntry[] }[] {
+  if (!SHARED_DIR) throw new Error('real photos need ../shared (MATTE_SHARED_DIR)');
+  const shared = ['eval-data', 'real-photos'].map((name) => {
+    const dir = path.join(SHARED_DIR!, name);
+    return {
+      name,
+      dir,
+      entries: JSON.parse(fs.readFileSync(path.join(dir, 'manifest.json'), 'utf8')) as ManifestEntry[],
+    };
+  });
+  return extra
+    ? [...shared, { name: path.basename(path.resolve(extra)), dir: extra, entries: maskedPhotos(extra) }]
+    : shared;
+}
+
+/**
+ * Every real photo of the shared folders, in manifest order, measured: the light model's mask (cached), its IoU
+ * against the drawn mask at the photo's size, and the check's features. `keep` also returns the 1024² planes
+ * the report judge reads (input, light mask, truth).
+ */
+export async function realSamples(
+  opts: { keep?: boolean; log?: (line: string) => void } = {},
+): Promise<{ samples: RealSample[]; planes: Map<string, { input: Buffer; light: Buffer; truth: Buffer }> }> {
+  fs.mkdirSync(PHOTOS_CACHE, { recursive: true });
+  const decoder = new ImageDecoder(100_000_000);
+  const rasters = new CheckRasters(100_000_000);
+  let model: OnnxMaskModel | undefined;
+  const samples: RealSample[] = [];
+  const planes = new Map<string, { input: Buffer; light: Buffer; truth: Buffer }>();
+  for (const { name: folder, dir, entries } of realFolders()) {
+    const shared = folder === 'eval-data' || folder === 'real-photos';
+    for (const e of entries) {
+      const bytes = fs.readFileSync(path.join(dir, e.image));
+      const decoded = await decoder.decode(bytes);
+      const input = await decoder.toModelInput(decoded, MODEL_INPUT_SIZE);
+      const file = lightMaskFile(PHOTOS_CACHE, bytes);
+      let light: Buffer;
+      if (fs.existsSync(file)) light = fs.readFileSync(file);
+      else {
+        model ??= new OnnxMaskModel({ modelPath: '', threads: 2 });
+        await model.ready();
+        light = (await model.predict(input)).mask;
+        fs.writeFileSync(file, light);
+      }
+      const { width, height } = decoded;
+      const truth = await sharp(path.join(dir, e.mask))
+        .resize(width, height, { fit: 'fill' })
+        .extractChannel(0)
+        .raw()
+        .toBuffer();
+      const { iou } = compareAlpha(await rasters.maskToSize(light, MODEL_INPUT_SIZE, decoded), truth);
+      const { histogram } = maskStatistics(light, MODEL_INPUT_SIZE);
+      let fg = 0;
+      for (let v = 128; v < 256; v++) fg += histogram[v];
+      const fill = fg / (MODEL_INPUT_SIZE * MODEL_INPUT_SIZE);
+      const features = measure(await rasters.checkGrid(light, input, MODEL_INPUT_SIZE, CHECK_GRID)).features;
+      const f: Record<string, number> = {};
+      for (const [name, make] of Object.entries(FEATURES)) f[name] = make(features);
+      samples.push({
+        id: e.id,
+        folder,
+        scene: shared ? sceneOf(e.id) : 'unlabelled',
+        subject: shared ? subjectOf(e.kind ?? '') : 'unlabelled',
+        iou,
+        ruled: fill < NO_SUBJECT_FILL || fill > WHOLE_FRAME_FILL,
+        f,
+      });
+      if (opts.keep) {
+        const truth1024 = await sharp(truth, { raw: { width, height, channels: 1 } })
+          .resize(MODEL_INPUT_SIZE, MODEL_INPUT_SIZE, { fit: 'fill' })
+          .extractChannel(0)
+          .raw()
+          .toBuffer();
+        planes.set(e.id, { input, light, truth: truth1024 });
+      }
+      opts.log?.(`${e.id.padEnd(24)} IoU ${iou.toFixed(3)}`);
+    }
+  }
+  await model?.close();
+  return { samples, planes };
+}
