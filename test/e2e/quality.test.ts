@@ -185,9 +185,9 @@ describe.skipIf(!HAVE_EVAL_DATA)('the check against ground truth, with the real 
         if (flagged) alarms++;
       }
     }
-    // Held out, the check flags 91% of broken results and 4.2% of clean ones, and on the real photos among them 95%
-    // and 3.6% (docs/quality.md): on these ten products (their subjects are in the fit) every broken one is caught;
-    // one false alarm is within what that rate gives, two are not.
+    // Held out, the check catches 11 of the 11 broken eval photos and flags 1 of the 25 good ones (docs/check.md):
+    // on these ten products (their subjects are in the fit) every broken one is caught; one false alarm is within
+    // what that rate gives, two are not.
     expect(broken + clean, rows.join('\n')).toBeGreaterThanOrEqual(5);
     expect(caught, rows.join('\n')).toBe(broken);
     expect(alarms, rows.join('\n')).toBeLessThanOrEqual(1);

@@ -94,7 +94,9 @@ describe('diagnose: the calibrated check', () => {
   it('scores a clean cut-out high, not red, and maps the bbox to cutout pixels', async () => {
     const d = await run(scene([[256, 256, 768, 768]], [[256, 256, 768, 768, 255]]));
     expect(d.red).toBe(false);
-    expect(d.quality.score).toBeGreaterThan(80);
+    // Well clear of the bar (50). The calibration chosen on real photos (L2 weight 1) is less sure of any photo
+    // than the composites' was: a flawless cut-out scores 79.
+    expect(d.quality.score).toBeGreaterThan(75);
     expect(d.bbox).toEqual({ x: 512, y: 256, width: 1024, height: 512 });
     expect(d.quality.flags.filter((f) => f.severity > 0.5)).toEqual([]);
   });
