@@ -7,7 +7,7 @@
 // per pixel the larger mask. It was chosen among eight such variants on the 47 eval photos that also
 // scored it (+0.022 IoU there). On the calibration set, chosen on training folds grouped by subject and
 // scored on held-out ones, no variant (maximum, mean or minimum of the two passes) beat light by the
-// +0.02 that two credits call for, and each lost badly on some photos (docs/quality.md). So the heavy
+// +0.02 that two credits call for, and each lost badly on some photos (docs/research/quality-history.md). So the heavy
 // tier is where a stronger model plugs in; light is its fallback.
 import type { ImageDecoder, DecodedImage } from '../adapters/images/decoder.ts';
 import { MODEL_INPUT_SIZE, type MaskModel, type MaskPrediction } from '../adapters/mask-model.adapter.ts';

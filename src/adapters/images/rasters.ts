@@ -16,7 +16,7 @@ export class CheckRasters {
    * channels), by block averages (mask-reduce.mjs reduceBlocks): each grid cell the mean of the pixels it
    * covers. The check was calibrated on grids made so; libvips' linear reduction spreads every edge over
    * more cells, which blurs the model's own doubt into its edges (held out, the check caught 75% of broken
-   * results on linear grids against 88% on block averages: docs/quality.md).
+   * results on linear grids against 88% on block averages: docs/research/quality-history.md).
    */
   async checkGrid(mask: Buffer, rgb: Buffer, size: number, edge: number): Promise<{ mask: Buffer; rgb: Buffer }> {
     return { mask: this.checkMask(mask, size, edge), rgb: await this.checkColours(rgb, size, edge) };

@@ -41,7 +41,7 @@ export interface ClaimVerdict {
  * What each reason needs to be accepted. background-kept and missing-part: fitted on the calibration set's
  * claims (bench/claims-calibration.ts: true claims from the model's own mistakes, with their tight box and a
  * seller's looser one, false ones where it is right), the bars that accept the most true claims while
- * rejecting 97% of the false ones (docs/quality.md has the held-out figures). background-kept's bars hold in
+ * rejecting 97% of the false ones (docs/research/quality-history.md has the held-out figures). background-kept's bars hold in
  * any of the region's windows (WINDOW_SCALES): a seller's box is looser than the wrong part, and the kept
  * background in it is a share of the box that the correct pixels around it dilute; and only kept pixels at the
  * cut count as background-like (backgroundLikeAtCut), or a box inside the product is taken for kept background
