@@ -112,11 +112,11 @@ async function samplesOf(set: Composite[]): Promise<Sample[]> {
  * The real photos as samples (light results): each eval photo in its subject's group, beside its composites,
  * and each horse a group of its own.
  */
-async function realPhotoSamples(): Promise<{
+async function realPhotoSamples(keep: boolean): Promise<{
   real: Sample[];
   planes: Awaited<ReturnType<typeof realSamples>>['planes'];
 }> {
-  const { samples, planes } = await realSamples({ keep: true });
+  const { samples, planes } = await realSamples({ keep });
   const kinds = new Map(evalEntries().map((e) => [e.id, e]));
   const real = samples.map((r) => ({
     id: r.id,
@@ -152,9 +152,13 @@ function fitOn(all: Sample[], names: readonly string[], fit: Fit = GIVEN_FIT): C
       .filter((s) => s.iou >= CLEAN_FROM && !!s.real === real)
       .map((s) => brokenProbability(cal, x(s, names)))
       .sort((a, b) => b - a);
-  // Flag at most TRAIN_FALSE_ALARMS of the clean composites and fit.realShare of the clean real photos.
-  const bars = [barFor(clean(false), TRAIN_FALSE_ALARMS), barFor(clean(true), fit.realShare)];
-  cal.threshold = Math.max(...bars.filter((_, k) => clean(k === 1).length > 0), 0);
+  // Flag at most TRAIN_FALSE_ALARMS of the clean composites and fit.realShare of the clean real photos (the
+  // higher bar of the two kinds the training set has).
+  const bars = [
+    { clean: clean(false), share: TRAIN_FALSE_ALARMS },
+    { clean: clean(true), share: fit.realShare },
+  ].filter((b) => b.clean.length > 0);
+  cal.threshold = Math.max(...bars.map((b) => barFor(b.clean, b.share)), 0);
   return cal;
 }
 
@@ -447,7 +451,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   };
   const set = await buildCalibrationSet(() => undefined, { cachedOnly: process.env.CALIBRATION_CACHED_ONLY === '1' });
   const composites = await samplesOf(set);
-  const { real, planes: realPlanes } = await realPhotoSamples();
+  const { real, planes: realPlanes } = await realPhotoSamples(!only);
   const samples = [...composites, ...real];
   const light = composites.filter((s) => s.tier === 'light');
   const tally = (ss: Sample[]) =>
@@ -455,9 +459,9 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   console.log(
     `calibration set: ${composites.length / 2} composites of ${new Set(set.map((c) => c.group)).size} subjects, light results ${tally(light)}; real photos: ../shared/eval-data ${tally(real.filter((s) => s.family === 'original'))}, ../shared/real-photos ${tally(real.filter((s) => s.family === 'real photo'))}; ${FOLDS} folds grouped by subject (each horse its own)`,
   );
-  /** A candidate's real photos held out, by folder, kind of scene and subject. */
+  /** A candidate's real photos held out, by folder (an operator's own last), kind of scene and subject. */
   const byKind = (t: Map<string, Tally>) =>
-    ['real photos', 'eval-data', 'real-photos', ...SCENES, ...SUBJECTS]
+    [...new Set(['real photos', 'eval-data', 'real-photos', ...SCENES, ...SUBJECTS, ...t.keys()])]
       .filter((k) => t.has(k))
       .map((k) => `  ${k.padEnd(22)} ${show(t.get(k)!)}`);
   const results = Object.entries(CANDIDATES).map(([name, names]) => ({
@@ -513,6 +517,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     // The fit by the folds' rule (pickFit), unless one is given.
     const fit = FIT_GIVEN ? GIVEN_FIT : pickFit(samples, names);
     const fitted = fitOn(samples, names, fit);
+    const own = real.filter((s) => !['eval-data', 'real-photos'].includes(s.real!.folder));
     // Six significant digits: the same file from the same photos whatever the last bits of the model's sums.
     const r6 = (v: number) => Number(v.toPrecision(6));
     const cal: Calibration = {
@@ -525,7 +530,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     };
     cal.fitted = {
       by: 'npm run calibrate',
-      set: `${composites.length / 2} composites of ${new Set(set.map((c) => c.group)).size} eval subjects (both tiers' results), the ${real.filter((s) => s.family === 'original').length} eval photos as they are and the ${real.filter((s) => s.family === 'real photo').length} horses of ../shared/real-photos`,
+      set: `${composites.length / 2} composites of ${new Set(set.map((c) => c.group)).size} eval subjects (both tiers' results), the ${real.filter((s) => s.family === 'original').length} eval photos as they are and the ${real.filter((s) => s.real!.folder === 'real-photos').length} horses of ../shared/real-photos${own.length ? ` and ${own.length} photos of ${process.env.CALIBRATION_PHOTOS}` : ''}`,
       folds: FOLDS,
       groupedBy: 'eval subject; each horse its own',
       heldOut: chosenHeldOut,

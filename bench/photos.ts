@@ -17,13 +17,13 @@ import path from 'node:path';
 import sharp from 'sharp';
 import { ImageDecoder } from '../src/adapters/images/decoder.ts';
 import { CheckRasters } from '../src/adapters/images/rasters.ts';
-import { OnnxMaskModel, MODEL_INPUT_SIZE } from '../src/adapters/mask-model.adapter.ts';
+import { MODEL_INPUT_SIZE } from '../src/adapters/mask-model.adapter.ts';
 import { maskStatistics } from '../src/imaging/model-io.mjs';
 import { CHECK_GRID } from '../src/pipeline/check/features.ts';
 import { diagnose } from '../src/pipeline/diagnose.ts';
 import { PhotoError } from '../src/errors.ts';
 import { compareAlpha } from '../test/helpers/eval-data.ts';
-import { lightMaskFile, maskedPhotos } from './real-photos.ts';
+import { CachedMasks, maskedPhotos, PHOTOS_CACHE } from './real-photos.ts';
 import { claimFigures, judgedClaims, looseClaims } from './claims-calibration.ts';
 import type { Composite } from './calibration-set.ts';
 
@@ -39,49 +39,31 @@ if (process.env.MATTE_HEAVY_MODEL_PATH && !fs.existsSync(process.env.MATTE_HEAVY
   console.error(`MATTE_HEAVY_MODEL_PATH: no file at ${process.env.MATTE_HEAVY_MODEL_PATH}`);
   process.exit(2);
 }
-const CACHE = process.env.PHOTOS_CACHE ?? path.join(import.meta.dirname, '..', '.bench', 'photos');
-fs.mkdirSync(CACHE, { recursive: true });
-
 const decoder = new ImageDecoder(100_000_000);
 const rasters = new CheckRasters(100_000_000);
-let model: OnnxMaskModel | undefined;
 
 /**
  * The heavy tier as this server would run it: the operator's heavy model (MATTE_HEAVY_MODEL_PATH, the service's
  * own variable) when one is set; otherwise the light model itself (docs/check.md), so no second pass is run.
  */
 const HEAVY_MODEL = process.env.MATTE_HEAVY_MODEL_PATH ?? '';
-const heavyKey = HEAVY_MODEL
+const lightMasks = new CachedMasks(PHOTOS_CACHE);
+const heavyMasks = HEAVY_MODEL
   ? (() => {
       const stat = fs.statSync(HEAVY_MODEL);
       const key = `${path.resolve(HEAVY_MODEL)}:${stat.size}:${stat.mtimeMs}`;
-      return `heavy-${crypto.createHash('sha256').update(key).digest('hex').slice(0, 12)}`;
+      return new CachedMasks(
+        PHOTOS_CACHE,
+        `heavy-${crypto.createHash('sha256').update(key).digest('hex').slice(0, 12)}`,
+        HEAVY_MODEL,
+      );
     })()
   : null;
-let heavyModel: OnnxMaskModel | undefined;
 
-/** The light pass (1024²), cached by the photo's bytes: the same file bench/real-photos.ts reads. */
-async function lightPass(bytes: Buffer, input: Buffer): Promise<Buffer> {
-  const file = lightMaskFile(CACHE, bytes);
-  if (fs.existsSync(file)) return fs.readFileSync(file);
-  model ??= new OnnxMaskModel({ modelPath: '', threads: 2 });
-  await model.ready();
-  const light = (await model.predict(input)).mask;
-  fs.writeFileSync(file, light);
-  return light;
-}
-
-/** The light pass and the heavy tier's mask: the heavy model's pass, cached beside it, or the light one. */
+/** The light pass and the heavy tier's mask: the heavy model's pass, or the light one. */
 async function passes(bytes: Buffer, input: Buffer): Promise<{ light: Buffer; heavy: Buffer }> {
-  const light = await lightPass(bytes, input);
-  if (!heavyKey) return { light, heavy: light };
-  const file = lightMaskFile(CACHE, bytes).replace(/\.light\.mask$/, `.${heavyKey}.mask`);
-  if (!fs.existsSync(file)) {
-    heavyModel ??= new OnnxMaskModel({ modelPath: HEAVY_MODEL, threads: 2 });
-    await heavyModel.ready();
-    fs.writeFileSync(file, (await heavyModel.predict(input)).mask);
-  }
-  return { light, heavy: fs.readFileSync(file) };
+  const light = await lightMasks.mask(bytes, input);
+  return { light, heavy: heavyMasks ? await heavyMasks.mask(bytes, input) : light };
 }
 
 interface Row {
@@ -154,8 +136,8 @@ for (const pair of found) {
     `${pair.id.padEnd(28)} light IoU ${row.light.iou.toFixed(3)}  heavy ${row.heavy.iou.toFixed(3)}  check ${row.red ? 'red ' : 'pass'} ${row.score ?? '-'} ${row.flags.join(',')}`,
   );
 }
-await model?.close();
-await heavyModel?.close();
+await lightMasks.close();
+await heavyMasks?.close();
 
 const pct = (a: number, b: number) => `${b ? ((100 * a) / b).toFixed(0) : '-'}% (${a}/${b})`;
 const broken = rows.filter((r) => r.light.iou < BROKEN_BELOW);

@@ -18,10 +18,39 @@ import { SHARED_DIR } from '../test/helpers/shared-dir.ts';
 
 export const PHOTOS_CACHE = process.env.PHOTOS_CACHE ?? path.join(import.meta.dirname, '..', '.bench', 'photos');
 
-/** Where the light model's 1024² mask of a photo is cached, by the photo's bytes (bench:photos, calibrate). */
-export function lightMaskFile(cache: string, bytes: Buffer): string {
+/** Where a pass's 1024² mask of a photo is cached, by the photo's bytes (bench:photos, calibrate). */
+export function maskFile(cache: string, bytes: Buffer, pass = 'light'): string {
   const photo = crypto.createHash('sha256').update(bytes).digest('hex').slice(0, 24);
-  return path.join(cache, `${photo}.light.mask`);
+  return path.join(cache, `${photo}.${pass}.mask`);
+}
+
+/**
+ * A model's masks of photos, cached under `cache` by the photo's bytes and the pass's name: the model (the
+ * shipped one, or `modelPath`) is loaded only when a photo is not cached yet.
+ */
+export class CachedMasks {
+  private model: OnnxMaskModel | undefined;
+  constructor(
+    private readonly cache = PHOTOS_CACHE,
+    private readonly pass = 'light',
+    private readonly modelPath = '',
+  ) {
+    fs.mkdirSync(cache, { recursive: true });
+  }
+
+  async mask(bytes: Buffer, input: Buffer): Promise<Buffer> {
+    const file = maskFile(this.cache, bytes, this.pass);
+    if (fs.existsSync(file)) return fs.readFileSync(file);
+    this.model ??= new OnnxMaskModel({ modelPath: this.modelPath, threads: 2 });
+    await this.model.ready();
+    const mask = (await this.model.predict(input)).mask;
+    fs.writeFileSync(file, mask);
+    return mask;
+  }
+
+  async close(): Promise<void> {
+    await this.model?.close();
+  }
 }
 
 /** The kinds of scene the check's figures are reported by (issue 43). */
@@ -134,10 +163,9 @@ export function realFolders(
 export async function realSamples(
   opts: { keep?: boolean; log?: (line: string) => void } = {},
 ): Promise<{ samples: RealSample[]; planes: Map<string, { input: Buffer; light: Buffer; truth: Buffer }> }> {
-  fs.mkdirSync(PHOTOS_CACHE, { recursive: true });
   const decoder = new ImageDecoder(100_000_000);
   const rasters = new CheckRasters(100_000_000);
-  let model: OnnxMaskModel | undefined;
+  const masks = new CachedMasks();
   const samples: RealSample[] = [];
   const planes = new Map<string, { input: Buffer; light: Buffer; truth: Buffer }>();
   for (const { name: folder, dir, entries } of realFolders()) {
@@ -146,15 +174,7 @@ export async function realSamples(
       const bytes = fs.readFileSync(path.join(dir, e.image));
       const decoded = await decoder.decode(bytes);
       const input = await decoder.toModelInput(decoded, MODEL_INPUT_SIZE);
-      const file = lightMaskFile(PHOTOS_CACHE, bytes);
-      let light: Buffer;
-      if (fs.existsSync(file)) light = fs.readFileSync(file);
-      else {
-        model ??= new OnnxMaskModel({ modelPath: '', threads: 2 });
-        await model.ready();
-        light = (await model.predict(input)).mask;
-        fs.writeFileSync(file, light);
-      }
+      const light = await masks.mask(bytes, input);
       const { width, height } = decoded;
       const truth = await sharp(path.join(dir, e.mask))
         .resize(width, height, { fit: 'fill' })
@@ -189,6 +209,6 @@ export async function realSamples(
       opts.log?.(`${e.id.padEnd(24)} IoU ${iou.toFixed(3)}`);
     }
   }
-  await model?.close();
+  await masks.close();
   return { samples, planes };
 }
