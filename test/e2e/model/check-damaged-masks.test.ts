@@ -7,11 +7,11 @@
 // test/e2e/check-agreement.test.ts.
 import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
-import { CheckRasters } from '../../src/adapters/images/rasters.ts';
-import { diagnose } from '../../src/pipeline/diagnose.ts';
-import { CHECK_GRID } from '../../src/pipeline/check/features.ts';
-import { maskStatistics } from '../../src/imaging/model-io.mjs';
-import { evalEntries, evalFile, HAVE_EVAL_DATA, type EvalEntry } from '../helpers/eval-data.ts';
+import { CheckRasters } from '../../../src/adapters/images/rasters.ts';
+import { diagnose } from '../../../src/pipeline/diagnose.ts';
+import { CHECK_GRID } from '../../../src/pipeline/check/features.ts';
+import { maskStatistics } from '../../../src/imaging/model-io.mjs';
+import { evalEntries, evalFile, HAVE_EVAL_DATA, type EvalEntry } from '../../helpers/eval-data.ts';
 
 const N = 1024;
 const rasters = new CheckRasters(100_000_000);
