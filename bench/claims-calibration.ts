@@ -17,6 +17,7 @@ import {
   type KeptWindow,
 } from '../src/pipeline/check/claim-check.ts';
 import { REFINE_DEFAULTS } from '../src/imaging/edge-refine.mjs';
+import { components } from '../src/imaging/raster.mjs';
 import { buildCalibrationSet, foldOf, FOLDS, readPlanes, type Composite } from './calibration-set.ts';
 
 /** The grid the regions are found on (a quarter of the model's 1024²). */
@@ -47,44 +48,28 @@ function stored(v: number): number {
   return Math.max(0, Math.min(255, Math.round((v / 255 - 0.5) * REFINE_DEFAULTS.steepen * 255 + 127.5)));
 }
 
-/** 4-connected components of `on`, each with its pixels' box, size, and whether it touches `touch`. */
-function components(on: Uint8Array, touch: Uint8Array) {
-  const label = new Int32Array(G * G).fill(-1);
-  const parts: { size: number; box: BBox; touches: boolean; border: boolean }[] = [];
-  for (let start = 0; start < G * G; start++) {
-    if (!on[start] || label[start] >= 0) continue;
-    const id = parts.length;
-    let x0 = G,
-      y0 = G,
-      x1 = 0,
-      y1 = 0,
-      size = 0,
-      touches = false,
-      border = false;
-    const stack = [start];
-    label[start] = id;
-    while (stack.length) {
-      const i = stack.pop()!;
-      const x = i % G,
-        y = (i / G) | 0;
-      size++;
-      x0 = Math.min(x0, x);
-      x1 = Math.max(x1, x);
-      y0 = Math.min(y0, y);
-      y1 = Math.max(y1, y);
-      if (x === 0 || y === 0 || x === G - 1 || y === G - 1) border = true;
-      for (const j of [x > 0 ? i - 1 : -1, x < G - 1 ? i + 1 : -1, y > 0 ? i - G : -1, y < G - 1 ? i + G : -1]) {
-        if (j < 0) continue;
-        if (touch[j]) touches = true;
-        if (on[j] && label[j] < 0) {
-          label[j] = id;
-          stack.push(j);
-        }
-      }
-    }
-    parts.push({ size, box: { x: x0, y: y0, width: x1 - x0 + 1, height: y1 - y0 + 1 }, touches, border });
+/** 4-connected components of `on` (raster.mjs), each with its box, size, and whether it touches `touch` or the border. */
+function parts(on: Uint8Array, touch: Uint8Array) {
+  const { label, sizes, boxes, touchesBorder } = components(on, G, G);
+  const touches = new Uint8Array(sizes.length);
+  for (let i = 0; i < G * G; i++) {
+    const n = label[i];
+    if (!n || touches[n]) continue;
+    const x = i % G;
+    if (
+      (x > 0 && touch[i - 1]) ||
+      (x < G - 1 && touch[i + 1]) ||
+      (i >= G && touch[i - G]) ||
+      (i < G * G - G && touch[i + G])
+    )
+      touches[n] = 1;
   }
-  return parts;
+  return sizes.slice(1).map((size, k) => ({
+    size,
+    box: boxes[k + 1]!,
+    touches: touches[k + 1] === 1,
+    border: touchesBorder[k + 1]!,
+  }));
 }
 
 interface Claim {
@@ -154,7 +139,7 @@ export function compositeClaims(
   const subject = on((i) => kept[i] >= 128);
   const minSize = MIN_SHARE * G * G;
   // Cut away: truth has it, the result does not.
-  for (const part of components(
+  for (const part of parts(
     on((i) => truth[i] >= 128 && kept[i] < 128),
     subject,
   )) {
@@ -164,7 +149,7 @@ export function compositeClaims(
   }
   // Kept: the result has it, the truth does not.
   const truthSubject = on((i) => truth[i] >= 128);
-  for (const part of components(
+  for (const part of parts(
     on((i) => kept[i] >= 128 && truth[i] < 128),
     truthSubject,
   )) {
@@ -181,9 +166,9 @@ export function compositeClaims(
   // A real gap the subject encloses (a handle's eye, the space between legs), cut away as it should be: a
   // seller who takes it for a hole or a missing part. And a real piece of the subject apart from its main
   // part (90% of it kept, as it should be): a seller who takes it for another object or kept background.
-  const truthParts = components(truthSubject, new Uint8Array(G * G));
+  const truthParts = parts(truthSubject, new Uint8Array(G * G));
   const mainTruth = truthParts.reduce((best, p, k) => (p.size > (truthParts[best]?.size ?? -1) ? k : best), 0);
-  for (const part of components(
+  for (const part of parts(
     on((i) => truth[i] < 128 && kept[i] < 128),
     truthSubject,
   ))

@@ -22,7 +22,7 @@ import {
   type ClaimReason,
   type ClaimVerdict,
 } from '../src/pipeline/check/claim-check.ts';
-import { boundary, components, dilate } from '../src/pipeline/check/raster.ts';
+import { boundary, components, dilate } from '../src/imaging/raster.mjs';
 import type { BBox } from '../src/domain/batch.schemas.ts';
 import type { EvalEntry } from '../test/helpers/eval-data.ts';
 

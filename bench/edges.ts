@@ -11,7 +11,7 @@ import { CheckRasters } from '../src/adapters/images/rasters.ts';
 import { OnnxMaskModel, MODEL_INPUT_SIZE } from '../src/adapters/mask-model.adapter.ts';
 import { refineEdges } from '../src/imaging/edge-refine.mjs';
 import { evalEntries, evalFile, HAVE_EVAL_DATA } from '../test/helpers/eval-data.ts';
-import { dilate, boundary } from '../src/pipeline/check/raster.ts';
+import { dilate, boundary } from '../src/imaging/raster.mjs';
 import { refineInputs } from '../src/pipeline/segment.ts';
 
 export interface EdgeFigures {

@@ -6,6 +6,8 @@
 // Plain JavaScript: it runs in the cut-out writer's worker threads (cutout-writer.worker.mjs), a band of
 // rows each (refineRows), off the event loop.
 
+import { dilate } from './raster.mjs';
+
 /**
  * @typedef {{ grid?: number, radius?: number, eps?: number, guided?: boolean, steepen?: number, decontaminate?: boolean, low?: { rgb: Uint8Array, alpha: Uint8Array } }} RefineOptions
  *   `low`: the photo and its alpha already reduced to refineGrid's size (RGB and one channel)
@@ -318,30 +320,6 @@ export function refineGrid(W, H, grid = REFINE_DEFAULTS.grid) {
 /** @param {number} v */
 function clamp(v) {
   return v < 0 ? 0 : v > 255 ? 255 : Math.round(v);
-}
-
-/**
- * Where `mask` is non-zero, grown by r cells each way (a square window, clipped at the borders).
- * @param {Uint8Array} mask @param {number} w @param {number} h @param {number} r
- */
-function dilate(mask, w, h, r) {
-  const across = new Uint8Array(w * h);
-  for (let y = 0; y < h; y++) {
-    const o = y * w;
-    for (let x = 0; x < w; x++) {
-      if (!mask[o + x]) continue;
-      across.fill(1, o + Math.max(0, x - r), o + Math.min(w, x + r + 1));
-    }
-  }
-  const out = new Uint8Array(w * h);
-  for (let y = 0; y < h; y++) {
-    const o = y * w;
-    for (let x = 0; x < w; x++) {
-      if (!across[o + x]) continue;
-      for (let yy = Math.max(0, y - r); yy < Math.min(h, y + r + 1); yy++) out[yy * w + x] = 1;
-    }
-  }
-  return out;
 }
 
 /**

@@ -9,7 +9,7 @@ import { PhotoError } from '../errors.ts';
 import type { BBox, Quality, QualityFlag } from '../domain/batch.schemas.ts';
 import { CHECK_GRID, measure, type CheckEvidence } from './check/features.ts';
 import { brokenProbability, featureVector, loadCalibration, scoreFor, type Calibration } from './check/calibration.ts';
-import { scaleBox } from './check/raster.ts';
+import { scaleBox } from '../imaging/raster.mjs';
 
 /** Below this share of foreground pixels there is no subject to cut out. */
 export const NO_SUBJECT_FILL = 0.001;

@@ -11,7 +11,7 @@
 //                    same edge smoothed
 // The background's colours are estimated from the photo's outer ring where the cut-out is transparent.
 import type { BBox } from '../../domain/batch.schemas.ts';
-import { boundary, components, dilate } from './raster.ts';
+import { boundary, components, dilate } from '../../imaging/raster.mjs';
 import { boxMean } from '../../imaging/edge-refine.mjs';
 import { colourModels, looksLikeBackground, looksLikeSubject, type ColourModels } from './colour-model.ts';
 

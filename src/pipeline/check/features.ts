@@ -2,7 +2,7 @@
 // clean ones, and where on the photo each one points. Computed on a 256x256 grid (the model's
 // 1024x1024 mask and input reduced by libvips off the event loop), in a few milliseconds.
 import type { BBox } from '../../domain/batch.schemas.ts';
-import { boundary, components, dilate } from './raster.ts';
+import { boundary, components, dilate } from '../../imaging/raster.mjs';
 import { colourModels, looksLikeBackground, looksLikeSubject, RING } from './colour-model.ts';
 
 export const CHECK_GRID = 256;
