@@ -71,30 +71,77 @@ function readStream(zip: yauzl.ZipFile, entry: yauzl.Entry, cap: number): Promis
   });
 }
 
+/** A ZIP's entries as named inside it (the name decoded as its flag says), in the archive's order. */
+async function entriesOf(zip: yauzl.ZipFile, maxEntries: number): Promise<{ entry: yauzl.Entry; rawName: string }[]> {
+  if (zip.entryCount > maxEntries)
+    throw new ZipError(`The ZIP has ${zip.entryCount} entries; at most ${maxEntries} are read.`);
+  const entries: yauzl.Entry[] = await new Promise((resolve, reject) => {
+    const all: yauzl.Entry[] = [];
+    zip.on('entry', (e: yauzl.Entry) => {
+      all.push(e);
+      zip.readEntry();
+    });
+    zip.on('end', () => resolve(all));
+    zip.on('error', () => reject(new ZipError('The ZIP archive is corrupt.')));
+    zip.readEntry();
+  });
+  return entries.map((entry) => ({
+    entry,
+    rawName: (entry.fileName as unknown as Buffer).toString(
+      (entry.generalPurposeBitFlag & 0x800) !== 0 ? 'utf8' : 'latin1',
+    ),
+  }));
+}
+
+/**
+ * Every entry a person put in the ZIP, by the rules readZip applies (names checked, folders and metadata
+ * skipped), without inflating any: a name and its size, or the reason it is refused.
+ */
+export async function listZip(
+  file: string,
+  maxEntries: number,
+): Promise<({ name: string; size: number } | { name: string; reason: string })[]> {
+  const zip = await openZip(file);
+  try {
+    const out: ({ name: string; size: number } | { name: string; reason: string })[] = [];
+    for (const { entry, rawName } of await entriesOf(zip, maxEntries)) {
+      const checked = checkEntryName(rawName);
+      if ('reason' in checked) out.push({ name: rawName, reason: checked.reason });
+      else if (!isNoise(checked.name)) out.push({ name: checked.name, size: entry.uncompressedSize });
+    }
+    return out;
+  } finally {
+    zip.close();
+  }
+}
+
+/** One entry of a ZIP, by the name listZip gave it, read whole (at most `maxBytes`). */
+export async function readZipEntry(file: string, name: string, maxBytes: number): Promise<Buffer> {
+  const zip = await openZip(file);
+  try {
+    for (const { entry, rawName } of await entriesOf(zip, Infinity)) {
+      const checked = checkEntryName(rawName);
+      if ('name' in checked && checked.name === name) {
+        if (entry.uncompressedSize > maxBytes) throw new ZipError(`${name} is larger than ${maxBytes} bytes.`);
+        return await readStream(zip, entry, entry.uncompressedSize);
+      }
+    }
+    throw new ZipError(`${name} is no longer in the ZIP.`);
+  } finally {
+    zip.close();
+  }
+}
+
 export async function* readZip(file: string, limits: ZipLimits): AsyncGenerator<ZipEntry> {
   const zip = await openZip(file);
   try {
-    if (zip.entryCount > limits.maxEntries)
-      throw new ZipError(`The ZIP has ${zip.entryCount} entries; at most ${limits.maxEntries} are read.`);
-    const entries: yauzl.Entry[] = await new Promise((resolve, reject) => {
-      const all: yauzl.Entry[] = [];
-      zip.on('entry', (e: yauzl.Entry) => {
-        all.push(e);
-        zip.readEntry();
-      });
-      zip.on('end', () => resolve(all));
-      zip.on('error', () => reject(new ZipError('The ZIP archive is corrupt.')));
-      zip.readEntry();
-    });
-    const declared = entries.reduce((sum, e) => sum + e.uncompressedSize, 0);
+    const entries = await entriesOf(zip, limits.maxEntries);
+    const declared = entries.reduce((sum, e) => sum + e.entry.uncompressedSize, 0);
     if (declared > limits.maxTotalBytes) {
       throw new ZipError(`The ZIP unpacks to ${declared} bytes, more than the ${limits.maxTotalBytes}-byte limit.`);
     }
     let inflated = 0;
-    for (const entry of entries) {
-      const rawName = (entry.fileName as unknown as Buffer).toString(
-        (entry.generalPurposeBitFlag & 0x800) !== 0 ? 'utf8' : 'latin1',
-      );
+    for (const { entry, rawName } of entries) {
       const checked = checkEntryName(rawName);
       if ('reason' in checked) {
         yield { name: rawName, reason: checked.reason };

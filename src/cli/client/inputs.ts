@@ -4,11 +4,13 @@
 // after it.
 import fs from 'node:fs';
 import path from 'node:path';
-import yauzl from 'yauzl';
+import { listZip, readZipEntry } from '../../adapters/zip-archive.adapter.ts';
 import { UsageError } from './usage-error.ts';
 
 export const PHOTO_EXTENSIONS = new Set(['.jpg', '.jpeg', '.png', '.webp']);
 const MAX_ZIP_ENTRIES = 10_000;
+// Larger than any photo the server takes (it says so per photo); a bound on what one entry may inflate to here.
+const MAX_ZIP_ENTRY_BYTES = 1 << 30;
 
 export interface PhotoSource {
   /** Result path under OUT, without extension (posix separators). */
@@ -34,65 +36,25 @@ function walk(dir: string): string[] {
   return out;
 }
 
-function openZip(file: string): Promise<yauzl.ZipFile> {
-  return new Promise((resolve, reject) =>
-    yauzl.open(file, { lazyEntries: true, autoClose: false }, (err, zip) => (err ? reject(err) : resolve(zip))),
-  );
-}
-
-/** The photos of a ZIP, each read from it when sent. */
+/** The photos of a ZIP, each read from it when sent; its entries judged by the server's ZIP rules (zip-archive.adapter.ts). */
 async function zipPhotos(file: string, prefix: string): Promise<PhotoSource[]> {
-  let zip: yauzl.ZipFile;
+  let entries: Awaited<ReturnType<typeof listZip>>;
   try {
-    zip = await openZip(file);
+    entries = await listZip(file, MAX_ZIP_ENTRIES);
   } catch (err) {
-    throw new UsageError(`${file}: not a readable ZIP (${(err as Error).message})`);
+    throw new UsageError(`${file}: ${(err as Error).message}`);
   }
-  const entries: yauzl.Entry[] = [];
-  await new Promise<void>((resolve, reject) => {
-    zip.on('entry', (entry: yauzl.Entry) => {
-      const name = entry.fileName;
-      const base = path.posix.basename(name);
-      if (!name.endsWith('/') && !name.startsWith('__MACOSX/') && !base.startsWith('.')) entries.push(entry);
-      if (entries.length > MAX_ZIP_ENTRIES)
-        return reject(new UsageError(`${file}: more than ${MAX_ZIP_ENTRIES} files`));
-      zip.readEntry();
-    });
-    zip.on('end', resolve);
-    zip.on('error', reject);
-    zip.readEntry();
-  });
-  zip.close();
+  const refused = entries.find((e) => 'reason' in e);
+  // A refused name (an absolute path, "..") would put a result outside OUT: the whole ZIP is refused.
+  if (refused && 'reason' in refused) throw new UsageError(`${file}: ${refused.name}: ${refused.reason}`);
   return entries
-    .filter((e) => PHOTO_EXTENSIONS.has(path.posix.extname(e.fileName).toLowerCase()))
+    .filter((e) => PHOTO_EXTENSIONS.has(path.posix.extname(e.name).toLowerCase()))
     .map((entry) => ({
-      key: `${prefix}/${stripExt(entry.fileName)}`,
-      name: path.posix.basename(entry.fileName),
-      origin: `${file}:${entry.fileName}`,
-      read: () => readEntry(file, entry.fileName),
+      key: `${prefix}/${stripExt(entry.name)}`,
+      name: path.posix.basename(entry.name),
+      origin: `${file}:${entry.name}`,
+      read: () => readZipEntry(file, entry.name, MAX_ZIP_ENTRY_BYTES),
     }));
-}
-
-async function readEntry(file: string, fileName: string): Promise<Uint8Array> {
-  const zip = await openZip(file);
-  try {
-    return await new Promise<Uint8Array>((resolve, reject) => {
-      zip.on('entry', (entry: yauzl.Entry) => {
-        if (entry.fileName !== fileName) return zip.readEntry();
-        zip.openReadStream(entry, (err, stream) => {
-          if (err) return reject(err);
-          const chunks: Buffer[] = [];
-          stream.on('data', (c: Buffer) => chunks.push(c));
-          stream.on('end', () => resolve(Buffer.concat(chunks)));
-          stream.on('error', reject);
-        });
-      });
-      zip.on('end', () => reject(new Error(`${fileName} is gone from ${file}`)));
-      zip.readEntry();
-    });
-  } finally {
-    zip.close();
-  }
 }
 
 function fileSource(file: string, key: string): PhotoSource {
