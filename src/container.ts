@@ -6,6 +6,11 @@ import pino, { type Logger } from 'pino';
 import { modelRunOptions, type Config } from './config.ts';
 import { createDatabase } from './db/database.ts';
 import { Store } from './db/store.ts';
+import { accountServices } from './account-services.ts';
+import type { CreditsService } from './services/credits.service.ts';
+import type { AccountService } from './services/account.service.ts';
+import type { LicenseService } from './services/license.service.ts';
+import type { PurchaseService } from './services/purchase.service.ts';
 import { FsBlobStore, reportingErrors, type BlobStore } from './adapters/blob-store.ts';
 import { parseS3Url, s3Client, S3BlobStore } from './adapters/s3-blob-store.ts';
 import { Metrics, type ProcessRole } from './adapters/metrics.ts';
@@ -22,8 +27,6 @@ import { PgNotifyBus } from './adapters/pg-notify-bus.adapter.ts';
 import { EventStreamService } from './services/event-stream.service.ts';
 import { WebhookService } from './services/webhook.service.ts';
 import { WebhookDispatcher } from './jobs/webhook-dispatcher.ts';
-import { CreditsService } from './services/credits.service.ts';
-import { AccountService, accountTerms } from './services/account.service.ts';
 import { BatchService } from './services/batch.service.ts';
 import { BatchQueries } from './services/batch-queries.service.ts';
 import { BatchProgress } from './services/batch-progress.ts';
@@ -40,17 +43,13 @@ import { OutputThumbnails } from './services/output-thumbnails.ts';
 import { RenderService } from './services/render.service.ts';
 import { DownloadService } from './services/download.service.ts';
 import { FileService } from './services/files.service.ts';
-import { MAX_PHOTOS_PER_BATCH } from './domain/batch-rules.ts';
 import { IdempotencyService } from './services/idempotency.service.ts';
 import { ImageService } from './services/image.service.ts';
 import { PhotoWorker, ThroughputStats } from './jobs/photo-worker.ts';
 import { AccountMaintenance } from './jobs/account-maintenance.ts';
 import { RateLimitService, rateLimitRules } from './services/rate-limit.service.ts';
 import { SessionService } from './services/session.service.ts';
-import { LicenseService } from './services/license.service.ts';
-import { PurchaseService } from './services/purchase.service.ts';
 import { AccountDeletionService } from './services/account-deletion.service.ts';
-import { OperatorApprovalProvider } from './adapters/payments/operator-approval.adapter.ts';
 
 export interface Container {
   config: Readonly<Config>;
@@ -167,7 +166,7 @@ export async function createContainer(config: Readonly<Config>, opts: ContainerO
     store.dialect === 'postgres'
       ? await PgNotifyBus.connect(config.databaseUrl, log.child({ component: 'bus' }))
       : new LocalEventBus();
-  const credits = new CreditsService();
+  const { credits, accounts, licenses, purchases } = accountServices(config, store, clock);
   const stats = new ThroughputStats();
 
   // The model in this process (onnxruntime in a worker thread), or on an inference server (MATTE_INFERENCE_URL).
@@ -203,7 +202,6 @@ export async function createContainer(config: Readonly<Config>, opts: ContainerO
     },
   );
 
-  const accounts = new AccountService({ store, credits, clock, ...accountTerms(config) });
   const queries = new BatchQueries({ store, bus, clock, perImageMs: () => stats.perImageMs() });
   const progress = new BatchProgress(config.resultTtlMs);
   const batches = new BatchService({
@@ -235,8 +233,6 @@ export async function createContainer(config: Readonly<Config>, opts: ContainerO
     rules: rateLimitRules(config.requestsPerMinute, config.photosPerHour),
   });
   const sessions = new SessionService({ store, clock, limits });
-  const licenses = new LicenseService({ store, credits, clock, maxPhotosPerBatch: MAX_PHOTOS_PER_BATCH });
-  const purchases = new PurchaseService({ store, credits, clock, provider: new OperatorApprovalProvider() });
   const deletion = new AccountDeletionService({ store, credits, blobs, bus, clock });
   const maintenance = new AccountMaintenance({
     store,

@@ -3,14 +3,9 @@
 import { parseArgs } from 'node:util';
 import fs from 'node:fs';
 import { loadConfig } from '../config.ts';
-import { createDatabase } from '../db/database.ts';
-import { Store } from '../db/store.ts';
-import { CreditsService } from '../services/credits.service.ts';
-import { AccountService, accountTerms, keyView } from '../services/account.service.ts';
-import { LicenseService } from '../services/license.service.ts';
-import { PurchaseService, purchaseView } from '../services/purchase.service.ts';
-import { MAX_PHOTOS_PER_BATCH } from '../domain/batch-rules.ts';
-import { OperatorApprovalProvider } from '../adapters/payments/operator-approval.adapter.ts';
+import { openAccountServices } from '../account-services.ts';
+import { keyView } from '../services/account.service.ts';
+import { purchaseView } from '../services/purchase.service.ts';
 import { AppError } from '../errors.ts';
 import { formatMicros } from '../domain/instant.ts';
 
@@ -78,12 +73,7 @@ export async function runOperatorCommand(noun: string, verb: string, rest: strin
   );
   const { values } = parseArgs({ args, options: OPTIONS, strict: true });
   const config = loadConfig();
-  const store = new Store(await createDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir }));
-  const credits = new CreditsService();
-  const clock = Date.now;
-  const accounts = new AccountService({ store, credits, clock, ...accountTerms(config) });
-  const licenses = new LicenseService({ store, credits, clock, maxPhotosPerBatch: MAX_PHOTOS_PER_BATCH });
-  const purchases = new PurchaseService({ store, credits, clock, provider: new OperatorApprovalProvider() });
+  const { store, clock, credits, accounts, licenses, purchases } = await openAccountServices(config);
   const print = (obj: unknown, text: string) =>
     process.stdout.write(values.json ? `${JSON.stringify(obj)}\n` : `${text}\n`);
   const accountSummary = async (id: string) => {
