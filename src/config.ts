@@ -194,3 +194,213 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
   }
   return Object.freeze(config);
 }
+
+/**
+ * Every variable the server reads, with its default and meaning: the source of docs/configuration.md
+ * (`npm run docs:config`; test/unit/config-docs.test.ts checks the page is current and that every variable
+ * read above is listed here). Markdown, as the page shows it.
+ */
+export const SETTINGS: readonly {
+  names: readonly string[];
+  default: string;
+  meaning: string;
+  /** Who else reads some of these names (so config.ts need not). */
+  alsoReadBy?: string;
+}[] = [
+  {
+    names: ['PORT', 'HOST'],
+    default: '`8080`, `0.0.0.0`',
+    meaning: 'where the API listens',
+  },
+  {
+    names: ['DATA_DIR'],
+    default: '`./data`',
+    meaning: 'SQLite database and stored files',
+  },
+  {
+    names: ['PUBLIC_BASE_URL'],
+    default: '`http://localhost:$PORT`',
+    meaning: 'base of links in error bodies (`type`) and the OpenAPI `servers`',
+  },
+  {
+    names: ['DATABASE_URL'],
+    default: '(SQLite)',
+    meaning: '`postgres://\u2026` switches to PostgreSQL',
+  },
+  {
+    names: ['MATTE_ALLOW_PRIVATE_NETWORKS'],
+    default: 'off',
+    meaning:
+      '`1` lets link imports and webhooks reach loopback/private addresses (and webhooks use plain http); for tests',
+  },
+  {
+    names: ['MATTE_WEBHOOK_RETRY_DELAYS_MS'],
+    default: '`30000,120000,600000,1800000`',
+    meaning: 'waits before webhook attempts 2, 3, \u2026: four delays make five attempts',
+  },
+  {
+    names: ['MATTE_WEBHOOK_TIMEOUT_MS'],
+    default: '`10000`',
+    meaning: "a webhook receiver's answer limit",
+  },
+  {
+    names: ['MATTE_SSE_KEEPALIVE_MS', 'MATTE_SSE_MAX_MS'],
+    default: '`15000`, `600000`',
+    meaning: 'event streams: keep-alive comment interval, and when a stream ends',
+  },
+  {
+    names: ['MATTE_RESULT_TTL_MS'],
+    default: '`7200000`',
+    meaning: 'how long finished batches are kept',
+  },
+  {
+    names: ['MATTE_MODEL_PATH'],
+    default: '(ISNet medium)',
+    meaning:
+      'any ONNX model with input `input` [1,3,1024,1024] RGB `(v-128)/256` and output `output` [1,1,1024,1024] in 0..1',
+  },
+  {
+    names: ['MATTE_HEAVY_MODEL_PATH'],
+    default: '(none)',
+    meaning:
+      "the heavy tier's model, the same contract; without one, heavy re-runs use the light model (`GET /v1/account` says which in its `X-Matte-Heavy-Model` header: `stronger` or `none`)",
+  },
+  {
+    names: ['MATTE_MODEL_THREADS'],
+    default: '`2`',
+    meaning: 'onnxruntime threads',
+  },
+  {
+    names: ['MATTE_LOW_MEMORY'],
+    default: 'off',
+    meaning:
+      '`1`: the model set for memory, not speed: no onnxruntime arena, `extended` optimisation, the float16 weights as stored when the model runs in float, and glibc malloc tuned by `bin/matte` (below); a worker stays under 1.5 GiB on 12-megapixel photos, for a slower model ([performance.md](performance.md))',
+  },
+  {
+    names: ['MATTE_MODEL_ARENA'],
+    default: 'on (off with `MATTE_LOW_MEMORY=1`)',
+    meaning:
+      "onnxruntime's CPU memory arena and memory pattern, as onnxruntime has them bare; `0` turns them off: the model maps its activations afresh at every run, and the process holds about 1.1 GB less between photos",
+  },
+  {
+    names: ['MATTE_MODEL_OPTIMIZATION'],
+    default: '`all` (`extended` with `MATTE_LOW_MEMORY=1`)',
+    meaning:
+      "onnxruntime's graph optimisation: `all` (its layout transforms, as bare: the fastest model), `extended` (about 200 MiB less at the peak, a slower model) or `basic`",
+  },
+  {
+    names: ['MATTE_MODEL_INT8'],
+    default: 'off',
+    meaning:
+      '`1`: the shipped ISNet weights run quantized to 8 bits (int8 weights, uint8 activations; `src/adapters/model-int8.mjs`), made from them on this machine at the first start (about 3 s; or ahead with `npm run model:quantize`) and cached with the optimised model: about twice as fast as the float model; the same cut-outs on most photos, but short of the quality gates on some real photos, so an opt-in ([performance.md](performance.md#int8)). A model set with `MATTE_MODEL_PATH` runs in float: the ranges are calibrated for the shipped weights only',
+  },
+  {
+    names: ['MATTE_MODEL_FLOAT32'],
+    default: 'on (off with `MATTE_LOW_MEMORY=1`)',
+    meaning:
+      'a float16 model (ISNet `medium` is one) run as float32: its weights widened exactly once, cached with the optimised model; about 9% faster on x86 CPUs, which compute in float32 (the graph loses its casts and layout reorders), for 88 MB more weights; `0` runs the weights as stored ([performance.md](performance.md))',
+  },
+  {
+    names: ['MATTE_MODEL_CACHE_DIR'],
+    default: '`DATA_DIR/model-cache`',
+    meaning:
+      'where the model as run (int8 or float32) and optimised for this machine is kept between starts (a cache, made at the first start; `off`: optimised at every load, which holds more memory)',
+  },
+  {
+    names: ['MATTE_MALLOC_TUNING'],
+    default: 'off (on with `MATTE_LOW_MEMORY=1`)',
+    meaning:
+      "`1`: `bin/matte` (and so `npm start`) sets glibc's `MALLOC_ARENA_MAX=2` and `MALLOC_MMAP_THRESHOLD_=1048576` unless they are set, and adds `glibc.malloc.hugetlb=1` to `GLIBC_TUNABLES`: freed blocks go back to the system, mapped in transparent huge pages; `0` never tunes",
+  },
+  {
+    names: ['MATTE_WORKER'],
+    default: '`1`',
+    meaning: '`0` runs the API without the in-process photo worker',
+  },
+  {
+    names: ['MATTE_BLOB_STORE'],
+    default: '(files under `DATA_DIR/blobs`)',
+    meaning:
+      '`s3://bucket/prefix`: files in S3-compatible storage, shared by every process ([docs/operations.md](docs/operations.md))',
+  },
+  {
+    names: ['AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY', 'AWS_REGION', 'AWS_DEFAULT_REGION'],
+    alsoReadBy: 'the AWS SDK',
+    default: '(the AWS chain), `us-east-1`',
+    meaning: "the object store's credentials and region, read the AWS way",
+  },
+  {
+    names: ['AWS_ENDPOINT_URL_S3', 'AWS_ENDPOINT_URL', 'MATTE_S3_FORCE_PATH_STYLE'],
+    default: '(AWS), off',
+    meaning: 'a non-AWS endpoint (Garage, MinIO, versitygw\u2026); `1` for `http://host/bucket/key` addressing',
+  },
+  {
+    names: ['MATTE_METRICS_PORT'],
+    default: '(none)',
+    meaning:
+      '`/healthz`, `/readyz` and `/metrics` (Prometheus) on this port, in every process; API processes also answer `/healthz` and `/readyz` on the public port',
+  },
+  {
+    names: ['MATTE_INFERENCE_URL', 'MATTE_INFERENCE_HEAVY_URL'],
+    default: '(in process)',
+    meaning:
+      "the model on an Open Inference Protocol server (`http://host:port/v2/models/isnet`; Triton, KServe, `bin/matte inference-server`); the heavy tier's own, or the light one's",
+  },
+  {
+    names: ['MATTE_WORKER_CONCURRENCY'],
+    default: '`2`',
+    meaning: 'photos in flight per worker (decode/encode overlap the model run)',
+  },
+  {
+    names: ['MATTE_IMAGE_THREADS'],
+    default: '`1`',
+    meaning:
+      'libvips threads per image operation; 2 lowers single-photo latency for large photos at some cost to batch throughput',
+  },
+  {
+    names: ['MATTE_CUTOUT_THREADS'],
+    default: '`2`',
+    meaning: 'worker threads that refine edges and write cut-out PNGs, a band of rows each; one per core is best',
+  },
+  {
+    names: ['MATTE_HELPER_NICE'],
+    default: '`10`',
+    meaning:
+      "nice value (Linux) of every thread but the event loop and the model's while photos overlap, so that one photo's image work fills the model's idle moments instead of stalling another's run; a photo alone gets the priority back (where the system allows raising it: root, CAP_SYS_NICE or RLIMIT_NICE); `0` turns it off",
+  },
+  {
+    names: ['MATTE_LEASE_MS', 'MATTE_MAX_ATTEMPTS'],
+    default: '`60000`, `3`',
+    meaning: "a claimed photo's lease; a photo whose worker died is run again, at most this many times",
+  },
+  {
+    names: ['MATTE_MAX_UPLOAD_BYTES'],
+    default: '256 MiB',
+    meaning: 'one uploaded file (image or ZIP)',
+  },
+  {
+    names: ['MATTE_MAX_IMAGE_BYTES'],
+    default: '50 MiB',
+    meaning: 'one image (alone or inside a ZIP)',
+  },
+  {
+    names: ['MATTE_MAX_INPUT_PIXELS'],
+    default: '100 000 000',
+    meaning: 'decoded pixels per image',
+  },
+  {
+    names: ['MATTE_MAX_ZIP_ENTRIES', 'MATTE_MAX_ZIP_UNCOMPRESSED_BYTES'],
+    default: '1000, 1 GiB',
+    meaning: 'ZIP defences (checked before anything is inflated)',
+  },
+  {
+    names: ['MATTE_REQUESTS_PER_MINUTE', 'MATTE_PHOTOS_PER_HOUR'],
+    default: '60, 2000',
+    meaning: "per-key limits (the spec's values)",
+  },
+  {
+    names: ['LOG_LEVEL'],
+    default: '`info`',
+    meaning: "pino's level: `debug`, `info`, `warn`, `error`",
+  },
+];
