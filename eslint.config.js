@@ -112,7 +112,7 @@ export default tseslint.config(
           paths: [{ name: 'onnxruntime-node', message: 'The model runs in the e2e tier (test/e2e/model/).' }],
           patterns: [
             {
-              group: ['**/helpers/eval-data*', '**/helpers/shared-dir*', '**/helpers/server*', '**/helpers/databases*'],
+              group: ['**/tools/shared-data*', '**/helpers/server*', '**/helpers/databases*'],
               message: 'Unit tests need no ../shared data, server process or database server: use test/e2e or test/db.',
             },
             {

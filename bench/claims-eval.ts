@@ -24,7 +24,7 @@ import {
 } from '../src/pipeline/check/claim-check.ts';
 import { boundary, components, dilate } from '../src/imaging/raster.mjs';
 import type { BBox } from '../src/domain/batch.schemas.ts';
-import type { EvalEntry } from '../test/helpers/eval-data.ts';
+import type { EvalEntry } from '../tools/shared-data.ts';
 
 interface Cutout {
   entry: EvalEntry;

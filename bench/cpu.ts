@@ -14,7 +14,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import sharp from 'sharp';
-import { evalEntries, evalFile } from '../test/helpers/eval-data.ts';
+import { evalEntries, evalFile } from '../tools/shared-data.ts';
 import { type RunningServer } from '../test/helpers/server.ts';
 import { BareModel } from './bare-model.ts';
 
@@ -158,19 +158,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const { startServer } = await import('../test/helpers/server.ts');
   const server = await startServer({ LOG_LEVEL: 'error', MATTE_REQUESTS_PER_MINUTE: '1000000' });
   try {
-    const { apiKey } = JSON.parse(
-      await server.cli(
-        'accounts',
-        'create',
-        '--email',
-        'bench-cpu@example.com',
-        '--plan',
-        '1000',
-        '--pack',
-        '0',
-        '--json',
-      ),
-    );
+    const { apiKey } = await server.createAccount('bench-cpu@example.com', 1000, 0);
     const figures = await measureCpuAndLatency(server, apiKey, Number(process.env.BENCH_LATENCY_RUNS ?? 15));
     console.log(cpuLines(figures).join('\n'));
     if (process.env.BENCH_JSON) fs.writeFileSync(process.env.BENCH_JSON, JSON.stringify(figures, null, 2));

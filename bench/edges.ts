@@ -2,7 +2,7 @@
 // upsampled (what the service made before), against the refined alpha (src/imaging/edge-refine.mjs):
 // mean absolute alpha error over the whole photo, and within 3 pixels of the true edge (where the
 // ground truth crosses 128). Part of npm run bench; also runs alone (npm run bench:edges).
-// MATTE_QUALITY_CACHE=<dir> reuses the light masks kept by npm run bench:quality.
+// MATTE_QUALITY_CACHE=<dir> reuses the light masks kept by npm run calibrate:figures.
 import fs from 'node:fs';
 import path from 'node:path';
 import sharp from 'sharp';
@@ -10,7 +10,7 @@ import { ImageDecoder, type DecodedImage } from '../src/adapters/images/decoder.
 import { CheckRasters } from '../src/adapters/images/rasters.ts';
 import { OnnxMaskModel, MODEL_INPUT_SIZE } from '../src/adapters/mask-model.adapter.ts';
 import { refineEdges } from '../src/imaging/edge-refine.mjs';
-import { evalEntries, evalFile, HAVE_EVAL_DATA } from '../test/helpers/eval-data.ts';
+import { evalEntries, evalFile, HAVE_EVAL_DATA } from '../tools/shared-data.ts';
 import { dilate, boundary } from '../src/imaging/raster.mjs';
 import { refineInputs } from '../src/pipeline/segment.ts';
 

@@ -3,7 +3,7 @@
 // both on loopback, at p50 and p99 over the item events of real batches with the real model.
 // Server and clients share this machine's clock. Part of npm run bench; runs alone too
 // (npm run bench:events; BENCH_EVENT_PHOTOS photos, default 24).
-import { evalEntries, evalFile, HAVE_EVAL_DATA } from '../test/helpers/eval-data.ts';
+import { evalEntries, evalFile, HAVE_EVAL_DATA } from '../tools/shared-data.ts';
 import { openStream, startReceiver } from '../test/helpers/events.ts';
 import { startServer } from '../test/helpers/server.ts';
 
@@ -79,19 +79,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   }));
   const server = await startServer({ LOG_LEVEL: 'error', MATTE_REQUESTS_PER_MINUTE: '1000000' });
   try {
-    const { apiKey } = JSON.parse(
-      await server.cli(
-        'accounts',
-        'create',
-        '--email',
-        'bench-events@example.com',
-        '--plan',
-        '100000',
-        '--pack',
-        '0',
-        '--json',
-      ),
-    );
+    const { apiKey } = await server.createAccount('bench-events@example.com', 100000, 0);
     console.log(eventLatencyLines(await eventLatency(server.base, apiKey, photos)).join('\n'));
   } finally {
     await server.stop();

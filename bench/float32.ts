@@ -13,7 +13,7 @@ import { modelSource } from '../src/adapters/mask-model.adapter.ts';
 import { float16ToFloat32 } from '../src/adapters/model-float32.mjs';
 import { readModel } from '../src/adapters/model-session.mjs';
 import { fillModelInput } from '../src/imaging/model-io.mjs';
-import { evalEntries, evalFile } from '../test/helpers/eval-data.ts';
+import { evalEntries, evalFile } from '../tools/shared-data.ts';
 import { median } from './cpu.ts';
 
 const stored = readModel(modelSource());

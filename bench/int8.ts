@@ -1,8 +1,8 @@
 // npm run bench:int8 (and a section of npm run bench): the int8 model (src/adapters/model-int8.mjs) against
 // the float model it is made from, side by side in one run.
 //  Quality, on photos the int8 ranges were not taken from: the held-out half of ../shared/eval-data
-//  (scripts/model-calibrate.ts heldOutPhotos), composites of those subjects over seller-like backgrounds
-//  (bench/calibration-set.ts), and ../shared/real-photos (every BENCH_INT8_REAL_EVERY-th, default 4). Per
+//  (tools/model-calibrate.ts heldOutPhotos), composites of those subjects over seller-like backgrounds
+//  (tools/calibration/calibration-set.ts), and ../shared/real-photos (every BENCH_INT8_REAL_EVERY-th, default 4). Per
 //  set: mean IoU of each model against the drawn masks, the int8 model's mean and worst change, the check's
 //  verdict on both (the shipped calibration), and the refined alpha's error within 3 px of the true edge at
 //  full resolution. The gates for making int8 the default: mean IoU -0.003 at most, no photo -0.03, the
@@ -19,13 +19,13 @@ import { CheckRasters } from '../src/adapters/images/rasters.ts';
 import { MODEL_INPUT_SIZE, OnnxMaskModel } from '../src/adapters/mask-model.adapter.ts';
 import { CHECK_GRID, measure } from '../src/pipeline/check/features.ts';
 import { brokenProbability, featureVector, loadCalibration } from '../src/pipeline/check/calibration.ts';
-import { heldOutPhotos } from '../scripts/model-calibrate.ts';
-import { compareAlpha, evalEntries, evalFile, HAVE_EVAL_DATA } from '../test/helpers/eval-data.ts';
-import { SHARED_DIR } from '../test/helpers/shared-dir.ts';
+import { heldOutPhotos } from '../tools/model-calibrate.ts';
+import { compareAlpha, evalEntries, evalFile, HAVE_EVAL_DATA } from '../tools/shared-data.ts';
+import { SHARED_DIR } from '../tools/shared-data.ts';
 import { startServer } from '../test/helpers/server.ts';
 import { BareModel } from './bare-model.ts';
 import { runBatch, type Api } from './batch.ts';
-import { composite, generator } from './calibration-set.ts';
+import { composite, generator } from '../tools/calibration/calibration-set.ts';
 import { alphaErrors, refinedAlpha } from './edges.ts';
 import { median } from './cpu.ts';
 
@@ -269,19 +269,7 @@ export async function int8Speed(files: string[], rounds = 3): Promise<SpeedFigur
   try {
     const clients = await Promise.all(
       servers.map(async (server) => {
-        const { apiKey } = JSON.parse(
-          await server.cli(
-            'accounts',
-            'create',
-            '--email',
-            'int8@example.com',
-            '--plan',
-            '100000',
-            '--pack',
-            '0',
-            '--json',
-          ),
-        );
+        const { apiKey } = await server.createAccount('int8@example.com', 100000, 0);
         return (p: string, init: RequestInit = {}) =>
           fetch(`${server.base}${p}`, { ...init, headers: { authorization: `Bearer ${apiKey}` } });
       }),

@@ -11,7 +11,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import sharp from 'sharp';
 import { startServer, type RunningServer } from '../test/helpers/server.ts';
-import { evalEntries, evalFile } from '../test/helpers/eval-data.ts';
+import { evalEntries, evalFile } from '../tools/shared-data.ts';
 
 const BATCHES = Number(process.env.BENCH_MEMORY_BATCHES ?? 5);
 const PHOTOS = Number(process.env.BENCH_MEMORY_PHOTOS ?? 4);
@@ -33,9 +33,7 @@ export async function bigPhotos(n: number): Promise<Buffer[]> {
 }
 
 async function account(server: RunningServer): Promise<Record<string, string>> {
-  const { apiKey } = JSON.parse(
-    await server.cli('accounts', 'create', '--email', `mem${Date.now()}@example.com`, '--plan', '1000', '--json'),
-  );
+  const { apiKey } = await server.createAccount(`mem${Date.now()}@example.com`, 1000);
   return { authorization: `Bearer ${apiKey}` };
 }
 

@@ -1,5 +1,5 @@
 // npm run bench:photos -- <folder>: the shipped check, the heavy tier and the report judge on photos you
-// bring, with masks a person made. The calibration set (bench/calibration-set.ts) is made from
+// bring, with masks a person made. The calibration set (tools/calibration/calibration-set.ts) is made from
 // ../shared/eval-data, and its grouped folds are the nearest it comes to photos the check was never fitted
 // on; this command measures on the real thing: a folder of a seller's photos, a public benchmark's, anything
 // with masks. Nothing is fitted here; every figure is the shipped calibration and bars, as the service runs them.
@@ -22,10 +22,10 @@ import { maskStatistics } from '../src/imaging/model-io.mjs';
 import { CHECK_GRID } from '../src/pipeline/check/features.ts';
 import { diagnose } from '../src/pipeline/diagnose.ts';
 import { PhotoError } from '../src/errors.ts';
-import { compareAlpha } from '../test/helpers/eval-data.ts';
-import { CachedMasks, maskedPhotos, PHOTOS_CACHE } from './real-photos.ts';
-import { claimFigures, judgedClaims, looseClaims } from './claims-calibration.ts';
-import type { Composite } from './calibration-set.ts';
+import { compareAlpha } from '../tools/shared-data.ts';
+import { CachedMasks, maskedPhotos, PHOTOS_CACHE } from '../tools/calibration/real-photos.ts';
+import { claimFigures, judgedClaims, looseClaims } from '../tools/calibration/claims-calibration.ts';
+import type { Composite } from '../tools/calibration/calibration-set.ts';
 
 const BROKEN_BELOW = 0.85;
 const CLEAN_FROM = 0.95;
@@ -179,7 +179,7 @@ console.log(
 );
 
 // Reports: the model's own mistakes claimed with the reason that fits (true claims), and regions the result
-// gets right claimed anyway (false ones), built and judged as on the calibration set (bench/claims-calibration.ts).
+// gets right claimed anyway (false ones), built and judged as on the calibration set (tools/calibration/claims-calibration.ts).
 const results = rows.map(
   (r) => ({ id: r.id, group: r.id, source: 'photos', family: 'original' }) as unknown as Composite,
 );

@@ -18,7 +18,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { EVAL_DIR, evalEntries, evalFile, HAVE_EVAL_DATA } from '../test/helpers/eval-data.ts';
+import { EVAL_DIR, evalEntries, evalFile, HAVE_EVAL_DATA } from '../tools/shared-data.ts';
 import { startServer } from '../test/helpers/server.ts';
 import { BareModel } from './bare-model.ts';
 import { runBatch } from './batch.ts';
@@ -94,9 +94,7 @@ let events: EventLatency | undefined;
 
 const server = await startServer({ LOG_LEVEL: 'error', MATTE_REQUESTS_PER_MINUTE: '1000000' });
 try {
-  const { apiKey } = JSON.parse(
-    await server.cli('accounts', 'create', '--email', 'bench@example.com', '--plan', '100000', '--pack', '0', '--json'),
-  );
+  const { apiKey } = await server.createAccount('bench@example.com', 100000, 0);
   const auth = { authorization: `Bearer ${apiKey}` };
   const api = (path: string, init: RequestInit = {}) =>
     fetch(`${server.base}${path}`, { ...init, headers: { ...auth, ...(init.headers as Record<string, string>) } });

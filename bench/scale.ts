@@ -15,7 +15,7 @@ import { pathToFileURL } from 'node:url';
 import { createDatabase } from '../src/db/database.ts';
 import { Store } from '../src/db/store.ts';
 import type { NewItem } from '../src/db/schema.ts';
-import { evalEntries, evalFile } from '../test/helpers/eval-data.ts';
+import { evalEntries, evalFile } from '../tools/shared-data.ts';
 import { createTestDatabase, PG_AVAILABLE } from '../test/helpers/databases.ts';
 import { dbTierServices } from '../test/helpers/services.ts';
 import { productPhoto } from '../test/helpers/images.ts';
@@ -44,7 +44,7 @@ async function until(ready: () => Promise<boolean>, what: string, timeoutMs = 12
 
 async function apiKeyOf(server: RunningServer): Promise<Record<string, string>> {
   const email = `scale${Date.now()}${Math.random().toString(36).slice(2, 6)}@example.com`;
-  const { apiKey } = JSON.parse(await server.cli('accounts', 'create', '--email', email, '--plan', '5000', '--json'));
+  const { apiKey } = await server.createAccount(email, 5000);
   return { authorization: `Bearer ${apiKey}` };
 }
 

@@ -1,4 +1,4 @@
-// npm run bench:stages: the CPU each stage of one photo costs outside the model, for a 2000x2000 JPEG,
+// npm run bench:stage-cpu: the CPU each stage of one photo costs outside the model, for a 2000x2000 JPEG,
 // each stage run alone in this process (every thread's CPU, process.cpuUsage, over the stage), the
 // median of BENCH_STAGE_RUNS (9). The mask is the photo's hand-drawn one at the model's 1024x1024, so no
 // model runs: the figures are the work around it, stage by stage, to find what bench/cpu.ts's total is made of.
@@ -14,7 +14,7 @@ import { maskStatistics } from '../src/imaging/model-io.mjs';
 import { CHECK_GRID } from '../src/pipeline/check/features.ts';
 import { diagnose } from '../src/pipeline/diagnose.ts';
 import { cutoutAtSize, gridRgb } from '../src/pipeline/segment.ts';
-import { evalEntries, evalFile } from '../test/helpers/eval-data.ts';
+import { evalEntries, evalFile } from '../tools/shared-data.ts';
 import { median } from './cpu.ts';
 
 const entry = evalEntries().filter((e) => e.kind === 'product')[0];

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startServer, type RunningServer, E2E_TEST_TIMEOUT } from '../helpers/server.ts';
-import { evalEntries, evalFile, HAVE_EVAL_DATA, iou } from '../helpers/eval-data.ts';
+import { evalEntries, evalFile, HAVE_EVAL_DATA, iou } from '../../tools/shared-data.ts';
 import { readModel } from '../../src/adapters/model-session.mjs';
 import { modelSource } from '../../src/adapters/mask-model.adapter.ts';
 
@@ -68,9 +68,7 @@ describe.skipIf(!HAVE_EVAL_DATA)('npm run bench:photos', () => {
     expect(rows.map((r) => r.id)).toEqual([first.id, `more/${second.id}`]);
     expect(fs.readdirSync(path.join(tmp, 'cache'))).toHaveLength(2);
 
-    const { apiKey } = JSON.parse(
-      await server.cli('accounts', 'create', '--email', 'photos@example.com', '--plan', '5', '--json'),
-    );
+    const { apiKey } = await server.createAccount('photos@example.com', 5);
     for (const [k, entry] of [first, second].entries()) {
       const form = new FormData();
       form.append('file', new Blob([new Uint8Array(evalFile(entry.image))]), `${entry.id}.jpg`);

@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import sharp from 'sharp';
 import { startServer, type RunningServer, E2E_TEST_TIMEOUT } from '../helpers/server.ts';
-import { evalEntries, evalFile, HAVE_EVAL_DATA } from '../helpers/eval-data.ts';
+import { evalEntries, evalFile, HAVE_EVAL_DATA } from '../../tools/shared-data.ts';
 import { makeZip } from '../helpers/images.ts';
 import { unzip } from '../helpers/unzip.ts';
 
@@ -60,9 +60,7 @@ async function credits(): Promise<number> {
 beforeAll(async () => {
   if (!HAVE_EVAL_DATA) return;
   server = await startServer();
-  apiKey = JSON.parse(
-    await server.cli('accounts', 'create', '--email', 'cli@example.com', '--plan', '60', '--json'),
-  ).apiKey;
+  apiKey = (await server.createAccount('cli@example.com', 60)).apiKey;
   work = fs.mkdtempSync(path.join(os.tmpdir(), 'matte-cli-'));
 });
 afterAll(async () => {

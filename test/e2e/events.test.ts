@@ -4,7 +4,7 @@
 // a stream and a long-poll served by an API-only process hear what a separate worker process did.
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startServer, type RunningServer, E2E_TEST_TIMEOUT } from '../helpers/server.ts';
-import { evalEntries, evalFile, HAVE_EVAL_DATA } from '../helpers/eval-data.ts';
+import { evalEntries, evalFile, HAVE_EVAL_DATA } from '../../tools/shared-data.ts';
 import { eventsOf, openStream, startReceiver, verifySignature, type Receiver } from '../helpers/events.ts';
 import { PG_AVAILABLE, createTestDatabase, type TestDatabase } from '../helpers/databases.ts';
 
@@ -51,9 +51,7 @@ describe.skipIf(!HAVE_EVAL_DATA)('events with the real model', () => {
   let apiKey: string;
   beforeAll(async () => {
     server = await startServer({ MATTE_WEBHOOK_RETRY_DELAYS_MS: '300,300,300,300' });
-    apiKey = JSON.parse(
-      await server.cli('accounts', 'create', '--email', 'events@example.com', '--plan', '20', '--json'),
-    ).apiKey;
+    apiKey = (await server.createAccount('events@example.com', 20)).apiKey;
     api = client(server, apiKey);
   });
   afterAll(async () => server?.stop());
@@ -125,9 +123,7 @@ describe('stopping a server', () => {
   it('ends open streams and exits at once instead of waiting out their ten minutes', async () => {
     const server = await startServer();
     try {
-      const apiKey = JSON.parse(
-        await server.cli('accounts', 'create', '--email', 'stop@example.com', '--plan', '5', '--json'),
-      ).apiKey;
+      const apiKey = (await server.createAccount('stop@example.com', 5)).apiKey;
       const job = await (await client(server, apiKey)('/v1/jobs', { method: 'POST', json: {} })).json();
       const stream = await openStream(`${server.base}/v1/jobs/${job.id}/events`, { authorization: `Bearer ${apiKey}` });
       await stream.next((m) => m.event === 'snapshot');
@@ -148,9 +144,7 @@ describe.skipIf(!HAVE_EVAL_DATA)('a restart in the middle of the retries', () =>
     const dataDir = first.dataDir;
     let second: RunningServer | undefined;
     try {
-      const apiKey = JSON.parse(
-        await first.cli('accounts', 'create', '--email', 'restart@example.com', '--plan', '5', '--json'),
-      ).apiKey;
+      const apiKey = (await first.createAccount('restart@example.com', 5)).apiKey;
       receiver.requests.length = 0;
       receiver.respond = (req) => ({ status: req.headers['x-matte-attempt'] === '1' ? 500 : 200 });
       const job = await batchWith(client(first, apiKey), photos.slice(0, 1), {
@@ -207,9 +201,7 @@ describe.skipIf(!HAVE_EVAL_DATA || !PG_AVAILABLE)('two processes on one PostgreS
   });
 
   it('events written by the worker process reach a stream and a long-poll served by the API process', async () => {
-    const apiKey = JSON.parse(
-      await apiOnly.cli('accounts', 'create', '--email', 'pg-events@example.com', '--plan', '5', '--json'),
-    ).apiKey;
+    const apiKey = (await apiOnly.createAccount('pg-events@example.com', 5)).apiKey;
     const api = client(apiOnly, apiKey);
     receiver.requests.length = 0;
     receiver.respond = () => ({ status: 200 });

@@ -2,8 +2,8 @@
 // model cache) and cuts out held-out eval photos over real HTTP as well as the float server does.
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startServer, type RunningServer, E2E_TEST_TIMEOUT } from '../helpers/server.ts';
-import { evalEntries, evalFile, iou, HAVE_EVAL_DATA } from '../helpers/eval-data.ts';
-import { heldOutPhotos } from '../../scripts/model-calibrate.ts';
+import { evalEntries, evalFile, iou, HAVE_EVAL_DATA } from '../../tools/shared-data.ts';
+import { heldOutPhotos } from '../../tools/model-calibrate.ts';
 
 vi.setConfig({ testTimeout: E2E_TEST_TIMEOUT });
 
@@ -18,19 +18,7 @@ beforeAll(async () => {
   if (!HAVE_EVAL_DATA) return;
   [servers.float, servers.int8] = await Promise.all([startServer(), startServer({ MATTE_MODEL_INT8: '1' })]);
   for (const [name, server] of Object.entries(servers)) {
-    const created = JSON.parse(
-      await server!.cli(
-        'accounts',
-        'create',
-        '--email',
-        `${name}@example.com`,
-        '--plan',
-        '10',
-        '--pack',
-        '0',
-        '--json',
-      ),
-    );
+    const created = await server!.createAccount(`${name}@example.com`, 10, 0);
     keys[name] = created.apiKey;
   }
 });

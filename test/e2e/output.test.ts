@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import sharp from 'sharp';
 import { startServer, type RunningServer, E2E_TEST_TIMEOUT } from '../helpers/server.ts';
-import { evalEntries, evalFile, HAVE_EVAL_DATA } from '../helpers/eval-data.ts';
+import { evalEntries, evalFile, HAVE_EVAL_DATA } from '../../tools/shared-data.ts';
 import { unzip } from '../helpers/unzip.ts';
 
 vi.setConfig({ testTimeout: E2E_TEST_TIMEOUT });
@@ -18,9 +18,7 @@ const entries = new Map(evalEntries().map((e) => [e.id, e]));
 beforeAll(async () => {
   if (!HAVE_EVAL_DATA) return;
   server = await startServer();
-  const { apiKey } = JSON.parse(
-    await server.cli('accounts', 'create', '--email', 'output@example.com', '--plan', '5', '--json'),
-  );
+  const { apiKey } = await server.createAccount('output@example.com', 5);
   api = (path, init = {}) =>
     fetch(`${server.base}${path}`, {
       ...init,

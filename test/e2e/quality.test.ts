@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import sharp, { type Sharp } from 'sharp';
 import { startServer, type RunningServer, E2E_TEST_TIMEOUT } from '../helpers/server.ts';
-import { evalEntries, evalFile, HAVE_EVAL_DATA, iou } from '../helpers/eval-data.ts';
+import { evalEntries, evalFile, HAVE_EVAL_DATA, iou } from '../../tools/shared-data.ts';
 
 vi.setConfig({ testTimeout: E2E_TEST_TIMEOUT });
 
@@ -21,18 +21,10 @@ beforeAll(async () => {
 afterAll(async () => server?.stop());
 
 async function account(plan: number, pack = 0) {
-  const { apiKey } = JSON.parse(
-    await server.cli(
-      'accounts',
-      'create',
-      '--email',
-      `q${Math.random().toString(16).slice(2)}@example.com`,
-      '--plan',
-      String(plan),
-      '--pack',
-      String(pack),
-      '--json',
-    ),
+  const { apiKey } = await server.createAccount(
+    `q${Math.random().toString(16).slice(2)}@example.com`,
+    String(plan),
+    String(pack),
   );
   const api = (path: string, init: RequestInit & { json?: unknown } = {}) =>
     fetch(`${server.base}${path}`, {
@@ -312,7 +304,7 @@ describe.skipIf(!HAVE_EVAL_DATA)('the calibrated check, reviews and reports, wit
   it("refunds a report on a part the model half kept whose colours pass for the background's (the model's doubt is the evidence)", async () => {
     const api = await account(2);
     // alphamatting-gt21 (orange lilies) passes the check, but the model half kept a stretch of stem at the
-    // bottom edge (found by bench:quality's true claims on the eval photos as they are). Its green passes
+    // bottom edge (found by calibrate:figures's true claims on the eval photos as they are). Its green passes
     // for the background's colours, so only the second way in can accept it.
     const { entry, jobId, photo } = await chargedPhoto(api, 'alphamatting-gt21', 'lilies.jpg');
     const stem = { x: 520, y: 590, width: 60, height: 73 };
@@ -348,7 +340,7 @@ describe.skipIf(!HAVE_EVAL_DATA)('the calibrated check, reviews and reports, wit
   it('refunds a background-kept report drawn loosely: the kept backdrop is judged in the part of the box where it is', async () => {
     const api = await account(2);
     // alphamatting-gt15 (a white plush rabbit) passes the check, but the model kept a stretch of the backdrop
-    // beside it (bench:quality's true claims on the eval photos as they are: grid box 141,89 77x53 of 256²).
+    // beside it (calibrate:figures's true claims on the eval photos as they are: grid box 141,89 77x53 of 256²).
     // The seller's box here is that box with a quarter more on each side, so it also holds rabbit and backdrop
     // the cut-out has right; the check finds the kept backdrop in a window of it.
     const { entry, jobId, photo } = await chargedPhoto(api, 'alphamatting-gt15', 'rabbit.jpg');

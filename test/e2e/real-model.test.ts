@@ -11,7 +11,7 @@ import {
   type RunningServer,
   E2E_TEST_TIMEOUT,
 } from '../helpers/server.ts';
-import { evalEntries, evalFile, iou, HAVE_EVAL_DATA, type EvalEntry } from '../helpers/eval-data.ts';
+import { evalEntries, evalFile, iou, HAVE_EVAL_DATA, type EvalEntry } from '../../tools/shared-data.ts';
 
 vi.setConfig({ testTimeout: E2E_TEST_TIMEOUT });
 
@@ -24,9 +24,7 @@ beforeAll(async () => {
   if (!HAVE_EVAL_DATA) return;
   server = await startServer();
   // The CLI works while the server runs.
-  const created = JSON.parse(
-    await server.cli('accounts', 'create', '--email', 'e2e@example.com', '--plan', '10', '--pack', '5', '--json'),
-  );
+  const created = await server.createAccount('e2e@example.com', 10, 5);
   expect(Object.keys(created).sort()).toEqual(['accountId', 'apiKey']);
   auth = { authorization: `Bearer ${created.apiKey}` };
 });
@@ -236,13 +234,11 @@ describe.skipIf(!HAVE_EVAL_DATA)('a batch of real product photos through the rea
   });
 
   it('a heavy re-run costs 2 credits and makes a new result of the photo, as good as the truth (IoU >= 0.9)', async () => {
-    // The re-run's pricing, its new revision and its quality; how much heavy gains over light is measured by npm run bench:quality.
+    // The re-run's pricing, its new revision and its quality; how much heavy gains over light is measured by npm run calibrate:figures.
     // No heavy model is configured here, so the heavy tier runs the light model (src/pipeline/segment.ts).
     const entry = entries.get('grabcut-banana1')!;
     // Its own account (and so its own request budget): 1 credit for the first run, 2 for the heavy one.
-    const own = JSON.parse(
-      await server.cli('accounts', 'create', '--email', 'heavy@example.com', '--plan', '3', '--json'),
-    );
+    const own = await server.createAccount('heavy@example.com', 3);
     const api = (path: string, init: RequestInit = {}) =>
       fetch(`${server.base}${path}`, {
         ...init,

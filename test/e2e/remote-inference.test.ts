@@ -37,9 +37,7 @@ beforeAll(async () => {
   await new Promise<void>((r) => stand.listen(0, '127.0.0.1', () => r()));
   const url = `http://127.0.0.1:${(stand.address() as AddressInfo).port}/v2/models/isnet`;
   server = await startServer({ MATTE_INFERENCE_URL: url });
-  const created = JSON.parse(
-    await server.cli('accounts', 'create', '--email', 'remote@example.com', '--plan', '10', '--json'),
-  );
+  const created = await server.createAccount('remote@example.com', 10);
   auth = { authorization: `Bearer ${created.apiKey}` };
 }, 120_000);
 afterAll(async () => {

@@ -1,6 +1,6 @@
 // The scale-out tier: on PostgreSQL with files in s3rver, two API processes (MATTE_WORKER=0) and two
 // `bin/matte worker` processes, one of them running the model on `bin/matte inference-server`. Three batches
-// of 20 photos added through either API; one worker SIGKILLed mid-batch. Checked: every photo done, each
+// of 8 photos added through either API; one worker SIGKILLed mid-batch. Checked: every photo done, each
 // charged exactly once, the ledger balanced, events complete and in order on streams served by the other API,
 // results and ZIPs from either API, limits shared, and no result file under any process's DATA_DIR.
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -11,7 +11,7 @@ import path from 'node:path';
 import { filesUnder, freePort, startServer, type RunningServer, E2E_TEST_TIMEOUT } from '../helpers/server.ts';
 import { createTestDatabase, PG_AVAILABLE, type TestDatabase } from '../helpers/databases.ts';
 import { startS3, type S3Server } from '../helpers/s3.ts';
-import { evalEntries, evalFile, HAVE_EVAL_DATA } from '../helpers/eval-data.ts';
+import { evalEntries, evalFile, HAVE_EVAL_DATA } from '../../tools/shared-data.ts';
 import { eventsOf, followBatch, type FollowedBatch } from '../helpers/events.ts';
 import { unzip } from '../helpers/unzip.ts';
 import { retryingFetch } from '@matte/client';
@@ -21,7 +21,8 @@ vi.setConfig({ testTimeout: E2E_TEST_TIMEOUT });
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const RUN = PG_AVAILABLE && HAVE_EVAL_DATA;
 const BATCHES = 3;
-const PER_BATCH = 20;
+// Eight a batch: enough for a worker to be killed with photos leased and others still queued.
+const PER_BATCH = 8;
 
 interface Proc {
   proc: ChildProcess;
@@ -67,7 +68,7 @@ beforeAll(async () => {
   for (let i = 0; i < 2; i++) apis.push(await startServer({ ...env, MATTE_WORKER: '0' }));
   sellers = [];
   for (const email of ['fleet-a@example.com', 'fleet-b@example.com']) {
-    const created = JSON.parse(await apis[0].cli('accounts', 'create', '--email', email, '--plan', '200', '--json'));
+    const created = await apis[0].createAccount(email, 200);
     sellers.push({ authorization: `Bearer ${created.apiKey}` });
   }
 }, 180_000);
@@ -83,7 +84,7 @@ afterAll(async () => {
 });
 
 describe.skipIf(!RUN)('two API processes and two workers on PostgreSQL and S3', () => {
-  it('runs three batches of 20 through either API, survives a SIGKILLed worker, and charges each photo once', async () => {
+  it('runs three batches of 8 through either API, survives a SIGKILLed worker, and charges each photo once', async () => {
     const [a, b] = apis;
     const sellerOf = (n: number) => sellers[n < 2 ? 0 : 1];
     // A client that keeps to the limits, as the spec asks: @matte/client's fetch waits out a 429's Retry-After

@@ -8,7 +8,7 @@ import { createRequire } from 'node:module';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { startServer, type RunningServer, E2E_TEST_TIMEOUT } from '../helpers/server.ts';
-import { evalEntries, evalFile, HAVE_EVAL_DATA } from '../helpers/eval-data.ts';
+import { evalEntries, evalFile, HAVE_EVAL_DATA } from '../../tools/shared-data.ts';
 import { unzip } from '../helpers/unzip.ts';
 
 vi.setConfig({ testTimeout: E2E_TEST_TIMEOUT });

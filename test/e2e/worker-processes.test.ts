@@ -10,7 +10,7 @@ import path from 'node:path';
 import { filesUnder, freePort, startServer, type RunningServer, E2E_TEST_TIMEOUT } from '../helpers/server.ts';
 import { createTestDatabase, PG_AVAILABLE, type TestDatabase } from '../helpers/databases.ts';
 import { startS3, type S3Server } from '../helpers/s3.ts';
-import { evalEntries, evalFile, HAVE_EVAL_DATA } from '../helpers/eval-data.ts';
+import { evalEntries, evalFile, HAVE_EVAL_DATA } from '../../tools/shared-data.ts';
 import { startInferenceServer } from '../../src/main/inference-server.ts';
 
 vi.setConfig({ testTimeout: E2E_TEST_TIMEOUT });
@@ -92,9 +92,7 @@ beforeAll(async () => {
   const metricsPort = await freePort();
   apiMetrics = `http://127.0.0.1:${metricsPort}`;
   api = await startServer({ ...env, MATTE_WORKER: '0', MATTE_METRICS_PORT: String(metricsPort) });
-  const created = JSON.parse(
-    await api.cli('accounts', 'create', '--email', 'scale@example.com', '--plan', '40', '--json'),
-  );
+  const created = await api.createAccount('scale@example.com', 40);
   auth = { authorization: `Bearer ${created.apiKey}` };
 }, 180_000);
 

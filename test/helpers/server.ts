@@ -49,6 +49,12 @@ export interface RunningServer {
   env: NodeJS.ProcessEnv;
   proc: ChildProcess;
   cli(...args: string[]): Promise<string>;
+  /** `bin/matte accounts create … --json`, as an operator runs it: the new account's id and API key. */
+  createAccount(
+    email: string,
+    plan: number | string,
+    pack?: number | string,
+  ): Promise<{ accountId: string; apiKey: string }>;
   /** Runs bin/matte with optional standard input; resolves with its exit code and output, whatever they are. */
   run(args: string[], input?: string): Promise<{ code: number; stdout: string; stderr: string }>;
   stop(): Promise<void>;
@@ -101,14 +107,21 @@ export async function startServer(
     if (Date.now() > deadline) throw new Error('server did not start');
     await new Promise((r) => setTimeout(r, 200));
   }
+  const cli = async (...args: string[]) => {
+    const { stdout } = await promisify(execFile)(path.join(ROOT, 'bin/matte'), args, { env });
+    return stdout;
+  };
   return {
     base,
     dataDir,
     env,
     proc,
-    async cli(...args: string[]) {
-      const { stdout } = await promisify(execFile)(path.join(ROOT, 'bin/matte'), args, { env });
-      return stdout;
+    cli,
+    async createAccount(email: string, plan: number | string, pack?: number | string) {
+      const packArgs = pack === undefined ? [] : ['--pack', String(pack)];
+      return JSON.parse(
+        await cli('accounts', 'create', '--email', email, '--plan', String(plan), ...packArgs, '--json'),
+      ) as { accountId: string; apiKey: string };
     },
     run(args: string[], input?: string) {
       return new Promise((resolve, reject) => {

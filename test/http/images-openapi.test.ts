@@ -3,7 +3,7 @@ import sharp from 'sharp';
 import fs, { readFileSync } from 'node:fs';
 import { createTestApp, multipart, type TestApp } from '../helpers/test-app.ts';
 import { productPhoto, truncatedJpeg } from '../helpers/images.ts';
-import { SHARED_DIR } from '../helpers/shared-dir.ts';
+import { SHARED_DIR } from '../../tools/shared-data.ts';
 import path from 'node:path';
 import { PreparedInputs } from '../../src/pipeline/prepared-inputs.ts';
 import { blobKeys, resultFiles } from '../../src/services/blob-keys.ts';

@@ -1,12 +1,12 @@
-// The real photos the check is chosen on (bench/real-photos.ts) and the rule of choice (bench/calibrate.ts):
+// The real photos the check is chosen on (tools/calibration/real-photos.ts) and the rule of choice (tools/calibration/calibrate.ts):
 // an operator's folder is read as bench:photos reads it, every shared photo has a kind of scene and subject,
 // and among checks the one giving away at most 5% of good results wins before the one catching more.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { maskedPhotos, sceneOf, subjectOf } from '../../bench/real-photos.ts';
-import { better } from '../../bench/calibrate.ts';
+import { maskedPhotos, sceneOf, subjectOf } from '../../tools/calibration/real-photos.ts';
+import { better } from '../../tools/calibration/calibrate.ts';
 
 describe('real photos for the check', () => {
   it("reads an operator's folder: name.jpg beside name.mask.png or name.gt.png, one subfolder deep", () => {

@@ -1,7 +1,7 @@
 // The check's decision: a logistic model over a few measured features gives the probability that a
 // cut-out is broken (IoU < 0.85 against what a person would cut), and a threshold turns it into
-// `review: red`. Both are fitted by `npm run calibrate` (bench/calibrate.ts) on real photos with drawn masks
-// (bench/real-photos.ts) and the composites made from ../shared/eval-data (bench/calibration-set.ts), the
+// `review: red`. Both are fitted by `npm run calibrate` (tools/calibration/calibrate.ts) on real photos with drawn masks
+// (tools/calibration/real-photos.ts) and the composites made from ../shared/eval-data (tools/calibration/calibration-set.ts), the
 // threshold and the feature set chosen on the real photos (docs/check.md), and stored in check-calibration.json;
 // this module only applies them, and holds the fitting arithmetic so the command and its tests use the same code.
 import fs from 'node:fs';

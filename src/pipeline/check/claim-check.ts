@@ -39,7 +39,7 @@ export interface ClaimVerdict {
 
 /**
  * What each reason needs to be accepted. background-kept and missing-part: fitted on the calibration set's
- * claims (bench/claims-calibration.ts: true claims from the model's own mistakes, with their tight box and a
+ * claims (tools/calibration/claims-calibration.ts: true claims from the model's own mistakes, with their tight box and a
  * seller's looser one, false ones where it is right), the bars that accept the most true claims while
  * rejecting 97% of the false ones (docs/research/quality-history.md has the held-out figures). background-kept's bars hold in
  * any of the region's windows (WINDOW_SCALES): a seller's box is looser than the wrong part, and the kept
@@ -329,7 +329,7 @@ function clip(img: ClaimImage, region: BBox): Rect {
 
 /**
  * background-kept's measures in each of the region's windows (claimWindows), each against the colours around
- * that window. For the fit (bench/claims-calibration.ts) and the verdict.
+ * that window. For the fit (tools/calibration/claims-calibration.ts) and the verdict.
  */
 function keptWindows(img: ClaimImage, opaque: Uint8Array, global: ColourModels, region: Rect): KeptWindow[] {
   const w = img.width;

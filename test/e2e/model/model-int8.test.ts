@@ -137,7 +137,7 @@ async function run(model: Uint8Array, input: Float32Array, names = ['output'], l
   return out;
 }
 
-/** Ranges as scripts/model-calibrate.ts takes them (here the extremes: a few inputs, no rare outliers). */
+/** Ranges as tools/model-calibrate.ts takes them (here the extremes: a few inputs, no rare outliers). */
 async function calibrate(model: Uint8Array) {
   const names = [...quantizedValues(fromBinary(ModelProtoSchema, model).graph!).values];
   const ranges: Record<string, [number, number]> = Object.fromEntries(names.map((n) => [n, [Infinity, -Infinity]]));

@@ -1,9 +1,8 @@
 // npm run bench:eval-photos — quality figures on the 47 photos of ../shared/eval-data as they are, with
-// the default weights (the calibration set, bench/calibrate.ts, is what the check is fitted and judged on;
+// the default weights (the calibration set, tools/calibration/calibrate.ts, is what the check is fitted and judged on;
 // these photos are a second, outside set for the shipped calibration):
 //  1. the segmentation passes against ground truth: mean IoU (alpha >= 128 against mask >= 128), mean
-//     absolute alpha error (0..1), photos below IoU 0.85. Light is one pass; "heavy" here is the mirror
-//     union the heavy tier used to be (bench/mirror.ts), kept for comparison.
+//     absolute alpha error (0..1), photos below IoU 0.85 (the light tier: one pass of the default weights).
 //  2. the automatic check (src/pipeline/check): the share of broken results (IoU < 0.85) it flags and of
 //     clean results (IoU >= 0.95) it flags, out of sample: leave one photo out (both its results), and
 //     by held-back source folder. The in-sample figures of the shipped calibration are printed too.
@@ -16,11 +15,10 @@ import sharp from 'sharp';
 import { ImageDecoder } from '../src/adapters/images/decoder.ts';
 import { CheckRasters } from '../src/adapters/images/rasters.ts';
 import { OnnxMaskModel, MODEL_INPUT_SIZE, type MaskPrediction } from '../src/adapters/mask-model.adapter.ts';
-import { flipRgb, unionWithMirror } from './mirror.ts';
 import { maskStatistics } from '../src/imaging/model-io.mjs';
 import { CHECK_GRID, measure, type CheckFeatures } from '../src/pipeline/check/features.ts';
 import { brokenProbability, featureVector, loadCalibration } from '../src/pipeline/check/calibration.ts';
-import { compareAlpha, evalEntries, evalFile, HAVE_EVAL_DATA, type EvalEntry } from '../test/helpers/eval-data.ts';
+import { compareAlpha, evalEntries, evalFile, HAVE_EVAL_DATA, type EvalEntry } from '../tools/shared-data.ts';
 import { evaluateClaims, printClaims } from './claims-eval.ts';
 import { heldBackFolders, leaveOnePhotoOut, tally, type Sample, type Tally } from './check-fit.ts';
 
@@ -33,7 +31,7 @@ const decoder = new ImageDecoder(100_000_000);
 const rasters = new CheckRasters(100_000_000);
 let model: OnnxMaskModel | undefined;
 
-async function predict(entry: EvalEntry, pass: 'photo' | 'mirror', input: Buffer): Promise<MaskPrediction> {
+async function predict(entry: EvalEntry, pass: 'photo', input: Buffer): Promise<MaskPrediction> {
   const file = CACHE && path.join(CACHE, `${entry.id}.${pass}.mask`);
   if (file && fs.existsSync(file)) {
     const mask = fs.readFileSync(file);
@@ -41,7 +39,7 @@ async function predict(entry: EvalEntry, pass: 'photo' | 'mirror', input: Buffer
   }
   model ??= new OnnxMaskModel({ modelPath: '', threads: 2 });
   await model.ready();
-  const p = await model.predict(pass === 'photo' ? input : flipRgb(input, MODEL_INPUT_SIZE));
+  const p = await model.predict(input);
   if (file) {
     fs.mkdirSync(CACHE!, { recursive: true });
     fs.writeFileSync(file, p.mask);
@@ -50,8 +48,8 @@ async function predict(entry: EvalEntry, pass: 'photo' | 'mirror', input: Buffer
 }
 
 type Score = { iou: number; mae: number; ms: number };
-const TIERS = ['light', 'heavy'] as const;
-const scores: Record<(typeof TIERS)[number], Score[]> = { light: [], heavy: [] };
+const TIERS = ['light'] as const;
+const scores: Record<(typeof TIERS)[number], Score[]> = { light: [] };
 const samples: Sample[] = [];
 const sampleFeatures: CheckFeatures[] = [];
 const cutouts: { entry: EvalEntry; tier: string; alpha: Buffer; rgb: Buffer; truth: Buffer }[] = [];
@@ -64,11 +62,10 @@ for (const entry of entries) {
     .raw()
     .toBuffer();
   const light = await predict(entry, 'photo', input);
-  const mirror = await predict(entry, 'mirror', input);
   const line = [entry.id.padEnd(26)];
   for (const tier of TIERS) {
     const t0 = performance.now();
-    const prediction = tier === 'light' ? light : unionWithMirror(light, mirror);
+    const prediction = light;
     const alpha = await rasters.maskToSize(prediction.mask, MODEL_INPUT_SIZE, decoded);
     const ms = performance.now() - t0 + prediction.runMs;
     const atTruth = await sharp(alpha, { raw: { width: decoded.width, height: decoded.height, channels: 1 } })
@@ -98,14 +95,10 @@ for (const tier of TIERS) {
     `${tier.padEnd(7)} ${mean(s.map((x) => x.iou)).toFixed(3)}     ${mean(s.map((x) => x.mae)).toFixed(4)}              ${String(s.filter((x) => x.iou < 0.85).length).padStart(2)}             ${Math.round(mean(s.map((x) => x.ms)))}`,
   );
 }
-const gain = mean(scores.heavy.map((x) => x.iou)) - mean(scores.light.map((x) => x.iou));
-console.log(`heavy - light mean IoU: ${gain >= 0 ? '+' : ''}${gain.toFixed(3)} (target >= +0.02)`);
 for (const folder of [...new Set(entries.map((e) => e.source))]) {
   const idx = entries.map((e, i) => (e.source === folder ? i : -1)).filter((i) => i >= 0);
   const m = (tier: (typeof TIERS)[number]) => mean(idx.map((i) => scores[tier][i].iou));
-  console.log(
-    `  ${folder.padEnd(13)} ${String(idx.length).padStart(2)} photos: light ${m('light').toFixed(3)}, heavy ${m('heavy').toFixed(3)}`,
-  );
+  console.log(`  ${folder.padEnd(13)} ${String(idx.length).padStart(2)} photos: light ${m('light').toFixed(3)}`);
 }
 
 const row = (name: string, t: Tally) =>

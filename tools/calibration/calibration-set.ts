@@ -7,23 +7,23 @@
 // the same eval data give the same composites. Nothing large is committed: the composites' masks and
 // figures go to .bench/calibration/ (CALIBRATION_DIR), and a second run reuses them.
 //
-//   node --import tsx bench/calibration-set.ts      (npm run calibrate runs it first)
+//   node --import tsx tools/calibration/calibration-set.ts      (npm run calibrate runs it first)
 // CALIBRATION_PER_SUBJECT (default 6) composites per eval subject.
 import fs from 'node:fs';
 import path from 'node:path';
 import sharp, { type Region } from 'sharp';
 import ort from 'onnxruntime-node';
-import { readModel, sessionOptions } from '../src/adapters/model-session.mjs';
-import { MODEL_INPUT_SIZE, modelSource } from '../src/adapters/mask-model.adapter.ts';
-import { ImageDecoder } from '../src/adapters/images/decoder.ts';
-import { CheckRasters } from '../src/adapters/images/rasters.ts';
-import { fillModelInput, maskFromOutput, maskStatistics } from '../src/imaging/model-io.mjs';
+import { readModel, sessionOptions } from '../../src/adapters/model-session.mjs';
+import { MODEL_INPUT_SIZE, modelSource } from '../../src/adapters/mask-model.adapter.ts';
+import { ImageDecoder } from '../../src/adapters/images/decoder.ts';
+import { CheckRasters } from '../../src/adapters/images/rasters.ts';
+import { fillModelInput, maskFromOutput, maskStatistics } from '../../src/imaging/model-io.mjs';
 import { flipRgb, unionWithMirror } from './mirror.ts';
-import { CHECK_GRID, measure, type CheckFeatures } from '../src/pipeline/check/features.ts';
-import { compareAlpha, evalEntries, evalFile, HAVE_EVAL_DATA, type EvalEntry } from '../test/helpers/eval-data.ts';
+import { CHECK_GRID, measure, type CheckFeatures } from '../../src/pipeline/check/features.ts';
+import { compareAlpha, evalEntries, evalFile, HAVE_EVAL_DATA, type EvalEntry } from '../shared-data.ts';
 
 export const CALIBRATION_DIR =
-  process.env.CALIBRATION_DIR ?? path.join(import.meta.dirname, '..', '.bench', 'calibration');
+  process.env.CALIBRATION_DIR ?? path.join(import.meta.dirname, '..', '..', '.bench', 'calibration');
 const PER_SUBJECT = Number(process.env.CALIBRATION_PER_SUBJECT ?? 6);
 const SEED = 20261126;
 /** ISNet's side outputs (the decoder's coarser stages), read beside `output` at no measurable cost. */
@@ -64,7 +64,7 @@ export interface Composite {
   heavy: ResultFigures;
 }
 
-/** Folds of the grouped cross-validation (bench/calibrate.ts, bench/claims-calibration.ts). */
+/** Folds of the grouped cross-validation (tools/calibration/calibrate.ts, tools/calibration/claims-calibration.ts). */
 export const FOLDS = 5;
 
 /** A fold for each subject, the same on every run: subjects sorted by a hash of their id, dealt round-robin. */

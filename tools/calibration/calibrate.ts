@@ -1,20 +1,20 @@
-// Fits and judges the automatic check. Real photos with masks a person drew decide (bench/real-photos.ts:
+// Fits and judges the automatic check. Real photos with masks a person drew decide (tools/calibration/real-photos.ts:
 // ../shared/eval-data as it is and the 328 horses of ../shared/real-photos); the composites of the calibration
-// set (bench/calibration-set.ts) help fit. Every figure is held out: folds are grouped by eval subject (its
+// set (tools/calibration/calibration-set.ts) help fit. Every figure is held out: folds are grouped by eval subject (its
 // composites and its photo in one fold) and each horse is dealt to a fold of its own. Prints, for each
 // candidate feature set, the real photos' broken results (IoU < 0.85) caught and clean ones (IoU >= 0.95)
 // flagged, per folder, kind of scene and subject, and the composites'; with --write-calibration it refits the
 // chosen set on everything and writes check-calibration.json.
 import fs from 'node:fs';
 import path from 'node:path';
-import { MODEL_INPUT_SIZE } from '../src/adapters/mask-model.adapter.ts';
+import { MODEL_INPUT_SIZE } from '../../src/adapters/mask-model.adapter.ts';
 import {
   fitLogistic,
   brokenProbability,
   CALIBRATION_FILE,
   FEATURES,
   type Calibration,
-} from '../src/pipeline/check/calibration.ts';
+} from '../../src/pipeline/check/calibration.ts';
 import { buildCalibrationSet, foldOf, readPlanes, FAMILIES, FOLDS, type Composite } from './calibration-set.ts';
 import {
   claimFigures,
@@ -25,11 +25,11 @@ import {
   realClaimFigures,
 } from './claims-calibration.ts';
 import { maxWithMirror } from './mirror.ts';
-import { CheckRasters } from '../src/adapters/images/rasters.ts';
-import { CHECK_GRID, measure } from '../src/pipeline/check/features.ts';
-import { NO_SUBJECT_FILL, WHOLE_FRAME_FILL } from '../src/pipeline/diagnose.ts';
+import { CheckRasters } from '../../src/adapters/images/rasters.ts';
+import { CHECK_GRID, measure } from '../../src/pipeline/check/features.ts';
+import { NO_SUBJECT_FILL, WHOLE_FRAME_FILL } from '../../src/pipeline/diagnose.ts';
 import { realSamples, SCENES, SUBJECTS } from './real-photos.ts';
-import { evalEntries } from '../test/helpers/eval-data.ts';
+import { evalEntries } from '../shared-data.ts';
 
 const BROKEN_BELOW = 0.85;
 const CLEAN_FROM = 0.95;
@@ -89,7 +89,7 @@ async function samplesOf(set: Composite[]): Promise<Sample[]> {
   const rasters = new CheckRasters(100_000_000);
   const n = MODEL_INPUT_SIZE;
   const out: Sample[] = [];
-  // The eval photos as they are come from bench/real-photos.ts (measured as the service measures them).
+  // The eval photos as they are come from tools/calibration/real-photos.ts (measured as the service measures them).
   for (const c of set.filter((c) => c.family !== 'original')) {
     const planes = readPlanes(c.id);
     // The colours once a composite; the mask per tier (heavy: the old mirror-image merge).
@@ -371,73 +371,6 @@ export const CANDIDATES: Record<string, readonly string[]> = {
   'all measured, raw and in logs': [...SHIPPED, ...MORE, ...FRAMING, ...IN_LOGS.slice(1), 'log fill'],
 };
 
-/** The heavy tier's candidate pipelines, from the photo's pass and its mirror image's (mirrored back), per pixel. */
-const HEAVY: Record<string, (a: number, b: number) => number> = {
-  'light (one pass)': (a) => a,
-  'maximum of both (shipped heavy)': (a, b) => Math.max(a, b),
-  'mean of both': (a, b) => (a + b) / 2,
-  'minimum of both': (a, b) => Math.min(a, b),
-};
-
-/** Each candidate's IoU against the truth at 1024², per composite. */
-function heavyScores(set: Composite[]): Map<string, Map<string, number>> {
-  const out = new Map<string, Map<string, number>>();
-  const n = MODEL_INPUT_SIZE;
-  for (const c of set) {
-    const p = readPlanes(c.id);
-    const scores = new Map<string, number>();
-    for (const [name, merge] of Object.entries(HEAVY)) {
-      let inter = 0;
-      let union = 0;
-      for (let y = 0; y < n; y++) {
-        for (let xx = 0; xx < n; xx++) {
-          const i = y * n + xx;
-          const m = merge(p.light[i], p.mirror[y * n + n - 1 - xx]) >= 128;
-          const t = p.truth[i] >= 128;
-          if (m && t) inter++;
-          if (m || t) union++;
-        }
-      }
-      scores.set(name, union ? inter / union : 1);
-    }
-    out.set(c.id, scores);
-  }
-  return out;
-}
-
-/** The heavy pipeline chosen on the training folds (best mean IoU), scored on the held-out fold against light. */
-function chooseHeavy(set: Composite[]) {
-  const scores = heavyScores(set);
-  const folds = foldOf(set.map((c) => c.group));
-  const lines: string[] = [];
-  const gains: number[] = [];
-  let worst = { diff: Infinity, id: '' };
-  for (let k = 0; k < FOLDS; k++) {
-    const train = set.filter((c) => folds.get(c.group) !== k);
-    const test = set.filter((c) => folds.get(c.group) === k);
-    const mean = (cs: Composite[], name: string) =>
-      cs.reduce((sum, c) => sum + scores.get(c.id)!.get(name)!, 0) / cs.length;
-    const candidates = Object.keys(HEAVY).filter((n) => n !== 'light (one pass)');
-    const chosen = candidates.reduce((best, n) => (mean(train, n) > mean(train, best) ? n : best));
-    const gain = mean(test, chosen) - mean(test, 'light (one pass)');
-    gains.push(gain);
-    for (const c of test) {
-      const diff = scores.get(c.id)!.get(chosen)! - scores.get(c.id)!.get('light (one pass)')!;
-      if (diff < worst.diff) worst = { diff, id: c.id };
-    }
-    lines.push(
-      `fold ${k + 1}: chose "${chosen}", held-out mean IoU ${mean(test, chosen).toFixed(4)} against light ${mean(test, 'light (one pass)').toFixed(4)} (${gain >= 0 ? '+' : ''}${gain.toFixed(4)})`,
-    );
-  }
-  const all = (name: string) => set.reduce((sum, c) => sum + scores.get(c.id)!.get(name)!, 0) / set.length;
-  for (const name of Object.keys(HEAVY))
-    lines.push(`${name.padEnd(34)} mean IoU ${all(name).toFixed(4)} over all ${set.length} composites`);
-  lines.push(
-    `held-out gain over light, mean of folds: ${(gains.reduce((a, b) => a + b, 0) / gains.length).toFixed(4)}; worst single photo: ${worst.diff.toFixed(4)} (${worst.id})`,
-  );
-  return lines;
-}
-
 if (import.meta.url === `file://${process.argv[1]}`) {
   // Everything printed also goes to bench/results/quality.md, and the figures to quality.json.
   const printed: string[] = [];
@@ -551,8 +484,6 @@ if (import.meta.url === `file://${process.argv[1]}`) {
       `\nwritten: ${CALIBRATION_FILE.pathname} (${chosenName}; real photos held out: ${show(chosenHeldOut!['real photos'])})`,
     );
   }
-  console.log('\n## heavy tier: pipelines on the same weights, chosen on training folds, scored on held-out ones');
-  for (const line of chooseHeavy(set)) console.log(line);
   console.log(
     "\n## reports: the pixel check on the model's own mistakes (true claims) and on regions it got right (false claims)",
   );
@@ -596,7 +527,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   figures.claimsAcross = across;
   for (const line of across) console.log(line);
   if (process.env.CALIBRATION_SAMPLES) fs.writeFileSync(process.env.CALIBRATION_SAMPLES, JSON.stringify(samples));
-  const dir = path.join(import.meta.dirname, 'results');
+  const dir = path.join(import.meta.dirname, '..', '..', 'bench', 'results');
   fs.mkdirSync(dir, { recursive: true });
   const at = new Date().toISOString();
   fs.writeFileSync(
@@ -605,7 +536,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   );
   fs.writeFileSync(
     path.join(dir, 'quality.md'),
-    `# npm run bench:quality, ${at}\n\n\`\`\`\n${printed.join('\n')}\n\`\`\`\n`,
+    `# npm run calibrate:figures, ${at}\n\n\`\`\`\n${printed.join('\n')}\n\`\`\`\n`,
   );
   print('written: bench/results/quality.json, bench/results/quality.md');
 }

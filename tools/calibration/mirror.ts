@@ -1,7 +1,7 @@
 // The mirror-image pass the heavy tier once merged with the photo's own (per pixel maximum): kept for
-// the benches that measure it against light (bench/calibrate.ts chose against it on held-out folds).
-import { MODEL_INPUT_SIZE, type MaskPrediction } from '../src/adapters/mask-model.adapter.ts';
-import { maskStatistics } from '../src/imaging/model-io.mjs';
+// the benches that measure it against light (tools/calibration/calibrate.ts chose against it on held-out folds).
+import { MODEL_INPUT_SIZE, type MaskPrediction } from '../../src/adapters/mask-model.adapter.ts';
+import { maskStatistics } from '../../src/imaging/model-io.mjs';
 
 /** Per pixel the larger of a square mask and a mirror-image pass's mask mirrored back. */
 export function maxWithMirror(a: Uint8Array, mirrored: Uint8Array, n = MODEL_INPUT_SIZE): Buffer {

@@ -24,7 +24,7 @@ import { float16ToFloat32 } from '../src/adapters/model-float32.mjs';
 import { QUANTIZER_VERSION, quantizedValues, withOutputs, type Calibration } from '../src/adapters/model-int8.mjs';
 import { readModel } from '../src/adapters/model-session.mjs';
 import { fillModelInput } from '../src/imaging/model-io.mjs';
-import { evalEntries, evalFile, HAVE_EVAL_DATA } from '../test/helpers/eval-data.ts';
+import { evalEntries, evalFile, HAVE_EVAL_DATA } from './shared-data.ts';
 
 export const CALIBRATION_FILE = fileURLToPath(new URL('../src/adapters/model-int8.calibration.json', import.meta.url));
 /** The lower and upper tail left out of each photo's range. */

@@ -6,17 +6,17 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import sharp from 'sharp';
-import { ImageDecoder } from '../src/adapters/images/decoder.ts';
-import { CheckRasters } from '../src/adapters/images/rasters.ts';
-import { OnnxMaskModel, MODEL_INPUT_SIZE } from '../src/adapters/mask-model.adapter.ts';
-import { maskStatistics } from '../src/imaging/model-io.mjs';
-import { FEATURES } from '../src/pipeline/check/calibration.ts';
-import { CHECK_GRID, measure } from '../src/pipeline/check/features.ts';
-import { NO_SUBJECT_FILL, WHOLE_FRAME_FILL } from '../src/pipeline/diagnose.ts';
-import { compareAlpha } from '../test/helpers/eval-data.ts';
-import { SHARED_DIR } from '../test/helpers/shared-dir.ts';
+import { ImageDecoder } from '../../src/adapters/images/decoder.ts';
+import { CheckRasters } from '../../src/adapters/images/rasters.ts';
+import { OnnxMaskModel, MODEL_INPUT_SIZE } from '../../src/adapters/mask-model.adapter.ts';
+import { maskStatistics } from '../../src/imaging/model-io.mjs';
+import { FEATURES } from '../../src/pipeline/check/calibration.ts';
+import { CHECK_GRID, measure } from '../../src/pipeline/check/features.ts';
+import { NO_SUBJECT_FILL, WHOLE_FRAME_FILL } from '../../src/pipeline/diagnose.ts';
+import { compareAlpha } from '../shared-data.ts';
+import { SHARED_DIR } from '../shared-data.ts';
 
-export const PHOTOS_CACHE = process.env.PHOTOS_CACHE ?? path.join(import.meta.dirname, '..', '.bench', 'photos');
+export const PHOTOS_CACHE = process.env.PHOTOS_CACHE ?? path.join(import.meta.dirname, '..', '..', '.bench', 'photos');
 
 /** Where a pass's 1024² mask of a photo is cached, by the photo's bytes (bench:photos, calibrate). */
 export function maskFile(cache: string, bytes: Buffer, pass = 'light'): string {

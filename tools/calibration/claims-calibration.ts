@@ -5,8 +5,8 @@
 // right are false claims of each reason, with the real gaps and separate pieces a seller may mistake for
 // holes and other objects. Printed per reason, per fold of subjects and per background family; the bars of
 // background-kept and missing-part are fitted here (fitClaimBars) and judged on held-out folds.
-import { MODEL_INPUT_SIZE } from '../src/adapters/mask-model.adapter.ts';
-import type { BBox } from '../src/domain/batch.schemas.ts';
+import { MODEL_INPUT_SIZE } from '../../src/adapters/mask-model.adapter.ts';
+import type { BBox } from '../../src/domain/batch.schemas.ts';
 import {
   backgroundKeptVerdict,
   backgroundKeptWindows,
@@ -15,9 +15,9 @@ import {
   type ClaimImage,
   type ClaimReason,
   type KeptWindow,
-} from '../src/pipeline/check/claim-check.ts';
-import { REFINE_DEFAULTS } from '../src/imaging/edge-refine.mjs';
-import { components } from '../src/imaging/raster.mjs';
+} from '../../src/pipeline/check/claim-check.ts';
+import { REFINE_DEFAULTS } from '../../src/imaging/edge-refine.mjs';
+import { components } from '../../src/imaging/raster.mjs';
 import { buildCalibrationSet, foldOf, FOLDS, readPlanes, type Composite } from './calibration-set.ts';
 
 /** The grid the regions are found on (a quarter of the model's 1024²). */
@@ -238,7 +238,7 @@ export async function claimFigures(
   return tallies;
 }
 
-/** Whether a claim was made on a real photo: an eval photo as it is, or one of bench/real-photos.ts's. */
+/** Whether a claim was made on a real photo: an eval photo as it is, or one of tools/calibration/real-photos.ts's. */
 const onRealPhoto = (c: { family: string }) => c.family === 'original' || c.family === 'real photo';
 
 /**
@@ -501,7 +501,7 @@ export function fitClaimBars(reject = 0.97, splits: Split[] = [foldSplit()]): st
   return lines;
 }
 
-/** The harder splits' lines (harderSplits), for bench:quality. Run after claimFigures. */
+/** The harder splits' lines (harderSplits), for calibrate:figures. Run after claimFigures. */
 export const fitClaimBarsAcross = (reject = 0.97) => fitClaimBars(reject, harderSplits());
 
 if (import.meta.url === `file://${process.argv[1]}`) {
