@@ -37,49 +37,49 @@ export default tseslint.config(
   // Each folder names what it must not import; see layer() above and the README's architecture map.
   layer(
     'src/domain',
-    ['http', 'services', 'pipeline', 'jobs', 'db', 'adapters', 'imaging', 'runtime', 'presets'],
+    ['http', 'services', 'pipeline', 'background', 'db', 'adapters', 'imaging', 'runtime', 'presets'],
     'The domain is the bottom layer: schemas and pure rules only.',
   ),
   layer(
     'src/presets',
-    ['http', 'services', 'pipeline', 'jobs', 'db', 'adapters', 'imaging', 'runtime'],
+    ['http', 'services', 'pipeline', 'background', 'db', 'adapters', 'imaging', 'runtime'],
     'Presets are data and the rules that read it.',
   ),
   layer(
     'src/imaging',
-    ['http', 'services', 'pipeline', 'jobs', 'db', 'adapters'],
+    ['http', 'services', 'pipeline', 'background', 'db', 'adapters'],
     'Pixel algorithms depend on no outside system.',
   ),
   layer(
     'src/runtime',
-    ['http', 'services', 'pipeline', 'jobs', 'db', 'imaging'],
+    ['http', 'services', 'pipeline', 'background', 'db', 'imaging'],
     'Process tuning knows no product rules.',
   ),
   layer(
     'src/adapters',
-    ['http', 'services', 'pipeline', 'jobs', 'db'],
+    ['http', 'services', 'pipeline', 'background', 'db'],
     'An adapter wraps one outside system; the interfaces it implements live beside it or in src/domain.',
   ),
   layer(
     'src/db',
-    ['http', 'services', 'pipeline', 'jobs', 'adapters', 'imaging', 'runtime'],
+    ['http', 'services', 'pipeline', 'background', 'adapters', 'imaging', 'runtime'],
     'Repositories run queries and know no product rules.',
   ),
   layer(
     'src/pipeline',
-    ['http', 'services', 'jobs', 'db'],
+    ['http', 'services', 'background', 'db'],
     'The pipeline turns pixels into results; services decide what they mean.',
   ),
   layer(
     'src/services',
-    ['http', 'jobs'],
+    ['http', 'background'],
     'Services hold the rules; HTTP shapes are src/http, and domain types live in src/domain.',
     ['fastify', 'kysely', 'sharp', 'onnxruntime-node', 'node:fs', 'fs', 'node:fs/promises'],
   ),
-  layer('src/jobs', ['http'], 'Background jobs run services and the pipeline; they answer no HTTP.'),
+  layer('src/background', ['http'], 'Background loops run services and the pipeline; they answer no HTTP.'),
   layer(
     'src/http',
-    ['adapters', 'db', 'pipeline', 'imaging', 'runtime', 'jobs'],
+    ['adapters', 'db', 'pipeline', 'imaging', 'runtime', 'background'],
     'Routes parse, call one service, and shape the reply: outside systems are reached through services.',
   ),
   {

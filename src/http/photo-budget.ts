@@ -5,7 +5,10 @@ import type { Container } from '../container.ts';
 import type { AddPhotosOptions } from '../services/intake.service.ts';
 import { rateLimitSubject } from './plugins/auth.plugin.ts';
 
-export async function intakeLimits(c: Container, request: FastifyRequest): Promise<AddPhotosOptions> {
+export async function intakeLimits(
+  c: Pick<Container, 'limits' | 'accounts'>,
+  request: FastifyRequest,
+): Promise<AddPhotosOptions> {
   const subject = rateLimitSubject(request.auth);
   const remaining = await c.limits.requirePhotoBudget(subject);
   return {

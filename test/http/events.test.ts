@@ -7,7 +7,7 @@ import pino from 'pino';
 import { createTestApp, multipart, waitForBatch, type TestApp } from '../helpers/test-app.ts';
 import { productPhoto } from '../helpers/images.ts';
 import { eventsOf, followBatch, openStream, startReceiver, verifySignature, type Receiver } from '../helpers/events.ts';
-import { WebhookDispatcher } from '../../src/jobs/webhook-dispatcher.ts';
+import { WebhookDispatcher } from '../../src/background/webhook-dispatcher.ts';
 import { LocalEventBus } from '../../src/adapters/event-bus.ts';
 
 let t: TestApp;

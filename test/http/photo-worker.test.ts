@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pino from 'pino';
 import { createTestApp, type TestApp } from '../helpers/test-app.ts';
 import { productPhoto } from '../helpers/images.ts';
-import { PhotoWorker } from '../../src/jobs/photo-worker.ts';
+import { PhotoWorker } from '../../src/background/photo-worker.ts';
 import { WorkerCutoutWriter } from '../../src/imaging/cutout-writer.ts';
 import type { ImageRenderer } from '../../src/adapters/images/renderer.ts';
 import type { BlobStore } from '../../src/adapters/blob-store.ts';

@@ -11,7 +11,7 @@ import { problems } from './route-kit.ts';
 import { ALL_PRESETS } from '../../presets/presets.ts';
 import { HEAVY_MODEL_HEADER } from '../openapi.ts';
 
-export function registerAccountRoutes(app: FastifyInstance, c: Container): void {
+export function registerAccountRoutes(app: FastifyInstance, c: Pick<Container, 'accounts'>): void {
   app.get(
     '/v1/account',
     {

@@ -6,7 +6,7 @@ import { DownloadQuery, type DownloadQuery as DownloadQueryT } from '../schemas/
 import { binary, problems } from './route-kit.ts';
 import { attachment } from '../content-disposition.ts';
 
-export function registerDownloadRoutes(app: FastifyInstance, c: Container): void {
+export function registerDownloadRoutes(app: FastifyInstance, c: Pick<Container, 'downloads'>): void {
   app.get(
     '/v1/jobs/:id/download',
     {

@@ -17,7 +17,10 @@ const LastEventId = Type.Object({
   ),
 });
 
-export function registerEventRoutes(app: FastifyInstance, c: Container): void {
+export function registerEventRoutes(
+  app: FastifyInstance,
+  c: Pick<Container, 'config' | 'events' | 'queries' | 'webhooks'>,
+): void {
   // Open streams end before the server waits for its connections to close.
   app.addHook('preClose', async () => c.events.close());
 

@@ -7,7 +7,7 @@ import { FileQuery, type FileQuery as FileQueryT } from '../schemas/requests.sch
 import { binary, IMAGE_MIME, problems } from './route-kit.ts';
 import { attachment } from '../content-disposition.ts';
 
-export function registerFileRoutes(app: FastifyInstance, c: Container): void {
+export function registerFileRoutes(app: FastifyInstance, c: Pick<Container, 'files' | 'queries'>): void {
   app.get(
     '/v1/jobs/:id/items/:itemId/file',
     {

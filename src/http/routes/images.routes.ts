@@ -37,7 +37,10 @@ function decodeBase64(value: string): Buffer {
   return Buffer.from(body, body.includes('-') || body.includes('_') ? 'base64url' : 'base64');
 }
 
-export function registerImageRoutes(app: FastifyInstance, c: Container): void {
+export function registerImageRoutes(
+  app: FastifyInstance,
+  c: Pick<Container, 'accounts' | 'config' | 'files' | 'idempotency' | 'images' | 'limits'>,
+): void {
   const { config, images, idempotency } = c;
 
   async function readInput(request: FastifyRequest): Promise<ImageInput> {

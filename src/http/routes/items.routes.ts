@@ -16,7 +16,10 @@ import { jsonBody, multipartBodies, problems } from './route-kit.ts';
 import { MAX_PHOTOS_PER_BATCH } from '../../domain/batch-rules.ts';
 import { intakeLimits } from '../photo-budget.ts';
 
-export function registerItemRoutes(app: FastifyInstance, c: Container): void {
+export function registerItemRoutes(
+  app: FastifyInstance,
+  c: Pick<Container, 'accounts' | 'batches' | 'config' | 'intake' | 'limits' | 'queries'>,
+): void {
   const { batches, config } = c;
 
   multipartBodies.set('POST /v1/jobs/{id}/items', ItemsMultipart);

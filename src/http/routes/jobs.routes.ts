@@ -19,7 +19,10 @@ import { check } from '../validate.ts';
 import { jsonBody, multipartBodies, problems } from './route-kit.ts';
 import { fingerprint, IDEMPOTENCY_RULES } from '../../services/idempotency.service.ts';
 
-export function registerJobRoutes(app: FastifyInstance, c: Container): void {
+export function registerJobRoutes(
+  app: FastifyInstance,
+  c: Pick<Container, 'batches' | 'clock' | 'config' | 'idempotency' | 'queries'>,
+): void {
   const { batches, idempotency, config } = c;
 
   multipartBodies.set('POST /v1/jobs', CreateJobMultipart);

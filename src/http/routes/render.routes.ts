@@ -16,7 +16,7 @@ import { isMultipart, parseJsonField, receiveFormInMemory } from '../multipart.t
 import { check } from '../validate.ts';
 import { binary, IMAGE_MIME, jsonBody, multipartBodies, problems } from './route-kit.ts';
 
-export function registerRenderRoutes(app: FastifyInstance, c: Container): void {
+export function registerRenderRoutes(app: FastifyInstance, c: Pick<Container, 'config' | 'render'>): void {
   multipartBodies.set('POST /v1/jobs/{id}/apply', ApplyMultipart);
   app.post(
     '/v1/jobs/:id/apply',

@@ -14,7 +14,7 @@ import { ReportRequest, ReportVerdict, type ReportRequest as ReportRequestT } fr
 import { Job } from '../schemas/common.schemas.ts';
 import { Type } from '@sinclair/typebox';
 
-export function registerReviewRoutes(app: FastifyInstance, c: Container): void {
+export function registerReviewRoutes(app: FastifyInstance, c: Pick<Container, 'reports' | 'reruns' | 'review'>): void {
   app.get(
     '/v1/jobs/:id/review',
     {

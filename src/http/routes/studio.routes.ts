@@ -36,7 +36,10 @@ import { CREDIT_PACKS } from '../../services/purchase.service.ts';
 const STUDIO = { sessionOnly: true } as const;
 const studioSecurity = [{ session: [] }];
 
-export function registerStudioRoutes(app: FastifyInstance, c: Container): void {
+export function registerStudioRoutes(
+  app: FastifyInstance,
+  c: Pick<Container, 'accounts' | 'config' | 'deletion' | 'licenses' | 'purchases' | 'sessions' | 'store'>,
+): void {
   // The cookie is Secure when the service is reached over https (PUBLIC_BASE_URL), so a local
   // http://localhost studio still works.
   const secure = c.config.publicBaseUrl.startsWith('https://');
