@@ -1,12 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Container } from '../../container.ts';
-import {
-  Account,
-  LedgerPage,
-  LedgerQuery,
-  PresetList,
-  type LedgerQuery as LedgerQueryT,
-} from '../schemas/requests.schemas.ts';
+import { Account, LedgerPage, LedgerQuery, type LedgerQuery as LedgerQueryT } from '../schemas/account.schemas.ts';
+import { PresetList } from '../schemas/presets.schemas.ts';
 import { problems } from './route-kit.ts';
 import { ALL_PRESETS } from '../../presets/presets.ts';
 import { HEAVY_MODEL_HEADER } from '../openapi.ts';

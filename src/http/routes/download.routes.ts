@@ -2,7 +2,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Container } from '../../container.ts';
 import { IdParams } from '../schemas/common.schemas.ts';
-import { DownloadQuery, type DownloadQuery as DownloadQueryT } from '../schemas/requests.schemas.ts';
+import { DownloadQuery, type DownloadQuery as DownloadQueryT } from '../schemas/jobs.schemas.ts';
 import { binary, problems } from './route-kit.ts';
 import { attachment } from '../content-disposition.ts';
 

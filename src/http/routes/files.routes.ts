@@ -2,8 +2,8 @@ import type { FastifyInstance } from 'fastify';
 import type { Container } from '../../container.ts';
 import { Type } from '@sinclair/typebox';
 import { ItemParams } from '../schemas/common.schemas.ts';
+import { FileQuery, type FileQuery as FileQueryT } from '../schemas/items.schemas.ts';
 import { Compliance, Nullable } from '../../domain/batch.schemas.ts';
-import { FileQuery, type FileQuery as FileQueryT } from '../schemas/requests.schemas.ts';
 import { binary, IMAGE_MIME, problems } from './route-kit.ts';
 import { attachment } from '../content-disposition.ts';
 

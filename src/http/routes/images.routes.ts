@@ -1,14 +1,14 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Container } from '../../container.ts';
 import { AppError } from '../../errors.ts';
-import { JobDefaults, type ImageFormat, type Optimize } from '../schemas/common.schemas.ts';
+import { type ImageFormat, JobDefaults, type Optimize } from '../../domain/batch.schemas.ts';
 import {
   ImageMultipart,
   ImageMultipartFields,
   ImageRequest,
-  ImageResult,
   type ImageRequest as ImageRequestT,
-} from '../schemas/requests.schemas.ts';
+  ImageResult,
+} from '../schemas/images.schemas.ts';
 import { cleanFilename, isMultipart, parseJsonField, receiveFormInMemory } from '../multipart.ts';
 import { check } from '../validate.ts';
 import { binary, IMAGE_MIME, jsonBody, multipartBodies, problems } from './route-kit.ts';

@@ -2,14 +2,16 @@ import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { Container } from '../../container.ts';
 import { AppError } from '../../errors.ts';
-import { IdParams, ItemParams, Job, JobWithAdded, JobWithRemoved } from '../schemas/common.schemas.ts';
+import { IdParams, ItemParams } from '../schemas/common.schemas.ts';
+import { Job } from '../../domain/batch.schemas.ts';
+import { JobWithAdded, JobWithRemoved } from '../schemas/jobs.schemas.ts';
 import {
   DeleteItemsRequest,
+  type DeleteItemsRequest as DeleteItemsRequestT,
   ItemsMultipart,
   UrlItemsRequest,
-  type DeleteItemsRequest as DeleteItemsRequestT,
   type UrlItemsRequest as UrlItemsRequestT,
-} from '../schemas/requests.schemas.ts';
+} from '../schemas/items.schemas.ts';
 import { isMultipart, receiveForm } from '../multipart.ts';
 import { sourcesFromFiles, sourcesFromUrls } from '../../services/photo-sources.ts';
 import { jsonBody, multipartBodies, problems } from './route-kit.ts';

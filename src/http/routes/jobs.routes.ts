@@ -2,18 +2,21 @@ import type { FastifyInstance } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import type { Container } from '../../container.ts';
 import { AppError } from '../../errors.ts';
-import { IdParams, Job, JobCreated, JobDefaults, JobSummary, JobWithStopped } from '../schemas/common.schemas.ts';
+import { IdParams } from '../schemas/common.schemas.ts';
+import { Job, JobDefaults, JobSummary } from '../../domain/batch.schemas.ts';
 import {
   CreateJobMultipart,
   CreateJobRequest,
-  GetJobQuery,
-  ListJobsQuery,
-  StartRequest,
-  type GetJobQuery as GetJobQueryT,
-  type ListJobsQuery as ListJobsQueryT,
-  type StartRequest as StartRequestT,
   type CreateJobRequest as CreateJobRequestT,
-} from '../schemas/requests.schemas.ts';
+  GetJobQuery,
+  type GetJobQuery as GetJobQueryT,
+  JobCreated,
+  JobWithStopped,
+  ListJobsQuery,
+  type ListJobsQuery as ListJobsQueryT,
+  StartRequest,
+  type StartRequest as StartRequestT,
+} from '../schemas/jobs.schemas.ts';
 import { isMultipart, parseJsonField, receiveFormInMemory } from '../multipart.ts';
 import { check } from '../validate.ts';
 import { jsonBody, multipartBodies, problems } from './route-kit.ts';

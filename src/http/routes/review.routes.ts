@@ -1,17 +1,18 @@
 import type { FastifyInstance } from 'fastify';
 import type { Container } from '../../container.ts';
 import { AppError } from '../../errors.ts';
-import { IdParams, ItemParams, JobWithCharged, JobWithRetried } from '../schemas/common.schemas.ts';
-import { ReviewQueue } from '../../domain/review.schemas.ts';
+import { IdParams, ItemParams } from '../schemas/common.schemas.ts';
 import {
-  ItemRetryRequest,
+  JobWithCharged,
+  JobWithRetried,
   RetryRequest,
-  type ItemRetryRequest as ItemRetryRequestT,
   type RetryRequest as RetryRequestT,
-} from '../schemas/requests.schemas.ts';
+} from '../schemas/jobs.schemas.ts';
+import { ItemRetryRequest, type ItemRetryRequest as ItemRetryRequestT } from '../schemas/items.schemas.ts';
+import { Job } from '../../domain/batch.schemas.ts';
+import { ReviewQueue } from '../../domain/review.schemas.ts';
 import { jsonBody, problems } from './route-kit.ts';
 import { ReportRequest, ReportVerdict, type ReportRequest as ReportRequestT } from '../../domain/report.schemas.ts';
-import { Job } from '../schemas/common.schemas.ts';
 import { Type } from '@sinclair/typebox';
 
 export function registerReviewRoutes(app: FastifyInstance, c: Pick<Container, 'reports' | 'reruns' | 'review'>): void {

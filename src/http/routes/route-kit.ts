@@ -1,6 +1,7 @@
 // Shared pieces of route declarations: error responses per status, JSON-or-multipart bodies.
 import { Type, type TSchema } from '@sinclair/typebox';
-import { Problem, type ImageFormat } from '../schemas/common.schemas.ts';
+import { Problem } from '../schemas/common.schemas.ts';
+import { type ImageFormat } from '../../domain/batch.schemas.ts';
 
 const PROBLEM_STATUS_TEXT: Record<number, string> = {
   400: 'VALIDATION: a field is missing or out of range; nothing happened',

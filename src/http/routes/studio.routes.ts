@@ -5,28 +5,28 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import { stringifySetCookie } from 'cookie';
 import type { Container } from '../../container.ts';
-import { Account } from '../schemas/requests.schemas.ts';
 import {
+  Account,
   ApiKeyInfo,
   ApiKeyList,
   BatchLabels,
   BatchLabelsQuery,
   type BatchLabelsQuery as BatchLabelsQueryT,
-  CreatedKey,
   CreateKeyRequest,
+  type CreateKeyRequest as CreateKeyRequestT,
+  CreatedKey,
   CreditPackList,
   DeleteAccountRequest,
+  type DeleteAccountRequest as DeleteAccountRequestT,
   KeyParams,
   Purchase,
   PurchaseList,
   PurchaseRequest,
+  type PurchaseRequest as PurchaseRequestT,
   RedeemLicenseRequest,
+  type RedeemLicenseRequest as RedeemLicenseRequestT,
   SessionInfo,
   SignInRequest,
-  type CreateKeyRequest as CreateKeyRequestT,
-  type DeleteAccountRequest as DeleteAccountRequestT,
-  type PurchaseRequest as PurchaseRequestT,
-  type RedeemLicenseRequest as RedeemLicenseRequestT,
   type SignInRequest as SignInRequestT,
 } from '../schemas/account.schemas.ts';
 import { problems } from './route-kit.ts';

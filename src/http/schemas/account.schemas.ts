@@ -1,6 +1,7 @@
-// Studio (session) operations: signing in, API keys, licences, credit packs, deleting the account.
+// HTTP shapes of the account: its answer and ledger (GET /v1/account, /v1/credits/ledger), and the studio's
+// session operations: signing in, API keys, licences, credit packs, deleting the account.
 import { Type, type Static } from '@sinclair/typebox';
-import { Nullable } from './common.schemas.ts';
+import { Nullable } from '../../domain/batch.schemas.ts';
 
 const closed = { additionalProperties: false } as const;
 
@@ -118,3 +119,104 @@ export const BatchLabels = Type.Object(
   },
   closed,
 );
+
+export const Account = Type.Object(
+  {
+    credits: Type.Object(
+      {
+        total: Nullable(Type.Integer()),
+        plan: Type.Integer(),
+        pack: Type.Integer(),
+        planResetsInDays: Nullable(Type.Integer()),
+        expiring: Nullable(Type.Object({ credits: Type.Integer(), at: Type.String(), inDays: Type.Integer() }, closed)),
+      },
+      closed,
+    ),
+    license: Nullable(
+      Type.Object(
+        {
+          tier: Type.Integer(),
+          status: Type.Union([
+            Type.Literal('purchased'),
+            Type.Literal('active'),
+            Type.Literal('deactivated'),
+            Type.Literal('refunded'),
+          ]),
+          allowance: Type.Integer(),
+          jobLimit: Type.Integer(),
+          nextRefreshAt: Nullable(Type.String()),
+          activatedAt: Nullable(Type.String()),
+        },
+        closed,
+      ),
+    ),
+    spendOrder: Type.Array(Type.Union([Type.Literal('plan'), Type.Literal('pack')])),
+    limits: Type.Object(
+      {
+        photosPerBatch: Type.Integer(),
+        activeBatches: Type.Integer(),
+        requestsPerMinute: Type.Integer(),
+        photosPerHour: Type.Integer(),
+        resultsKeptForHours: Type.Integer(),
+      },
+      closed,
+    ),
+    auth: Type.Object(
+      {
+        via: Type.Union([Type.Literal('key'), Type.Literal('session')]),
+        key: Nullable(Type.String({ description: "The key's display prefix; null for a studio session." })),
+      },
+      closed,
+    ),
+  },
+  closed,
+);
+
+export const LedgerEntry = Type.Object(
+  {
+    id: Type.Integer(),
+    jobId: Nullable(Type.String()),
+    itemId: Nullable(Type.String()),
+    kind: Type.String({
+      description: 'reserve, commit, release, claim, grant, purchase, welcome, refresh, expire or adjust',
+    }),
+    pool: Type.Union([Type.Literal('plan'), Type.Literal('pack')]),
+    amount: Type.Integer({ description: 'Signed movement.' }),
+    units: Type.Integer({
+      description: 'Credits the row concerns, unsigned (a commit moves nothing: its units are the credits charged).',
+    }),
+    balanceAfter: Type.Integer(),
+    reason: Nullable(Type.String()),
+    createdAt: Type.String({
+      format: 'date-time',
+      description: 'ISO 8601 with microseconds; unique per account, and the cursor for `before`.',
+    }),
+  },
+  closed,
+);
+
+export const LedgerPage = Type.Object(
+  { entries: Type.Array(LedgerEntry), hasMore: Type.Boolean(), nextBefore: Nullable(Type.String()) },
+  closed,
+);
+
+export const LedgerQuery = Type.Object(
+  {
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })),
+    before: Type.Optional(
+      Type.String({
+        maxLength: 64,
+        description: 'ISO 8601 date-time with timezone (microseconds allowed); pass nextBefore to page.',
+      }),
+    ),
+    jobId: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 64,
+        description: "Only this batch's rows (the studio's filter by batch); pages the same way.",
+      }),
+    ),
+  },
+  closed,
+);
+export type LedgerQuery = Static<typeof LedgerQuery>;

@@ -1,12 +1,7 @@
-// HTTP shapes: the problem body, path parameters, and answers that are a batch plus a member or two.
-// The things themselves live in src/domain and are re-exported here for the routes.
+// HTTP shapes every route shares: the problem body and the path parameters.
 import { Type, type Static } from '@sinclair/typebox';
-import { jobFields, Tier, WebhookEvents } from '../../domain/batch.schemas.ts';
-
-export * from '../../domain/batch.schemas.ts';
 
 const closed = { additionalProperties: false } as const;
-const Int = (opts: object = {}) => Type.Integer(opts);
 
 export const Problem = Type.Object(
   {
@@ -31,22 +26,8 @@ export const Problem = Type.Object(
 );
 export type Problem = Static<typeof Problem>;
 
-export const JobCreated = Type.Object(
-  {
-    ...jobFields,
-    webhookUrl: Type.Optional(Type.String()),
-    webhookSecret: Type.Optional(Type.String({ description: 'Shown only in this answer.' })),
-    webhookEvents: Type.Optional(WebhookEvents),
-  },
-  closed,
-);
-export const JobWithAdded = Type.Object({ ...jobFields, added: Int() }, closed);
-export const JobWithRemoved = Type.Object({ ...jobFields, removed: Int() }, closed);
-export const JobWithStopped = Type.Object({ ...jobFields, stopped: Int(), inFlight: Int() }, closed);
-export const JobWithRetried = Type.Object({ ...jobFields, retried: Int(), charged: Int() }, closed);
-export const JobWithCharged = Type.Object({ ...jobFields, charged: Int(), tier: Tier }, closed);
-
 export const IdParams = Type.Object({ id: Type.String({ maxLength: 64 }) }, closed);
+
 export const ItemParams = Type.Object(
   { id: Type.String({ maxLength: 64 }), itemId: Type.String({ maxLength: 64 }) },
   closed,
