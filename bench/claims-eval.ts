@@ -25,6 +25,7 @@ import {
 import { boundary, components, dilate } from '../src/imaging/raster.mjs';
 import type { BBox } from '../src/domain/batch.schemas.ts';
 import type { EvalEntry } from '../tools/shared-data.ts';
+import { percent as pct } from '../tools/figures.ts';
 
 interface Cutout {
   entry: EvalEntry;
@@ -248,7 +249,6 @@ async function realErrors(c: Cutout): Promise<Outcome[]> {
 }
 
 export function printClaims(outcomes: Outcome[], title: string): void {
-  const pct = (a: number, b: number) => (b ? `${((100 * a) / b).toFixed(0)}%` : '-');
   console.log(`\n## reports (pixel check): ${title} (targets: true accepted >= 90%, false rejected >= 95%)`);
   console.log('reason            true accepted      false rejected     real model errors accepted');
   const reasons = [...new Set(outcomes.map((o) => o.reason))].sort();

@@ -21,6 +21,7 @@ import { brokenProbability, featureVector, loadCalibration } from '../src/pipeli
 import { compareAlpha, evalEntries, evalFile, HAVE_EVAL_DATA, type EvalEntry } from '../tools/shared-data.ts';
 import { evaluateClaims, printClaims } from './claims-eval.ts';
 import { heldBackFolders, leaveOnePhotoOut, tally, type Sample, type Tally } from './check-fit.ts';
+import { percent as pct } from '../tools/figures.ts';
 
 if (!HAVE_EVAL_DATA)
   throw new Error('this command reads ../shared/eval-data; set MATTE_SHARED_DIR to the shared folder');
@@ -86,7 +87,6 @@ for (const entry of entries) {
 await model?.close();
 
 const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
-const pct = (a: number, b: number) => (b ? `${((100 * a) / b).toFixed(0)}%` : '-');
 console.log(`\n## segmentation tiers, ${entries.length} eval photos (default weights)`);
 console.log('tier    mean IoU  mean |alpha error|  photos < 0.85  model+merge ms/photo');
 for (const tier of TIERS) {

@@ -6,15 +6,13 @@
 import { evalEntries, evalFile, HAVE_EVAL_DATA } from '../tools/shared-data.ts';
 import { openStream, startReceiver } from '../test/helpers/events.ts';
 import { startServer } from '../test/helpers/server.ts';
+import { percentile as pct } from '../tools/figures.ts';
 
 export interface EventLatency {
   events: number;
   sse: number[];
   webhook: number[];
 }
-
-const pct = (xs: number[], p: number) =>
-  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.ceil((p / 100) * xs.length) - 1)];
 
 /** Runs `photos` through batches of at most 8 (one stream and one webhook each) on a running server. */
 export async function eventLatency(

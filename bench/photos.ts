@@ -26,6 +26,7 @@ import { compareAlpha } from '../tools/shared-data.ts';
 import { CachedMasks, maskedPhotos, PHOTOS_CACHE } from '../tools/calibration/real-photos.ts';
 import { claimFigures, judgedClaims, looseClaims } from '../tools/calibration/claims-calibration.ts';
 import type { Composite } from '../tools/calibration/calibration-set.ts';
+import { share as pct } from '../tools/figures.ts';
 
 const BROKEN_BELOW = 0.85;
 const CLEAN_FROM = 0.95;
@@ -139,7 +140,6 @@ for (const pair of found) {
 await lightMasks.close();
 await heavyMasks?.close();
 
-const pct = (a: number, b: number) => `${b ? ((100 * a) / b).toFixed(0) : '-'}% (${a}/${b})`;
 const broken = rows.filter((r) => r.light.iou < BROKEN_BELOW);
 const clean = rows.filter((r) => r.light.iou >= CLEAN_FROM);
 console.log(`\n## the check on ${rows.length} photos (light results; broken: IoU < 0.85, clean: IoU >= 0.95)`);

@@ -35,6 +35,7 @@ import {
   type SetFigures,
   type SpeedFigures,
 } from './int8.ts';
+import { percentile as pct } from '../tools/figures.ts';
 
 const PHOTOS = Number(process.env.BENCH_PHOTOS ?? 16);
 // 15 pairs: the p50 of 7 moved from 1.064 to 1.118 between two runs of the same code on the same day.
@@ -42,8 +43,6 @@ const LATENCY_RUNS = Number(process.env.BENCH_LATENCY_RUNS ?? 15);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const THREADS = 2;
 
-const pct = (xs: number[], p: number) =>
-  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))];
 const fmt = (n: number, d = 2) => n.toFixed(d);
 
 if (!HAVE_EVAL_DATA)

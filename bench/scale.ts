@@ -21,6 +21,7 @@ import { dbTierServices } from '../test/helpers/services.ts';
 import { productPhoto } from '../test/helpers/images.ts';
 import { freePort, startServer, type RunningServer } from '../test/helpers/server.ts';
 import { bigPhotos, runBatch, worker, type WorkerFigures } from './memory.ts';
+import { percentile as pct } from '../tools/figures.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 
@@ -31,9 +32,6 @@ export interface ScaleFigures {
   worker?: WorkerFigures;
   skipped: string[];
 }
-
-const pct = (xs: number[], q: number) =>
-  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.ceil((q / 100) * xs.length) - 1)];
 
 async function until(ready: () => Promise<boolean>, what: string, timeoutMs = 120_000): Promise<void> {
   for (const deadline = Date.now() + timeoutMs; !(await ready().catch(() => false));) {

@@ -30,6 +30,7 @@ import { CHECK_GRID, measure } from '../../src/pipeline/check/features.ts';
 import { NO_SUBJECT_FILL, WHOLE_FRAME_FILL } from '../../src/pipeline/diagnose.ts';
 import { realSamples, SCENES, SUBJECTS } from './real-photos.ts';
 import { evalEntries } from '../shared-data.ts';
+import { share } from '../figures.ts';
 
 const BROKEN_BELOW = 0.85;
 const CLEAN_FROM = 0.95;
@@ -491,7 +492,6 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const claims = await claimFigures(set);
   figures.claims = Object.fromEntries(claims);
   for (const [reason, t] of claims) {
-    const share = (a: number, b: number) => `${b ? ((100 * a) / b).toFixed(0) : '-'}% (${a}/${b})`;
     console.log(
       `${reason.padEnd(17)} ${share(t.accepted, t.trueClaims).padEnd(24)} ${share(t.rejected, t.falseClaims)}`,
     );

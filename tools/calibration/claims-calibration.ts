@@ -19,6 +19,7 @@ import {
 import { REFINE_DEFAULTS } from '../../src/imaging/edge-refine.mjs';
 import { components } from '../../src/imaging/raster.mjs';
 import { buildCalibrationSet, foldOf, FOLDS, readPlanes, type Composite } from './calibration-set.ts';
+import { percent as pct, share } from '../figures.ts';
 
 /** The grid the regions are found on (a quarter of the model's 1024²). */
 const G = 256;
@@ -246,7 +247,6 @@ const onRealPhoto = (c: { family: string }) => c.family === 'original' || c.fami
  * false ones refused. Run after claimFigures has judged the composite set and the real photos.
  */
 export function realClaimFigures(): string[] {
-  const share = (a: number, b: number) => `${b ? ((100 * a) / b).toFixed(0) : '-'}% (${a}/${b})`;
   const lines = ['reason            photos          true claims accepted     false claims refused'];
   for (const reason of [...new Set(judgedClaims.map((c) => c.reason))])
     for (const [name, pick] of [
@@ -274,7 +274,6 @@ export function claimsBreakdown(families: readonly string[]): string[] {
   const tally = (claims: typeof judgedClaims) => {
     const t = claims.filter((c) => c.truth);
     const f = claims.filter((c) => !c.truth);
-    const pct = (a: number, b: number) => (b ? `${((100 * a) / b).toFixed(0)}%` : '-');
     const a = t.filter((c) => c.accepted).length;
     const r = f.filter((c) => !c.accepted).length;
     return `${`${pct(a, t.length)} (${a}/${t.length})`.padEnd(14)} ${pct(r, f.length)} (${r}/${f.length})`;
@@ -300,11 +299,10 @@ export function looseFigures(): string[] {
     const tight = judgedClaims.filter((c) => c.truth && c.reason === reason);
     const loose = looseClaims.filter((c) => c.reason === reason);
     if (!tight.length) return [];
-    const share = (cs: { accepted: boolean }[]) => {
-      const a = cs.filter((c) => c.accepted).length;
-      return `${((100 * a) / cs.length).toFixed(0)}% (${a}/${cs.length})`;
-    };
-    return [`${reason.padEnd(17)} tight box ${share(tight).padEnd(13)} each side grown by a quarter ${share(loose)}`];
+    const accepted = (cs: { accepted: boolean }[]) => share(cs.filter((c) => c.accepted).length, cs.length);
+    return [
+      `${reason.padEnd(17)} tight box ${accepted(tight).padEnd(13)} each side grown by a quarter ${accepted(loose)}`,
+    ];
   });
 }
 
