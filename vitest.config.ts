@@ -16,10 +16,12 @@ export default defineConfig({
       tier('http'), // the app in process (app.inject) with a stand-in model
       tier('e2e'), // the real model, real processes, ../shared photos, Chromium
     ],
-    // The e2e tier starts real servers that load an 88 MB model; keep parallel files at the core count.
+    // Three files at a time on 2 cores: the e2e files spend much of their time waiting on processes they
+    // started, sockets and retry delays, so a third file fills those gaps (the whole suite: 9.2 min against
+    // about 11 with two, one run each; memory holds: a real server with the model is under 3 GiB).
     pool: 'forks',
     poolOptions: { forks: { execArgv: heapFlags } },
-    maxWorkers: 2,
+    maxWorkers: 3,
     minWorkers: 1,
     testTimeout: 60_000,
     hookTimeout: 120_000,
