@@ -14,16 +14,12 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import sharp from 'sharp';
-import { ImageDecoder } from '../src/adapters/images/decoder.ts';
-import { CheckRasters } from '../src/adapters/images/rasters.ts';
 import { MODEL_INPUT_SIZE } from '../src/adapters/mask-model.adapter.ts';
 import { maskStatistics } from '../src/imaging/model-io.mjs';
 import { CHECK_GRID } from '../src/pipeline/check/features.ts';
 import { diagnose } from '../src/pipeline/diagnose.ts';
 import { PhotoError } from '../src/errors.ts';
-import { compareAlpha } from '../tools/shared-data.ts';
-import { CachedMasks, maskedPhotos, PHOTOS_CACHE } from '../tools/calibration/real-photos.ts';
+import { CachedMasks, MaskedPhotoReader, maskedPhotos, PHOTOS_CACHE } from '../tools/calibration/real-photos.ts';
 import { claimFigures, judgedClaims, looseClaims } from '../tools/calibration/claims-calibration.ts';
 import type { Composite } from '../tools/calibration/calibration-set.ts';
 import { share as pct } from '../tools/figures.ts';
@@ -40,15 +36,13 @@ if (process.env.MATTE_HEAVY_MODEL_PATH && !fs.existsSync(process.env.MATTE_HEAVY
   console.error(`MATTE_HEAVY_MODEL_PATH: no file at ${process.env.MATTE_HEAVY_MODEL_PATH}`);
   process.exit(2);
 }
-const decoder = new ImageDecoder(100_000_000);
-const rasters = new CheckRasters(100_000_000);
 
 /**
  * The heavy tier as this server would run it: the operator's heavy model (MATTE_HEAVY_MODEL_PATH, the service's
  * own variable) when one is set; otherwise the light model itself (docs/check.md), so no second pass is run.
  */
 const HEAVY_MODEL = process.env.MATTE_HEAVY_MODEL_PATH ?? '';
-const lightMasks = new CachedMasks(PHOTOS_CACHE);
+const reader = new MaskedPhotoReader(new CachedMasks(PHOTOS_CACHE));
 const heavyMasks = HEAVY_MODEL
   ? (() => {
       const stat = fs.statSync(HEAVY_MODEL);
@@ -60,12 +54,6 @@ const heavyMasks = HEAVY_MODEL
       );
     })()
   : null;
-
-/** The light pass and the heavy tier's mask: the heavy model's pass, or the light one. */
-async function passes(bytes: Buffer, input: Buffer): Promise<{ light: Buffer; heavy: Buffer }> {
-  const light = await lightMasks.mask(bytes, input);
-  return { light, heavy: heavyMasks ? await heavyMasks.mask(bytes, input) : light };
-}
 
 interface Row {
   id: string;
@@ -90,23 +78,16 @@ if (!found.length) {
   process.exit(2);
 }
 for (const pair of found) {
-  const bytes = fs.readFileSync(pair.photo);
-  const decoded = await decoder.decode(bytes);
-  const input = await decoder.toModelInput(decoded, MODEL_INPUT_SIZE);
+  const photo = await reader.read(pair.photo, pair.mask);
+  const { input, light, decoded } = photo;
   const { width, height } = decoded;
-  const truth = await sharp(fs.readFileSync(pair.mask))
-    .resize(width, height, { fit: 'fill' })
-    .extractChannel(0)
-    .raw()
-    .toBuffer();
-  const { light, heavy } = await passes(bytes, input);
-  const score = async (mask: Buffer) => compareAlpha(await rasters.maskToSize(mask, MODEL_INPUT_SIZE, decoded), truth);
+  const heavy = heavyMasks ? await heavyMasks.mask(photo.bytes, input) : light;
   const row: Row = {
     id: pair.id,
     width,
     height,
-    light: await score(light),
-    heavy: await score(heavy),
+    light: await photo.score(light),
+    heavy: await photo.score(heavy),
     red: true,
     score: null,
     flags: ['NO_SUBJECT'],
@@ -114,7 +95,7 @@ for (const pair of found) {
   try {
     const d = diagnose(
       maskStatistics(light, MODEL_INPUT_SIZE),
-      await rasters.checkGrid(light, input, MODEL_INPUT_SIZE, CHECK_GRID),
+      await reader.rasters.checkGrid(light, input, MODEL_INPUT_SIZE, CHECK_GRID),
       MODEL_INPUT_SIZE,
       { width, height },
     );
@@ -124,20 +105,12 @@ for (const pair of found) {
     if (!(err instanceof PhotoError)) throw err;
   }
   rows.push(row);
-  planes.set(pair.id, {
-    input,
-    light,
-    truth: await sharp(truth, { raw: { width, height, channels: 1 } })
-      .resize(MODEL_INPUT_SIZE, MODEL_INPUT_SIZE, { fit: 'fill' })
-      .extractChannel(0)
-      .raw()
-      .toBuffer(),
-  });
+  planes.set(pair.id, { input, light, truth: await photo.truthAtModelSize() });
   console.log(
     `${pair.id.padEnd(28)} light IoU ${row.light.iou.toFixed(3)}  heavy ${row.heavy.iou.toFixed(3)}  check ${row.red ? 'red ' : 'pass'} ${row.score ?? '-'} ${row.flags.join(',')}`,
   );
 }
-await lightMasks.close();
+await reader.close();
 await heavyMasks?.close();
 
 const broken = rows.filter((r) => r.light.iou < BROKEN_BELOW);

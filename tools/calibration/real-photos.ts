@@ -6,7 +6,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import sharp from 'sharp';
-import { ImageDecoder } from '../../src/adapters/images/decoder.ts';
+import { ImageDecoder, type DecodedImage } from '../../src/adapters/images/decoder.ts';
 import { CheckRasters } from '../../src/adapters/images/rasters.ts';
 import { OnnxMaskModel, MODEL_INPUT_SIZE } from '../../src/adapters/mask-model.adapter.ts';
 import { maskStatistics } from '../../src/imaging/model-io.mjs';
@@ -50,6 +50,59 @@ export class CachedMasks {
 
   async close(): Promise<void> {
     await this.model?.close();
+  }
+}
+
+/** A photo with the mask a person drew, read as the service reads it (bench:photos and calibrate share it). */
+export interface MaskedPhoto {
+  bytes: Buffer;
+  decoded: DecodedImage;
+  /** The model's 1024² input, and the light model's mask of it (cached). */
+  input: Buffer;
+  light: Buffer;
+  /** The drawn mask at the photo's size, one channel. */
+  truth: Buffer;
+  /** A 1024² mask scaled to the photo as the service scales it, against the truth: IoU at 128 and mean error. */
+  score(mask: Buffer): Promise<{ iou: number; mae: number }>;
+  /** The drawn mask at the model's 1024² (what the report judge reads). */
+  truthAtModelSize(): Promise<Buffer>;
+}
+
+/** Reads photos with drawn masks: one decoder, one set of check rasters and one mask cache for them all. */
+export class MaskedPhotoReader {
+  readonly decoder = new ImageDecoder(100_000_000);
+  readonly rasters = new CheckRasters(100_000_000);
+  constructor(readonly masks = new CachedMasks()) {}
+
+  async read(photoFile: string, maskFile: string): Promise<MaskedPhoto> {
+    const bytes = fs.readFileSync(photoFile);
+    const decoded = await this.decoder.decode(bytes);
+    const input = await this.decoder.toModelInput(decoded, MODEL_INPUT_SIZE);
+    const light = await this.masks.mask(bytes, input);
+    const { width, height } = decoded;
+    const truth = await sharp(fs.readFileSync(maskFile))
+      .resize(width, height, { fit: 'fill' })
+      .extractChannel(0)
+      .raw()
+      .toBuffer();
+    return {
+      bytes,
+      decoded,
+      input,
+      light,
+      truth,
+      score: async (mask) => compareAlpha(await this.rasters.maskToSize(mask, MODEL_INPUT_SIZE, decoded), truth),
+      truthAtModelSize: () =>
+        sharp(truth, { raw: { width, height, channels: 1 } })
+          .resize(MODEL_INPUT_SIZE, MODEL_INPUT_SIZE, { fit: 'fill' })
+          .extractChannel(0)
+          .raw()
+          .toBuffer(),
+    };
+  }
+
+  close(): Promise<void> {
+    return this.masks.close();
   }
 }
 
@@ -163,30 +216,20 @@ export function realFolders(
 export async function realSamples(
   opts: { keep?: boolean; log?: (line: string) => void } = {},
 ): Promise<{ samples: RealSample[]; planes: Map<string, { input: Buffer; light: Buffer; truth: Buffer }> }> {
-  const decoder = new ImageDecoder(100_000_000);
-  const rasters = new CheckRasters(100_000_000);
-  const masks = new CachedMasks();
+  const reader = new MaskedPhotoReader();
   const samples: RealSample[] = [];
   const planes = new Map<string, { input: Buffer; light: Buffer; truth: Buffer }>();
   for (const { name: folder, dir, entries } of realFolders()) {
     const shared = folder === 'eval-data' || folder === 'real-photos';
     for (const e of entries) {
-      const bytes = fs.readFileSync(path.join(dir, e.image));
-      const decoded = await decoder.decode(bytes);
-      const input = await decoder.toModelInput(decoded, MODEL_INPUT_SIZE);
-      const light = await masks.mask(bytes, input);
-      const { width, height } = decoded;
-      const truth = await sharp(path.join(dir, e.mask))
-        .resize(width, height, { fit: 'fill' })
-        .extractChannel(0)
-        .raw()
-        .toBuffer();
-      const { iou } = compareAlpha(await rasters.maskToSize(light, MODEL_INPUT_SIZE, decoded), truth);
+      const photo = await reader.read(path.join(dir, e.image), path.join(dir, e.mask));
+      const { input, light } = photo;
+      const { iou } = await photo.score(light);
       const { histogram } = maskStatistics(light, MODEL_INPUT_SIZE);
       let fg = 0;
       for (let v = 128; v < 256; v++) fg += histogram[v];
       const fill = fg / (MODEL_INPUT_SIZE * MODEL_INPUT_SIZE);
-      const features = measure(await rasters.checkGrid(light, input, MODEL_INPUT_SIZE, CHECK_GRID)).features;
+      const features = measure(await reader.rasters.checkGrid(light, input, MODEL_INPUT_SIZE, CHECK_GRID)).features;
       const f: Record<string, number> = {};
       for (const [name, make] of Object.entries(FEATURES)) f[name] = make(features);
       samples.push({
@@ -198,17 +241,10 @@ export async function realSamples(
         ruled: fill < NO_SUBJECT_FILL || fill > WHOLE_FRAME_FILL,
         f,
       });
-      if (opts.keep) {
-        const truth1024 = await sharp(truth, { raw: { width, height, channels: 1 } })
-          .resize(MODEL_INPUT_SIZE, MODEL_INPUT_SIZE, { fit: 'fill' })
-          .extractChannel(0)
-          .raw()
-          .toBuffer();
-        planes.set(e.id, { input, light, truth: truth1024 });
-      }
+      if (opts.keep) planes.set(e.id, { input, light, truth: await photo.truthAtModelSize() });
       opts.log?.(`${e.id.padEnd(24)} IoU ${iou.toFixed(3)}`);
     }
   }
-  await masks.close();
+  await reader.close();
   return { samples, planes };
 }
