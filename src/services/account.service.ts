@@ -7,7 +7,7 @@ import type { Repos, Store } from '../db/store.ts';
 import type { AccountRow, ApiKeyRow, LicenseRow } from '../db/schema.ts';
 import type { CreditsService } from './credits.service.ts';
 import { renewalDue, SPEND_ORDER } from './credits.service.ts';
-import { daysUntil } from './calendar.ts';
+import { daysUntil } from '../domain/calendar.ts';
 import { hashPassword, MIN_PASSWORD_LENGTH } from './password.ts';
 import { newSecret, sha256 } from './secrets.ts';
 import type { Config } from '../config.ts';

@@ -12,7 +12,7 @@
 import { AppError } from '../errors.ts';
 import type { Repos } from '../db/store.ts';
 import type { AccountRow, ItemRow, LicenseRow } from '../db/schema.ts';
-import { nextMonthlyRefresh } from './calendar.ts';
+import { nextMonthlyRefresh } from '../domain/calendar.ts';
 
 export type Pool = 'plan' | 'pack';
 export const SPEND_ORDER: readonly Pool[] = ['plan', 'pack'];

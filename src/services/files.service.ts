@@ -7,8 +7,8 @@ import type { ImageFormat, Optimize } from '../domain/batch.schemas.ts';
 import type { ItemRow } from '../db/schema.ts';
 import { presetLimit } from '../presets/presets.ts';
 import type { BatchQueries } from './batch-queries.service.ts';
-import type { InputThumbnails } from './input-thumbnails.ts';
-import type { OutputThumbnails } from './output-thumbnails.ts';
+import type { InputThumbnails } from './input-thumbnails.service.ts';
+import type { OutputThumbnails } from './output-thumbnails.service.ts';
 import { resultFiles } from './blob-keys.ts';
 import { outputName } from './job-view.ts';
 

@@ -9,7 +9,7 @@ import type { Store } from '../db/store.ts';
 import type { LicenseRow } from '../db/schema.ts';
 import type { CreditsService } from './credits.service.ts';
 import { newSecret, sha256 } from './secrets.ts';
-import { nextMonthlyRefresh } from './calendar.ts';
+import { nextMonthlyRefresh } from '../domain/calendar.ts';
 
 const CODE_PATTERN = /^lic_[0-9A-Za-z]{24}$/;
 

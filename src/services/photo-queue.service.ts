@@ -7,7 +7,7 @@ import type { ItemRow, JobRow } from '../db/schema.ts';
 import type { BlobStore } from '../adapters/blob-store.ts';
 import type { CreditsService } from './credits.service.ts';
 import type { EventBus } from '../adapters/event-bus.ts';
-import type { BatchProgress } from './batch-progress.ts';
+import type { BatchProgress } from './batch-progress.service.ts';
 import { blobKeys, resultFiles, type ResultFiles } from './blob-keys.ts';
 import { lockAccount } from './locks.ts';
 

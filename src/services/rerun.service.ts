@@ -11,7 +11,7 @@ import { ACTIVE_JOB_STATUSES, MAX_ACTIVE_BATCHES } from '../domain/batch-rules.t
 import type { CreditsService } from './credits.service.ts';
 import type { EventBus } from '../adapters/event-bus.ts';
 import type { BatchQueries } from './batch-queries.service.ts';
-import type { BatchProgress } from './batch-progress.ts';
+import type { BatchProgress } from './batch-progress.service.ts';
 import { itemView, TIER_CREDITS } from './job-view.ts';
 import { lockAccount } from './locks.ts';
 

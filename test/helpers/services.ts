@@ -4,7 +4,7 @@ import { CreditsService } from '../../src/services/credits.service.ts';
 import { AccountService } from '../../src/services/account.service.ts';
 import { BatchService } from '../../src/services/batch.service.ts';
 import { BatchQueries } from '../../src/services/batch-queries.service.ts';
-import { BatchProgress } from '../../src/services/batch-progress.ts';
+import { BatchProgress } from '../../src/services/batch-progress.service.ts';
 import { IntakeService } from '../../src/services/intake.service.ts';
 import { PhotoQueue } from '../../src/services/photo-queue.service.ts';
 import { LocalEventBus } from '../../src/adapters/event-bus.ts';

@@ -10,7 +10,7 @@ import { ImageRenderer } from '../../src/adapters/images/renderer.ts';
 import { AppError, notFound } from '../../src/errors.ts';
 import type { ItemRow } from '../../src/db/schema.ts';
 import { blobKeys } from '../../src/services/blob-keys.ts';
-import { InputThumbnails } from '../../src/services/input-thumbnails.ts';
+import { InputThumbnails } from '../../src/services/input-thumbnails.service.ts';
 import { productPhoto } from '../helpers/images.ts';
 
 const dirs: string[] = [];
