@@ -76,6 +76,11 @@ export class BatchQueries {
     return itemView(row, await this.deps.store.repos.claims.listForItem(itemId));
   }
 
+  /** The names sellers gave their batches, and which were one-photo calls, for those of `ids` the account owns. */
+  labels(accountId: string, ids: string[]) {
+    return this.deps.store.repos.jobs.labels(accountId, ids);
+  }
+
   async listJobs(accountId: string, opts: { limit: number; status?: string; before?: number }) {
     const rows = await this.deps.store.repos.jobs.list(accountId, { ...opts, limit: opts.limit + 1 });
     const page = rows.slice(0, opts.limit);

@@ -435,3 +435,22 @@ describe('monthly renewal', () => {
     }
   });
 });
+
+describe('batch labels (GET /v1/batch-labels)', () => {
+  it("gives the names of the signed-in account's batches, and nothing of another account's", async () => {
+    const mine = await t.account(5, 0, PASSWORD);
+    const other = await t.account(5, 0, PASSWORD);
+    const create = (auth: Record<string, string>, name: string) =>
+      t.app.inject({ method: 'POST', url: '/v1/jobs', headers: auth, payload: { name } }).then((r) => r.json().id);
+    const ownId = await create(mine.auth, 'Spring shoes');
+    const otherId = await create(other.auth, 'Not yours');
+    const s = await signIn(mine.email);
+    const res = await t.app.inject({
+      method: 'GET',
+      url: `/v1/batch-labels?ids=${ownId},${otherId}`,
+      headers: { cookie: s.cookie },
+    });
+    expect(res.statusCode).toBe(200);
+    expect(res.json().labels).toEqual([expect.objectContaining({ id: ownId, name: 'Spring shoes' })]);
+  });
+});

@@ -38,7 +38,7 @@ const studioSecurity = [{ session: [] }];
 
 export function registerStudioRoutes(
   app: FastifyInstance,
-  c: Pick<Container, 'accounts' | 'config' | 'deletion' | 'licenses' | 'purchases' | 'sessions' | 'store'>,
+  c: Pick<Container, 'accounts' | 'config' | 'deletion' | 'licenses' | 'purchases' | 'queries' | 'sessions'>,
 ): void {
   // The cookie is Secure when the service is reached over https (PUBLIC_BASE_URL), so a local
   // http://localhost studio still works.
@@ -130,7 +130,7 @@ export function registerStudioRoutes(
     },
     async (request) => {
       const ids = [...new Set((request.query as BatchLabelsQueryT).ids.split(','))];
-      return { labels: await c.store.repos.jobs.labels(request.auth.accountId, ids) };
+      return { labels: await c.queries.labels(request.auth.accountId, ids) };
     },
   );
 
