@@ -20,8 +20,7 @@ import { MODEL_INPUT_SIZE, OnnxMaskModel } from '../src/adapters/mask-model.adap
 import { CHECK_GRID, measure } from '../src/pipeline/check/features.ts';
 import { brokenProbability, featureVector, loadCalibration } from '../src/pipeline/check/calibration.ts';
 import { heldOutPhotos } from '../tools/model-calibrate.ts';
-import { compareAlpha, evalEntries, evalFile, HAVE_EVAL_DATA } from '../tools/shared-data.ts';
-import { SHARED_DIR } from '../tools/shared-data.ts';
+import { compareAlpha, evalEntries, evalFile, HAVE_EVAL_DATA, SHARED_DIR } from '../tools/shared-data.ts';
 import { startServer } from '../test/helpers/server.ts';
 import { BareModel } from './bare-model.ts';
 import { runBatch, type Api } from './batch.ts';

@@ -50,6 +50,17 @@ function shippedCalibration(): Calibration {
  * @param prediction the model worker's figures: mask values 0..255 and the box of mask pixels >= 128 (maskSize x maskSize)
  * @param grid the mask and the model's input reduced for the check (CheckRasters.checkGrid, CHECK_GRID square)
  */
+/** The share of a mask's pixels at 128 or more (the subject), from its histogram of values. */
+export function subjectFillOf(histogram: Uint32Array): number {
+  let total = 0;
+  let fg = 0;
+  for (let v = 0; v < 256; v++) {
+    total += histogram[v];
+    if (v >= 128) fg += histogram[v];
+  }
+  return total ? fg / total : 0;
+}
+
 export function diagnose(
   prediction: { histogram: Uint32Array; bbox: BBox | null },
   grid: { mask: Uint8Array; rgb: Uint8Array },
@@ -57,13 +68,7 @@ export function diagnose(
   cutout: { width: number; height: number },
   cal: Calibration = shippedCalibration(),
 ): Diagnosis {
-  let total = 0;
-  let fg = 0;
-  for (let v = 0; v < 256; v++) {
-    total += prediction.histogram[v];
-    if (v >= 128) fg += prediction.histogram[v];
-  }
-  const subjectFill = total ? fg / total : 0;
+  const subjectFill = subjectFillOf(prediction.histogram);
   if (subjectFill < NO_SUBJECT_FILL || !prediction.bbox)
     throw new PhotoError('NO_SUBJECT', 'No subject was found in the photo.', true);
   const bbox = scaleBox(prediction.bbox, cutout.width / maskSize, cutout.height / maskSize);

@@ -20,6 +20,7 @@ import { CheckRasters } from '../../src/adapters/images/rasters.ts';
 import { fillModelInput, maskFromOutput, maskStatistics } from '../../src/imaging/model-io.mjs';
 import { flipRgb, unionWithMirror } from './mirror.ts';
 import { CHECK_GRID, measure, type CheckFeatures } from '../../src/pipeline/check/features.ts';
+import { subjectFillOf } from '../../src/pipeline/diagnose.ts';
 import { compareAlpha, evalEntries, evalFile, HAVE_EVAL_DATA, type EvalEntry } from '../shared-data.ts';
 
 export const CALIBRATION_DIR =
@@ -436,11 +437,9 @@ export async function buildCalibrationSet(
     const figures = async (mask: Buffer): Promise<ResultFigures> => {
       const alpha = await rasters.maskToSize(mask, MODEL_INPUT_SIZE, decoded);
       const { iou, mae } = compareAlpha(alpha, made.known);
-      const stats = maskStatistics(mask, MODEL_INPUT_SIZE);
-      let fg = 0;
-      for (let v = 128; v < 256; v++) fg += stats.histogram[v];
+      const subjectFill = subjectFillOf(maskStatistics(mask, MODEL_INPUT_SIZE).histogram);
       const evidence = measure(await rasters.checkGrid(mask, input, MODEL_INPUT_SIZE, CHECK_GRID));
-      return { iou, mae, features: evidence.features, subjectFill: fg / (MODEL_INPUT_SIZE * MODEL_INPUT_SIZE) };
+      return { iou, mae, features: evidence.features, subjectFill };
     };
     const c: Composite = {
       id,

@@ -12,9 +12,8 @@ import { OnnxMaskModel, MODEL_INPUT_SIZE } from '../../src/adapters/mask-model.a
 import { maskStatistics } from '../../src/imaging/model-io.mjs';
 import { FEATURES } from '../../src/pipeline/check/calibration.ts';
 import { CHECK_GRID, measure } from '../../src/pipeline/check/features.ts';
-import { NO_SUBJECT_FILL, WHOLE_FRAME_FILL } from '../../src/pipeline/diagnose.ts';
-import { compareAlpha } from '../shared-data.ts';
-import { SHARED_DIR } from '../shared-data.ts';
+import { NO_SUBJECT_FILL, subjectFillOf, WHOLE_FRAME_FILL } from '../../src/pipeline/diagnose.ts';
+import { compareAlpha, SHARED_DIR } from '../shared-data.ts';
 
 export const PHOTOS_CACHE = process.env.PHOTOS_CACHE ?? path.join(import.meta.dirname, '..', '..', '.bench', 'photos');
 
@@ -225,10 +224,7 @@ export async function realSamples(
       const photo = await reader.read(path.join(dir, e.image), path.join(dir, e.mask));
       const { input, light } = photo;
       const { iou } = await photo.score(light);
-      const { histogram } = maskStatistics(light, MODEL_INPUT_SIZE);
-      let fg = 0;
-      for (let v = 128; v < 256; v++) fg += histogram[v];
-      const fill = fg / (MODEL_INPUT_SIZE * MODEL_INPUT_SIZE);
+      const fill = subjectFillOf(maskStatistics(light, MODEL_INPUT_SIZE).histogram);
       const features = measure(await reader.rasters.checkGrid(light, input, MODEL_INPUT_SIZE, CHECK_GRID)).features;
       const f: Record<string, number> = {};
       for (const [name, make] of Object.entries(FEATURES)) f[name] = make(features);
