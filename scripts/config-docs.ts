@@ -2,7 +2,7 @@
 // `npm run docs:config`; test/unit/config-docs.test.ts checks it is current.
 import fs from 'node:fs';
 import path from 'node:path';
-import * as prettier from 'prettier';
+import { inRepoStyle } from '../tools/repo-style.ts';
 import { SETTINGS } from '../src/config.ts';
 
 export const CONFIG_DOC = path.join(import.meta.dirname, '..', 'docs', 'configuration.md');
@@ -30,9 +30,8 @@ export function configMarkdown(): string {
   ].join('\n');
 }
 
-export async function configDoc(): Promise<string> {
-  const options = (await prettier.resolveConfig(CONFIG_DOC)) ?? {};
-  return prettier.format(configMarkdown(), { ...options, filepath: CONFIG_DOC });
+export function configDoc(): Promise<string> {
+  return inRepoStyle(CONFIG_DOC, configMarkdown());
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

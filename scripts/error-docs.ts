@@ -2,14 +2,13 @@
 // repository formats. `npm run docs:errors`; test/unit/error-docs.test.ts checks it is current.
 import fs from 'node:fs';
 import path from 'node:path';
-import * as prettier from 'prettier';
+import { inRepoStyle } from '../tools/repo-style.ts';
 import { errorsMarkdown } from '../src/http/error-pages.ts';
 
 export const ERRORS_DOC = path.join(import.meta.dirname, '..', 'docs', 'errors.md');
 
-export async function errorsDoc(): Promise<string> {
-  const options = (await prettier.resolveConfig(ERRORS_DOC)) ?? {};
-  return prettier.format(errorsMarkdown(), { ...options, filepath: ERRORS_DOC });
+export function errorsDoc(): Promise<string> {
+  return inRepoStyle(ERRORS_DOC, errorsMarkdown());
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

@@ -31,6 +31,7 @@ import { NO_SUBJECT_FILL, WHOLE_FRAME_FILL } from '../../src/pipeline/diagnose.t
 import { realSamples, SCENES, SUBJECTS } from './real-photos.ts';
 import { evalEntries } from '../shared-data.ts';
 import { share } from '../figures.ts';
+import { inRepoStyle } from '../repo-style.ts';
 
 const BROKEN_BELOW = 0.85;
 const CLEAN_FROM = 0.95;
@@ -473,14 +474,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
       realFalseAlarms: fit.realShare,
     };
     // In the repository's own style, so a refit leaves `npm run check` clean.
-    const prettier = await import('prettier');
-    fs.writeFileSync(
-      CALIBRATION_FILE,
-      await prettier.format(JSON.stringify(cal), {
-        ...(await prettier.resolveConfig(CALIBRATION_FILE)),
-        filepath: CALIBRATION_FILE.pathname,
-      }),
-    );
+    fs.writeFileSync(CALIBRATION_FILE, await inRepoStyle(CALIBRATION_FILE.pathname, JSON.stringify(cal)));
     console.log(
       `\nwritten: ${CALIBRATION_FILE.pathname} (${chosenName}; real photos held out: ${show(chosenHeldOut!['real photos'])})`,
     );
