@@ -47,4 +47,39 @@ describe('configuration documentation', () => {
     expect(row('MATTE_HELPER_NICE')).toBe(`\`${config.helperNice}\``);
     expect(row('MATTE_WEBHOOK_TIMEOUT_MS')).toBe(`\`${config.webhookTimeoutMs}\``);
   });
+
+  it('states every whole-number default as loadConfig gives it, found by setting each variable in turn', () => {
+    const base = loadConfig({}) as unknown as Record<string, unknown>;
+    const units: Record<string, number> = { MiB: 2 ** 20, GiB: 2 ** 30 };
+    let checked = 0;
+    for (const row of SETTINGS) {
+      const parts = row.default.split(', ');
+      if (parts.length !== row.names.length) continue;
+      row.names.forEach((name, i) => {
+        const m = /^`?([\d ]+)`?(?: (MiB|GiB))?$/.exec(parts[i]!);
+        if (!m) return;
+        const stated = Number(m[1]!.replace(/ /g, '')) * (m[2] ? units[m[2]]! : 1);
+        // The setting the variable moves: the one number (or switch) that changes when it is set to another
+        // valid value; a switch's `1` and `0` read as on and off.
+        let key: string | undefined;
+        for (const value of ['7', '3000', '123457', '0']) {
+          let moved: Record<string, unknown>;
+          try {
+            moved = loadConfig({ [name]: value }) as unknown as Record<string, unknown>;
+          } catch {
+            continue;
+          }
+          const changed = Object.keys(base).filter(
+            (k) => ['number', 'boolean'].includes(typeof base[k]) && moved[k] !== base[k],
+          );
+          if (changed.length === 1) key = changed[0];
+          if (key) break;
+        }
+        expect(key, `${name}: no setting moves when it is set`).toBeDefined();
+        expect(base[key!], `${name} (${key})`).toBe(typeof base[key!] === 'boolean' ? stated !== 0 : stated);
+        checked++;
+      });
+    }
+    expect(checked).toBeGreaterThanOrEqual(18);
+  });
 });
