@@ -32,8 +32,9 @@ const decoder = new ImageDecoder(100_000_000);
 const rasters = new CheckRasters(100_000_000);
 let model: OnnxMaskModel | undefined;
 
-async function predict(entry: EvalEntry, pass: 'photo', input: Buffer): Promise<MaskPrediction> {
-  const file = CACHE && path.join(CACHE, `${entry.id}.${pass}.mask`);
+/** The light model's mask of a photo, with its run time (kept under MATTE_QUALITY_CACHE when set, by the photo's id). */
+async function predict(entry: EvalEntry, input: Buffer): Promise<MaskPrediction> {
+  const file = CACHE && path.join(CACHE, `${entry.id}.photo.mask`);
   if (file && fs.existsSync(file)) {
     const mask = fs.readFileSync(file);
     return { mask, ...maskStatistics(mask, MODEL_INPUT_SIZE), runMs: 0 };
@@ -62,7 +63,7 @@ for (const entry of entries) {
     .resize(entry.width, entry.height, { fit: 'fill' })
     .raw()
     .toBuffer();
-  const light = await predict(entry, 'photo', input);
+  const light = await predict(entry, input);
   const line = [entry.id.padEnd(26)];
   for (const tier of TIERS) {
     const t0 = performance.now();
