@@ -1,14 +1,16 @@
 // npm run model:calibrate: writes src/adapters/model-int8.calibration.json, the activation ranges the int8
 // model is quantized with (src/adapters/model-int8.mjs), from the shipped ISNet weights run in float32 on
 // the calibration half of ../shared/eval-data (every other photo of its manifest, from the first; the other
-// half is kept to judge the int8 model on: npm run bench:int8).
+// half is kept to judge the int8 model on: npm run bench:int8), each photo as it is and as a small copy of it.
 //
-// Each quantized value's range runs from the lowest to the highest, over the photos, of each photo's 0.001st
-// and 99.999th percentile (a histogram of 16,384 bins between the photo's own minimum and maximum). Chosen
-// by measurement (docs/performance.md, "int8"): these activations have rare extremes, up to 90 times a
-// typical photo's largest value, so the plain minimum and maximum leave too few levels for the rest; but the
-// percentiles averaged over the photos clipped what a photo unlike the calibration photos needs (three real
-// photos of horses lost 0.06-0.22 IoU with the 99.99th percentile averaged; 0.006 at most with this range).
+// Each quantized value's range runs from the lowest to the highest, over the photos, of each photo's 0.01st
+// and 99.99th percentile (a histogram of 16,384 bins between the photo's own minimum and maximum). The
+// photos are the calibration half as it is and reduced to fit SMALL_COPIES (JPEG at quality 90, as a seller's
+// small photo arrives): the model sees every photo at 1024², and a photo of 250 px upscaled fourfold sets
+// values the eval photos (600-800 px) never reach. Chosen by measurement on the real photos of horses
+// (195-560 px) the bench does not judge on (docs/performance.md, "int8"): the plain extremes leave too few
+// levels for the rest (these activations have rare extremes up to 90 times a typical photo's); the
+// 99.999th percentile of the eval photos alone lost up to 0.07 IoU on them, 0.02 with this rule.
 // The ranges are written to 5 significant digits, so that a run on another CPU, whose float sums differ in
 // their last bits, writes the same file.
 import { createHash } from 'node:crypto';
@@ -16,6 +18,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ort from 'onnxruntime-node';
+import sharp from 'sharp';
 import { fromBinary } from '@bufbuild/protobuf';
 import { ModelProtoSchema } from 'onnx-buf';
 import { ImageDecoder } from '../src/adapters/images/decoder.ts';
@@ -24,11 +27,14 @@ import { float16ToFloat32 } from '../src/adapters/model-float32.mjs';
 import { QUANTIZER_VERSION, quantizedValues, withOutputs, type Calibration } from '../src/adapters/model-int8.mjs';
 import { readModel } from '../src/adapters/model-session.mjs';
 import { fillModelInput } from '../src/imaging/model-io.mjs';
+import { inRepoStyle } from './repo-style.ts';
 import { evalEntries, evalFile, HAVE_EVAL_DATA } from './shared-data.ts';
 
 export const CALIBRATION_FILE = fileURLToPath(new URL('../src/adapters/model-int8.calibration.json', import.meta.url));
 /** The lower and upper tail left out of each photo's range. */
-const TAIL = 0.00001;
+const TAIL = 0.0001;
+/** The small copies of each calibration photo, by the longest side they are reduced to fit. */
+const SMALL_COPIES = [400, 256];
 const BINS = 16384;
 
 /** The photos the ranges are taken from: every other one of the manifest, from the first. */
@@ -41,7 +47,7 @@ export function heldOutPhotos<T>(entries: T[]): T[] {
   return entries.filter((_, i) => i % 2 === 1);
 }
 
-/** The 0.001st and 99.999th percentile of a photo's values (their histogram between the extremes). */
+/** The 0.01st and 99.99th percentile of a photo's values (their histogram between the extremes). */
 function tails(values: Float32Array): [number, number] {
   let lo = Infinity;
   let hi = -Infinity;
@@ -65,6 +71,11 @@ function tails(values: Float32Array): [number, number] {
 
 const significant = (v: number) => Number(v.toPrecision(5));
 
+/** A photo reduced to fit `fit` px, as a seller's small photo arrives (JPEG). */
+function smallCopy(jpeg: Buffer, fit: number): Promise<Buffer> {
+  return sharp(jpeg).rotate().resize(fit, fit, { fit: 'inside' }).jpeg({ quality: 90 }).toBuffer();
+}
+
 async function main(): Promise<void> {
   if (!HAVE_EVAL_DATA)
     throw new Error('this command reads ../shared/eval-data; set MATTE_SHARED_DIR to the shared folder');
@@ -79,28 +90,31 @@ async function main(): Promise<void> {
   const decoder = new ImageDecoder(100_000_000);
   const photos = calibrationPhotos(evalEntries());
   const ranges = new Map(names.map((n) => [n, [Infinity, -Infinity]]));
-  for (const entry of photos) {
-    const decoded = await decoder.decode(evalFile(entry.image));
-    const rgb = await decoder.toModelInput(decoded, MODEL_INPUT_SIZE);
-    const input = new Float32Array(3 * MODEL_INPUT_SIZE * MODEL_INPUT_SIZE);
-    fillModelInput(rgb, input);
-    const out = await session.run(
-      { input: new ort.Tensor('float32', input, [1, 3, MODEL_INPUT_SIZE, MODEL_INPUT_SIZE]) },
-      names,
-    );
-    for (const name of names) {
-      const [lo, hi] = tails(out[name].data as Float32Array);
-      const range = ranges.get(name)!;
-      range[0] = Math.min(range[0], lo);
-      range[1] = Math.max(range[1], hi);
-      out[name].dispose();
+  for (const entry of photos)
+    for (const fit of [null, ...SMALL_COPIES]) {
+      const jpeg = evalFile(entry.image);
+      const decoded = await decoder.decode(fit === null ? jpeg : await smallCopy(jpeg, fit));
+      const rgb = await decoder.toModelInput(decoded, MODEL_INPUT_SIZE);
+      const input = new Float32Array(3 * MODEL_INPUT_SIZE * MODEL_INPUT_SIZE);
+      fillModelInput(rgb, input);
+      const out = await session.run(
+        { input: new ort.Tensor('float32', input, [1, 3, MODEL_INPUT_SIZE, MODEL_INPUT_SIZE]) },
+        names,
+      );
+      for (const name of names) {
+        const [lo, hi] = tails(out[name].data as Float32Array);
+        const range = ranges.get(name)!;
+        range[0] = Math.min(range[0], lo);
+        range[1] = Math.max(range[1], hi);
+        out[name].dispose();
+      }
+      console.error(`${entry.id}${fit === null ? '' : ` at ${fit} px`}: ${names.length} values measured`);
     }
-    console.error(`${entry.id}: ${names.length} values measured`);
-  }
   await session.release();
   const calibration: Calibration & { about: string; photos: string[] } = {
     about:
-      'Activation ranges for the int8 model (src/adapters/model-int8.mjs), written by npm run model:calibrate: the lowest 0.001st and the highest 99.999th percentile of the photos listed.',
+      'Activation ranges for the int8 model (src/adapters/model-int8.mjs), written by npm run model:calibrate: the lowest 0.01st and the highest 99.99th percentile of the photos listed, each as it is and reduced to fit ' +
+      `${SMALL_COPIES.join(' and ')} px.`,
     model: createHash('sha256').update(shipped).digest('hex'),
     quantizer: QUANTIZER_VERSION,
     photos: photos.map((e) => e.id),
@@ -112,7 +126,7 @@ async function main(): Promise<void> {
       }),
     ),
   };
-  fs.writeFileSync(CALIBRATION_FILE, `${JSON.stringify(calibration, null, 1)}\n`);
+  fs.writeFileSync(CALIBRATION_FILE, await inRepoStyle(CALIBRATION_FILE, JSON.stringify(calibration)));
   console.log(`${path.relative(process.cwd(), CALIBRATION_FILE)}: ${names.length} ranges from ${photos.length} photos`);
 }
 
