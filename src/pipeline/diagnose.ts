@@ -46,10 +46,6 @@ function shippedCalibration(): Calibration {
   return calibration;
 }
 
-/**
- * @param prediction the model worker's figures: mask values 0..255 and the box of mask pixels >= 128 (maskSize x maskSize)
- * @param grid the mask and the model's input reduced for the check (CheckRasters.checkGrid, CHECK_GRID square)
- */
 /** The share of a mask's pixels at 128 or more (the subject), from its histogram of values. */
 export function subjectFillOf(histogram: Uint32Array): number {
   let total = 0;
@@ -61,6 +57,10 @@ export function subjectFillOf(histogram: Uint32Array): number {
   return total ? fg / total : 0;
 }
 
+/**
+ * @param prediction the model worker's figures: mask values 0..255 and the box of mask pixels >= 128 (maskSize x maskSize)
+ * @param grid the mask and the model's input reduced for the check (CheckRasters.checkGrid, CHECK_GRID square)
+ */
 export function diagnose(
   prediction: { histogram: Uint32Array; bbox: BBox | null },
   grid: { mask: Uint8Array; rgb: Uint8Array },
