@@ -90,9 +90,9 @@ async function main(): Promise<void> {
   const decoder = new ImageDecoder(100_000_000);
   const photos = calibrationPhotos(evalEntries());
   const ranges = new Map(names.map((n) => [n, [Infinity, -Infinity]]));
-  for (const entry of photos)
+  for (const entry of photos) {
+    const jpeg = evalFile(entry.image);
     for (const fit of [null, ...SMALL_COPIES]) {
-      const jpeg = evalFile(entry.image);
       const decoded = await decoder.decode(fit === null ? jpeg : await smallCopy(jpeg, fit));
       const rgb = await decoder.toModelInput(decoded, MODEL_INPUT_SIZE);
       const input = new Float32Array(3 * MODEL_INPUT_SIZE * MODEL_INPUT_SIZE);
@@ -110,11 +110,10 @@ async function main(): Promise<void> {
       }
       console.error(`${entry.id}${fit === null ? '' : ` at ${fit} px`}: ${names.length} values measured`);
     }
+  }
   await session.release();
   const calibration: Calibration & { about: string; photos: string[] } = {
-    about:
-      'Activation ranges for the int8 model (src/adapters/model-int8.mjs), written by npm run model:calibrate: the lowest 0.01st and the highest 99.99th percentile of the photos listed, each as it is and reduced to fit ' +
-      `${SMALL_COPIES.join(' and ')} px.`,
+    about: `Activation ranges for the int8 model (src/adapters/model-int8.mjs), written by npm run model:calibrate: the lowest 0.01st and the highest 99.99th percentile of the photos listed, each as it is and reduced to fit ${SMALL_COPIES.join(' and ')} px.`,
     model: createHash('sha256').update(shipped).digest('hex'),
     quantizer: QUANTIZER_VERSION,
     photos: photos.map((e) => e.id),
