@@ -291,7 +291,7 @@ function writeResults(figures: {
     for (const set of q.quality)
       rows.push([
         `int8 against float, ${set.name}`,
-        `IoU ${fmt(set.floatIou, 4)} → ${fmt(set.int8Iou, 4)} (mean ${set.meanChange >= 0 ? '+' : ''}${fmt(set.meanChange, 4)}, worst ${fmt(set.worstChange, 4)}), same verdict ${fmt(100 * set.sameVerdict, 1)}%, edge error ×${fmt(set.int8EdgeError / set.floatEdgeError, 3)}`,
+        `IoU ${fmt(set.floatIou, 4)} → ${fmt(set.int8Iou, 4)} (mean ${set.meanChange >= 0 ? '+' : ''}${fmt(set.meanChange, 4)}, worst ${fmt(set.worstChange, 4)}), same verdict ${fmt(100 * set.sameVerdict, 1)}% (float against itself on the photo re-saved: ${fmt(100 * set.resavedSameVerdict, 1)}%), edge error ×${fmt(set.int8EdgeError / set.floatEdgeError, 3)}`,
       ]);
     rows.push(['int8 quality gates', q.gatesMet ? 'met on every set' : 'not met']);
   }
