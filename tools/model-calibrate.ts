@@ -108,13 +108,12 @@ async function main(): Promise<void> {
   const decoder = new ImageDecoder(100_000_000);
   const photos = calibrationPhotos(evalEntries());
   const ranges = new Map(names.map((n) => [n, [Infinity, -Infinity]]));
+  const input = new Float32Array(3 * MODEL_INPUT_SIZE * MODEL_INPUT_SIZE);
   for (const entry of photos) {
     const jpeg = evalFile(entry.image);
     for (const fit of [null, ...SMALL_COPIES]) {
       const decoded = await decoder.decode(fit === null ? jpeg : await smallCopy(jpeg, fit));
-      const rgb = await decoder.toModelInput(decoded, MODEL_INPUT_SIZE);
-      const input = new Float32Array(3 * MODEL_INPUT_SIZE * MODEL_INPUT_SIZE);
-      fillModelInput(rgb, input);
+      fillModelInput(await decoder.toModelInput(decoded, MODEL_INPUT_SIZE), input);
       const out = await session.run(
         { input: new ort.Tensor('float32', input, [1, 3, MODEL_INPUT_SIZE, MODEL_INPUT_SIZE]) },
         names,

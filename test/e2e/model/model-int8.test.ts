@@ -27,6 +27,7 @@ import { activationParams, quantizedValues, quantizeInt8, withOutputs } from '..
 import { modelPrecision, readModel, runnableModel } from '../../../src/adapters/model-session.mjs';
 import { modelSource } from '../../../src/adapters/mask-model.adapter.ts';
 import { loadConfig } from '../../../src/config.ts';
+import { CALIBRATION_FILE } from '../../../tools/model-calibrate.ts';
 
 const SIZE = 16;
 
@@ -251,9 +252,7 @@ describe('the int8 model of the shipped weights', () => {
   });
 
   it('quantizes 107 of the 119 convolutions with the committed calibration: the six side heads and the six it names stay float', () => {
-    const calibration = JSON.parse(
-      fs.readFileSync(new URL('../../../src/adapters/model-int8.calibration.json', import.meta.url), 'utf8'),
-    ) as { float: string[] };
+    const calibration = JSON.parse(fs.readFileSync(CALIBRATION_FILE, 'utf8')) as { float: string[] };
     expect(calibration.float).toHaveLength(6);
     const graph = fromBinary(ModelProtoSchema, runnableModel(bytes, { int8: true })).graph!;
     const ops = graph.node.map((n) => n.opType);
