@@ -1,7 +1,7 @@
 // npm run bench:photos judges the shipped check on photos someone brings, with their masks: its verdicts must
 // be the service's own. Two eval photos (one in a subfolder, masks named both ways the command reads) go
 // through the command and through POST /v1/images on a real server with the real model; the score, the
-// verdict and the IoU agree. An operator's heavy model (MATTE_HEAVY_MODEL_PATH) is judged against light. A folder
+// verdict and the IoU agree; with MATTE_MODEL_INT8=1 they agree with a server run so. An operator's heavy model (MATTE_HEAVY_MODEL_PATH) is judged against light. A folder
 // with no pair, or a heavy model that is not there, is refused with exit 2 and one line.
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
@@ -54,6 +54,34 @@ function photosFolder() {
   return { folder, first, second };
 }
 
+interface Row {
+  light: { iou: number };
+  red: boolean;
+  score: number;
+}
+
+let accounts = 0;
+/** Each photo sent to `POST /v1/images` on the server: the command's rows have its score, verdict and IoU. */
+async function expectServersVerdicts(on: RunningServer, rows: Row[], entries: ReturnType<typeof evalEntries>) {
+  const { apiKey } = await on.createAccount(`photos-${++accounts}@example.com`, 5);
+  for (const [k, entry] of entries.entries()) {
+    const form = new FormData();
+    form.append('file', new Blob([new Uint8Array(evalFile(entry.image))]), `${entry.id}.jpg`);
+    const res = await fetch(`${on.base}/v1/images`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${apiKey}` },
+      body: form,
+    });
+    expect(res.status).toBe(200);
+    // The same calibrated score and verdict as the service's check on the same photo.
+    expect(rows[k].score).toBe(Number(res.headers.get('x-matte-score')));
+    expect(rows[k].red).toBe(res.headers.get('x-matte-review') === 'red');
+    // The IoU of the model's mask at the photo's size; the service's cut-out adds edge refinement.
+    const served = await iou(Buffer.from(await res.arrayBuffer()), entry);
+    expect(Math.abs(rows[k].light.iou - served)).toBeLessThan(0.03);
+  }
+}
+
 describe.skipIf(!HAVE_EVAL_DATA)('npm run bench:photos', () => {
   it("gives the service's own verdicts and IoU on a folder of photos with masks", async () => {
     const { folder, first, second } = photosFolder();
@@ -62,28 +90,33 @@ describe.skipIf(!HAVE_EVAL_DATA)('npm run bench:photos', () => {
     const { stdout } = await command(folder, { PHOTOS_JSON: json });
     expect(stdout).toContain('## the check on 2 photos');
     expect(stdout).toContain('## reports on these results');
-    const { rows } = JSON.parse(fs.readFileSync(json, 'utf8')) as {
-      rows: { id: string; light: { iou: number }; red: boolean; score: number }[];
-    };
+    const { rows } = JSON.parse(fs.readFileSync(json, 'utf8')) as { rows: (Row & { id: string })[] };
     expect(rows.map((r) => r.id)).toEqual([first.id, `more/${second.id}`]);
     expect(fs.readdirSync(path.join(tmp, 'cache'))).toHaveLength(2);
 
-    const { apiKey } = await server.createAccount('photos@example.com', 5);
-    for (const [k, entry] of [first, second].entries()) {
-      const form = new FormData();
-      form.append('file', new Blob([new Uint8Array(evalFile(entry.image))]), `${entry.id}.jpg`);
-      const res = await fetch(`${server.base}/v1/images`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${apiKey}` },
-        body: form,
-      });
-      expect(res.status).toBe(200);
-      // The same calibrated score and verdict as the service's check on the same photo.
-      expect(rows[k].score).toBe(Number(res.headers.get('x-matte-score')));
-      expect(rows[k].red).toBe(res.headers.get('x-matte-review') === 'red');
-      // The IoU of the model's mask at the photo's size; the service's cut-out adds edge refinement.
-      const served = await iou(Buffer.from(await res.arrayBuffer()), entry);
-      expect(Math.abs(rows[k].light.iou - served)).toBeLessThan(0.03);
+    await expectServersVerdicts(server, rows, [first, second]);
+  });
+
+  it("with MATTE_MODEL_INT8=1, gives the int8 server's verdicts on the int8 model's masks", async () => {
+    const { folder, first, second } = photosFolder();
+    const json = path.join(tmp, 'int8.json');
+    const { stdout } = await command(folder, { PHOTOS_JSON: json, MATTE_MODEL_INT8: '1' });
+    expect(stdout).toContain('## the check on 2 photos (light results of the int8 model, MATTE_MODEL_INT8=1;');
+    // Cached apart from the float model's masks, so that neither is read for the other, and not the same masks.
+    await command(folder);
+    const cached = fs.readdirSync(path.join(tmp, 'cache'));
+    const int8Masks = cached.filter((f) => f.includes('.int8-'));
+    expect(int8Masks).toHaveLength(2);
+    for (const file of int8Masks) {
+      const float = path.join(tmp, 'cache', file.replace(/\.int8-[0-9a-f]+\.mask$/, '.light.mask'));
+      expect(fs.readFileSync(path.join(tmp, 'cache', file)).equals(fs.readFileSync(float))).toBe(false);
+    }
+    const { rows } = JSON.parse(fs.readFileSync(json, 'utf8')) as { rows: Row[] };
+    const int8 = await startServer({ MATTE_MODEL_INT8: '1' });
+    try {
+      await expectServersVerdicts(int8, rows, [first, second]);
+    } finally {
+      await int8.stop();
     }
   });
 

@@ -25,7 +25,8 @@ export function maskFile(cache: string, bytes: Buffer, pass = 'light'): string {
 
 /**
  * A model's masks of photos, cached under `cache` by the photo's bytes and the pass's name: the model (the
- * shipped one, or `modelPath`) is loaded only when a photo is not cached yet.
+ * shipped one, or `modelPath`; with `int8`, the shipped weights quantized as MATTE_MODEL_INT8 runs them) is
+ * loaded only when a photo is not cached yet.
  */
 export class CachedMasks {
   private model: OnnxMaskModel | undefined;
@@ -33,6 +34,7 @@ export class CachedMasks {
     private readonly cache = PHOTOS_CACHE,
     private readonly pass = 'light',
     private readonly modelPath = '',
+    private readonly int8 = false,
   ) {
     fs.mkdirSync(cache, { recursive: true });
   }
@@ -40,7 +42,7 @@ export class CachedMasks {
   async mask(bytes: Buffer, input: Buffer): Promise<Buffer> {
     const file = maskFile(this.cache, bytes, this.pass);
     if (fs.existsSync(file)) return fs.readFileSync(file);
-    this.model ??= new OnnxMaskModel({ modelPath: this.modelPath, threads: 2 });
+    this.model ??= new OnnxMaskModel({ modelPath: this.modelPath, threads: 2, int8: this.int8 });
     await this.model.ready();
     const mask = (await this.model.predict(input)).mask;
     fs.writeFileSync(file, mask);
