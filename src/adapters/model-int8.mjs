@@ -106,16 +106,26 @@ export function activationParams([min, max]) {
 }
 
 /**
+ * What quantizeInt8 rounds. The int8 model rounds both, at WEIGHT_LEVELS; the others are for measuring what each
+ * rounding costs (bench/int8-ablation.ts): with one of them off the convolutions run in float, no faster, and
+ * weights at more than WEIGHT_LEVELS would saturate these CPUs' int8 kernels.
+ * @typedef {{ weights?: boolean, activations?: boolean, weightLevels?: number }} Rounding
+ */
+
+/**
  * @param {Uint8Array} bytes a float32 model (model-float32.mjs makes one of ISNet's float16)
  * @param {Calibration} calibration
+ * @param {Rounding} [rounding]
  * @returns {Uint8Array}
  */
-export function quantizeInt8(bytes, calibration) {
+export function quantizeInt8(bytes, calibration, rounding = {}) {
+  const { weights: roundWeights = true, activations: roundActivations = true, weightLevels = WEIGHT_LEVELS } = rounding;
   const model = fromBinary(ModelProtoSchema, bytes);
   const graph = /** @type {import('onnx-buf').GraphProto} */ (model.graph);
   const weights = new Map(graph.initializer.map((t) => [t.name, t]));
   const { convs, reluAfter, values } = quantizedValues(graph, calibration.float);
-  const relus = new Set(reluAfter.values());
+  // A Relu is taken out only where the uint8 quantization after its convolution clamps in its place.
+  const relus = new Set(roundActivations ? reluAfter.values() : []);
   /** @type {import('onnx-buf').TensorProto[]} */
   const added = [];
   /** @type {import('onnx-buf').NodeProto[]} */
@@ -152,7 +162,7 @@ export function quantizeInt8(bytes, calibration) {
 
   /** @type {Map<string, { scale: number, scaleName: string, zeroName: string, quantized?: string }>} */
   const params = new Map();
-  for (const name of values) {
+  for (const name of roundActivations ? values : []) {
     const range = calibration.ranges[name];
     if (!range) throw new Error(`the calibration has no range for ${name}: it was made for another model`);
     const { scale, zeroPoint } = activationParams(range);
@@ -201,7 +211,7 @@ export function quantizeInt8(bytes, calibration) {
   /** A convolution's inputs made int8 weights and int32 bias (its activation input is read dequantized). */
   function quantizedConv(/** @type {import('onnx-buf').NodeProto} */ conv) {
     const [x, w, b] = conv.input;
-    const inputScale = /** @type {NonNullable<ReturnType<typeof params.get>>} */ (params.get(x)).scale;
+    if (!roundWeights) return conv.input;
     const W = weights.get(w);
     if (!W || W.dataType !== DT.FLOAT)
       throw new Error(`convolution ${conv.output[0]}: its weights are not float32 initializers`);
@@ -214,10 +224,10 @@ export function quantizeInt8(bytes, calibration) {
     for (let c = 0; c < channels; c++) {
       let max = 0;
       for (let i = c * per; i < (c + 1) * per; i++) max = Math.max(max, Math.abs(values[i]));
-      const s = max / WEIGHT_LEVELS || 1;
+      const s = max / weightLevels || 1;
       scales[c] = s;
       for (let i = c * per; i < (c + 1) * per; i++)
-        q[i] = Math.max(-WEIGHT_LEVELS, Math.min(WEIGHT_LEVELS, Math.round(values[i] / s)));
+        q[i] = Math.max(-weightLevels, Math.min(weightLevels, Math.round(values[i] / s)));
     }
     node(
       'DequantizeLinear',
@@ -230,7 +240,10 @@ export function quantizeInt8(bytes, calibration) {
       0,
     );
     const inputs = [x, `${w}/dq`];
-    if (b) {
+    // Without the activations' rounding there is no input scale to make the bias int32 at: it stays float.
+    if (b && !roundActivations) inputs.push(b);
+    else if (b) {
+      const inputScale = /** @type {NonNullable<ReturnType<typeof params.get>>} */ (params.get(x)).scale;
       const B = weights.get(b);
       if (!B || B.dataType !== DT.FLOAT)
         throw new Error(`convolution ${conv.output[0]}: its bias is not a float32 initializer`);

@@ -226,6 +226,46 @@ describe('quantizeInt8', () => {
     expect(quantizeInt8(pooled, calibration)).toEqual(quantizeInt8(model, calibration));
   });
 
+  it('rounds the weights alone, or the activations alone, when asked (bench:int8-ablation measures each)', async () => {
+    const model = smallModel();
+    const calibration = await calibrate(model);
+    const ops = (m: Uint8Array) => fromBinary(ModelProtoSchema, m).graph!.node.map((n) => n.opType);
+    const initializers = (m: Uint8Array) => fromBinary(ModelProtoSchema, m).graph!.initializer;
+    const largest = (m: Uint8Array) =>
+      Math.max(
+        ...initializers(m).flatMap((t) =>
+          t.name.endsWith('/int8') ? [...new Int8Array(t.rawData.slice().buffer)].map(Math.abs) : [],
+        ),
+      );
+
+    // The weights alone: read through DequantizeLinear, the activations not quantized, the Relus kept, the biases float.
+    const weightsOnly = quantizeInt8(model, calibration, { activations: false });
+    expect(ops(weightsOnly)).not.toContain('QuantizeLinear');
+    expect(ops(weightsOnly).filter((o) => o === 'Relu')).toHaveLength(2);
+    expect(ops(weightsOnly).filter((o) => o === 'DequantizeLinear')).toHaveLength(3);
+    expect(initializers(weightsOnly).map((t) => t.name)).toEqual(expect.arrayContaining(['b1', 'b2', 'b3']));
+    expect(largest(weightsOnly)).toBe(64);
+    expect(largest(quantizeInt8(model, calibration, { activations: false, weightLevels: 127 }))).toBe(127);
+    // The activations alone: the float weights and biases read as they are.
+    const activationsOnly = quantizeInt8(model, calibration, { weights: false });
+    expect(initializers(activationsOnly).filter((t) => t.dataType === DT.INT8 || t.dataType === DT.INT32)).toEqual([]);
+    expect(ops(activationsOnly).filter((o) => o === 'QuantizeLinear')).toHaveLength(
+      ops(quantizeInt8(model, calibration)).filter((o) => o === 'QuantizeLinear').length,
+    );
+    // Each still computes the float model, nearer than both roundings together.
+    for (const input of inputs(4, 2)) {
+      const a = (await run(model, input)).output.data as Float32Array;
+      const distance = async (m: Uint8Array) => {
+        const b = (await run(m, input)).output.data as Float32Array;
+        return a.reduce((sum, v, i) => sum + Math.abs(v - b[i]), 0) / a.length;
+      };
+      const both = await distance(quantizeInt8(model, calibration));
+      expect(await distance(weightsOnly)).toBeGreaterThan(0);
+      expect(await distance(weightsOnly)).toBeLessThan(both);
+      expect(await distance(activationsOnly)).toBeLessThanOrEqual(both);
+    }
+  });
+
   it('refuses a calibration with no range for a value it quantizes (one made for other weights)', async () => {
     const model = smallModel();
     const calibration = await calibrate(model);
