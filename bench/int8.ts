@@ -78,10 +78,18 @@ const check = loadCalibration();
 /** The JPEG quality a photo is saved again at, to measure how far the check's verdict turns on such a change. */
 const RESAVE_QUALITY = 95;
 
+/** The check's bar: a result whose broken probability is at or above it is flagged. */
+export const CHECK_BAR = check.threshold;
+
+/** The check's broken probability for a mask of the model's input, as the service computes it. */
+export async function brokenProbabilityOf(mask: Buffer, input: Buffer): Promise<number> {
+  const evidence = measure(await rasters.checkGrid(mask, input, MODEL_INPUT_SIZE, CHECK_GRID));
+  return brokenProbability(check, featureVector(evidence.features, check.features));
+}
+
 /** The check's verdict on a mask, as the service decides it. */
 async function flagged(mask: Buffer, input: Buffer): Promise<boolean> {
-  const evidence = measure(await rasters.checkGrid(mask, input, MODEL_INPUT_SIZE, CHECK_GRID));
-  return brokenProbability(check, featureVector(evidence.features, check.features)) >= check.threshold;
+  return (await brokenProbabilityOf(mask, input)) >= CHECK_BAR;
 }
 
 /** The model's verdict on the photo decoded and saved again as JPEG (upright, as the service decodes it). */
