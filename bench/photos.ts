@@ -18,7 +18,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { MODEL_INPUT_SIZE } from '../src/adapters/mask-model.adapter.ts';
-import { QUANTIZER_VERSION } from '../src/adapters/model-int8.mjs';
+import { int8Identity } from '../src/adapters/model-session.mjs';
 import { loadConfig } from '../src/config.ts';
 import { maskStatistics } from '../src/imaging/model-io.mjs';
 import { CHECK_GRID } from '../src/pipeline/check/features.ts';
@@ -28,7 +28,6 @@ import { CachedMasks, MaskedPhotoReader, maskedPhotos, PHOTOS_CACHE } from '../t
 import { claimFigures, judgedClaims, looseClaims } from '../tools/calibration/claims-calibration.ts';
 import type { Composite } from '../tools/calibration/calibration-set.ts';
 import { share as pct } from '../tools/figures.ts';
-import { CALIBRATION_FILE } from '../tools/model-calibrate.ts';
 
 const BROKEN_BELOW = 0.85;
 const CLEAN_FROM = 0.95;
@@ -54,7 +53,7 @@ const reader = new MaskedPhotoReader(
   INT8
     ? new CachedMasks(
         PHOTOS_CACHE,
-        `int8-${crypto.createHash('sha256').update(fs.readFileSync(CALIBRATION_FILE)).update(`${QUANTIZER_VERSION}`).digest('hex').slice(0, 12)}`,
+        `int8-${crypto.createHash('sha256').update(`${int8Identity()}`).digest('hex').slice(0, 12)}`,
         '',
         true,
       )

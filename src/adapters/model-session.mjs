@@ -146,12 +146,29 @@ let calibration;
  * @returns {Calibration | null}
  */
 function calibrationFor(bytes) {
+  const loaded = loadedCalibration();
+  if (!loaded || loaded.calibration.quantizer !== QUANTIZER_VERSION) return null;
+  return loaded.calibration.model === sha256(bytes) ? loaded.calibration : null;
+}
+
+/** The calibration file, read once. */
+function loadedCalibration() {
   if (calibration === undefined) {
     const text = readIfThere(CALIBRATION_FILE);
     calibration = text ? { text, calibration: JSON.parse(text) } : null;
   }
-  if (!calibration || calibration.calibration.quantizer !== QUANTIZER_VERSION) return null;
-  return calibration.calibration.model === sha256(bytes) ? calibration.calibration : null;
+  return calibration;
+}
+
+/**
+ * What makes one int8 model of the shipped weights differ from another: the quantizer's version and the
+ * calibration's text (null without a calibration file). The cached model's name carries it, and so do the int8
+ * masks npm run bench:photos caches.
+ * @returns {string | null}
+ */
+export function int8Identity() {
+  const loaded = loadedCalibration();
+  return loaded && `${QUANTIZER_VERSION}\0${createHash('sha256').update(loaded.text).digest('hex')}`;
 }
 
 /** @type {WeakMap<Uint8Array, string>} */
@@ -170,8 +187,7 @@ function sha256(bytes) {
 function precisionKey(precision) {
   if (precision === 'stored') return '';
   if (precision === 'float32') return '\0float32';
-  const text = /** @type {{ text: string }} */ (calibration).text;
-  return `\0int8\0${QUANTIZER_VERSION}\0${createHash('sha256').update(text).digest('hex')}`;
+  return `\0int8\0${int8Identity()}`;
 }
 
 /**
