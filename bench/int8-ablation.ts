@@ -89,12 +89,16 @@ const ranked = await byCost(float32);
 const reader = new MaskedPhotoReader();
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'matte-ablation-'));
 
-const floatProbability: number[] = [];
+/** The float model's result on each photo: the check's probability and the IoU against the drawn mask. */
+const floatResults: { probability: number; iou: number }[] = [];
 for (const e of photos) {
   const photo = await reader.read(path.join(dir, e.image), path.join(dir, e.mask));
-  floatProbability.push(await brokenProbabilityOf(photo.light, photo.input));
+  floatResults.push({
+    probability: await brokenProbabilityOf(photo.light, photo.input),
+    iou: (await photo.score(photo.light)).iou,
+  });
 }
-const near = (d: number) => floatProbability.filter((p) => Math.abs(p - CHECK_BAR) < d).length;
+const near = (d: number) => floatResults.filter((r) => Math.abs(r.probability - CHECK_BAR) < d).length;
 
 const rows: Row[] = [];
 for (const variant of VARIANTS) {
@@ -112,10 +116,10 @@ for (const variant of VARIANTS) {
     let apart = 0;
     for (let i = 0; i < mask.length; i++) apart += Math.abs(mask[i] - photo.light[i]);
     row.masksApart += apart / mask.length / photos.length;
-    const change = (await photo.score(mask)).iou - (await photo.score(photo.light)).iou;
+    const change = (await photo.score(mask)).iou - floatResults[k].iou;
     if (change < row.worstChange) Object.assign(row, { worstChange: change, worstPhoto: e.id });
     const flagged = (await brokenProbabilityOf(mask, photo.input)) >= CHECK_BAR;
-    if (flagged !== floatProbability[k] >= CHECK_BAR) row.verdictsDiffer++;
+    if (flagged !== floatResults[k].probability >= CHECK_BAR) row.verdictsDiffer++;
   }
   await model.close();
   rows.push(row);
