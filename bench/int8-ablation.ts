@@ -22,9 +22,8 @@ import {
   type Calibration,
   type Rounding,
 } from '../src/adapters/model-int8.mjs';
-import { readModel } from '../src/adapters/model-session.mjs';
+import { INT8_CALIBRATION_FILE, readModel } from '../src/adapters/model-session.mjs';
 import { MaskedPhotoReader } from '../tools/calibration/real-photos.ts';
-import { CALIBRATION_FILE } from '../tools/model-calibrate.ts';
 import { SHARED_DIR } from '../tools/shared-data.ts';
 import { brokenProbabilityOf, CHECK_BAR } from './int8.ts';
 
@@ -82,7 +81,7 @@ const dir = path.join(SHARED_DIR, 'real-photos');
 const photos = (
   JSON.parse(fs.readFileSync(path.join(dir, 'manifest.json'), 'utf8')) as { id: string; image: string; mask: string }[]
 ).filter((_, i) => i % 2 === 1);
-const calibration = JSON.parse(fs.readFileSync(CALIBRATION_FILE, 'utf8')) as Calibration;
+const calibration = JSON.parse(fs.readFileSync(INT8_CALIBRATION_FILE, 'utf8')) as Calibration;
 const shipped = readModel(modelSource());
 const float32 = float16ToFloat32(shipped) ?? shipped;
 const ranked = await byCost(float32);

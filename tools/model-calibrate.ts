@@ -17,7 +17,6 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import ort from 'onnxruntime-node';
 import sharp from 'sharp';
 import { fromBinary } from '@bufbuild/protobuf';
@@ -26,12 +25,11 @@ import { ImageDecoder } from '../src/adapters/images/decoder.ts';
 import { MODEL_INPUT_SIZE, modelSource } from '../src/adapters/mask-model.adapter.ts';
 import { float16ToFloat32 } from '../src/adapters/model-float32.mjs';
 import { QUANTIZER_VERSION, quantizedValues, withOutputs, type Calibration } from '../src/adapters/model-int8.mjs';
-import { readModel } from '../src/adapters/model-session.mjs';
+import { INT8_CALIBRATION_FILE, readModel } from '../src/adapters/model-session.mjs';
 import { fillModelInput } from '../src/imaging/model-io.mjs';
 import { inRepoStyle } from './repo-style.ts';
 import { evalEntries, evalFile, HAVE_EVAL_DATA } from './shared-data.ts';
 
-export const CALIBRATION_FILE = fileURLToPath(new URL('../src/adapters/model-int8.calibration.json', import.meta.url));
 /** The lower and upper tail left out of each photo's range. */
 const TAIL = 0.0001;
 /** The small copies of each calibration photo, by the longest side they are reduced to fit. */
@@ -142,8 +140,10 @@ async function main(): Promise<void> {
       }),
     ),
   };
-  fs.writeFileSync(CALIBRATION_FILE, await inRepoStyle(CALIBRATION_FILE, JSON.stringify(calibration)));
-  console.log(`${path.relative(process.cwd(), CALIBRATION_FILE)}: ${names.length} ranges from ${photos.length} photos`);
+  fs.writeFileSync(INT8_CALIBRATION_FILE, await inRepoStyle(INT8_CALIBRATION_FILE, JSON.stringify(calibration)));
+  console.log(
+    `${path.relative(process.cwd(), INT8_CALIBRATION_FILE)}: ${names.length} ranges from ${photos.length} photos`,
+  );
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) await main();

@@ -10,7 +10,7 @@ import { float16ToFloat32 } from './model-float32.mjs';
 import { QUANTIZER_VERSION, quantizeInt8 } from './model-int8.mjs';
 
 /** The int8 model's activation ranges (npm run model:calibrate), for the shipped weights only. */
-const CALIBRATION_FILE = fileURLToPath(new URL('./model-int8.calibration.json', import.meta.url));
+export const INT8_CALIBRATION_FILE = fileURLToPath(new URL('./model-int8.calibration.json', import.meta.url));
 
 /** @param {{ modelPath?: string, imglyDir?: string, imglyModel?: string }} source */
 export function readModel(source) {
@@ -154,7 +154,7 @@ function calibrationFor(bytes) {
 /** The calibration file, read once. */
 function loadedCalibration() {
   if (calibration === undefined) {
-    const text = readIfThere(CALIBRATION_FILE);
+    const text = readIfThere(INT8_CALIBRATION_FILE);
     calibration = text ? { text, calibration: JSON.parse(text) } : null;
   }
   return calibration;

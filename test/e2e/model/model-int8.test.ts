@@ -24,10 +24,14 @@ import {
 import ort from 'onnxruntime-node';
 import { describe, expect, it } from 'vitest';
 import { activationParams, quantizedValues, quantizeInt8, withOutputs } from '../../../src/adapters/model-int8.mjs';
-import { modelPrecision, readModel, runnableModel } from '../../../src/adapters/model-session.mjs';
+import {
+  INT8_CALIBRATION_FILE,
+  modelPrecision,
+  readModel,
+  runnableModel,
+} from '../../../src/adapters/model-session.mjs';
 import { modelSource } from '../../../src/adapters/mask-model.adapter.ts';
 import { loadConfig } from '../../../src/config.ts';
-import { CALIBRATION_FILE } from '../../../tools/model-calibrate.ts';
 
 const SIZE = 16;
 
@@ -292,7 +296,7 @@ describe('the int8 model of the shipped weights', () => {
   });
 
   it('quantizes 107 of the 119 convolutions with the committed calibration: the six side heads and the six it names stay float', () => {
-    const calibration = JSON.parse(fs.readFileSync(CALIBRATION_FILE, 'utf8')) as { float: string[] };
+    const calibration = JSON.parse(fs.readFileSync(INT8_CALIBRATION_FILE, 'utf8')) as { float: string[] };
     expect(calibration.float).toHaveLength(6);
     const graph = fromBinary(ModelProtoSchema, runnableModel(bytes, { int8: true })).graph!;
     const ops = graph.node.map((n) => n.opType);
