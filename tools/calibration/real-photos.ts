@@ -9,6 +9,7 @@ import sharp from 'sharp';
 import { ImageDecoder, type DecodedImage } from '../../src/adapters/images/decoder.ts';
 import { CheckRasters } from '../../src/adapters/images/rasters.ts';
 import { OnnxMaskModel, MODEL_INPUT_SIZE } from '../../src/adapters/mask-model.adapter.ts';
+import { int8Identity } from '../../src/adapters/model-session.mjs';
 import { maskStatistics } from '../../src/imaging/model-io.mjs';
 import { FEATURES } from '../../src/pipeline/check/calibration.ts';
 import { CHECK_GRID, measure } from '../../src/pipeline/check/features.ts';
@@ -52,6 +53,15 @@ export class CachedMasks {
   async close(): Promise<void> {
     await this.model?.close();
   }
+}
+
+/**
+ * The int8 model's masks (the service's default light model), cached apart from the float model's and keyed by
+ * the int8 model's identity (its calibration and quantizer), so a new calibration makes new masks.
+ */
+export function int8Masks(cache = PHOTOS_CACHE): CachedMasks {
+  const identity = crypto.createHash('sha256').update(`${int8Identity()}`).digest('hex').slice(0, 12);
+  return new CachedMasks(cache, `int8-${identity}`, '', true);
 }
 
 /** A photo with the mask a person drew, read as the service reads it (bench:photos and calibrate share it). */
