@@ -11,20 +11,24 @@
 // light (the bars of reports were fitted on the light model's cut-outs: docs/research/quality-history.md). The model's masks are
 // cached under .bench/photos/ (keyed by the photo's bytes and the heavy model), so a
 // second run takes seconds (PHOTOS_CACHE=<dir> puts them elsewhere). PHOTOS_JSON=<file> writes every figure.
-// MATTE_MODEL_INT8=1, the service's own variable too, makes the light results the int8 model's (cached apart,
-// keyed by its calibration): the check, calibrated on the float model's masks, judged on the masks an operator
-// who turns int8 on gets.
+// The light results are the int8 model's, as the service's default (cached apart, keyed by its calibration);
+// MATTE_MODEL_INT8=0, the service's own variable too, makes them the float model's.
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { MODEL_INPUT_SIZE } from '../src/adapters/mask-model.adapter.ts';
-import { int8Identity } from '../src/adapters/model-session.mjs';
 import { loadConfig } from '../src/config.ts';
 import { maskStatistics } from '../src/imaging/model-io.mjs';
 import { CHECK_GRID } from '../src/pipeline/check/features.ts';
 import { diagnose } from '../src/pipeline/diagnose.ts';
 import { PhotoError } from '../src/errors.ts';
-import { CachedMasks, MaskedPhotoReader, maskedPhotos, PHOTOS_CACHE } from '../tools/calibration/real-photos.ts';
+import {
+  CachedMasks,
+  int8Masks,
+  MaskedPhotoReader,
+  maskedPhotos,
+  PHOTOS_CACHE,
+} from '../tools/calibration/real-photos.ts';
 import { claimFigures, judgedClaims, looseClaims } from '../tools/calibration/claims-calibration.ts';
 import type { Composite } from '../tools/calibration/calibration-set.ts';
 import { share as pct } from '../tools/figures.ts';
@@ -47,18 +51,9 @@ if (process.env.MATTE_HEAVY_MODEL_PATH && !fs.existsSync(process.env.MATTE_HEAVY
  * own variable) when one is set; otherwise the light model itself (docs/check.md), so no second pass is run.
  */
 const HEAVY_MODEL = process.env.MATTE_HEAVY_MODEL_PATH ?? '';
-/** The light results as MATTE_MODEL_INT8 sets them: the float model's (the default), or the int8 model's. */
+/** The light results as MATTE_MODEL_INT8 sets them: the int8 model's (the default), or the float model's. */
 const INT8 = loadConfig().modelInt8;
-const reader = new MaskedPhotoReader(
-  INT8
-    ? new CachedMasks(
-        PHOTOS_CACHE,
-        `int8-${crypto.createHash('sha256').update(`${int8Identity()}`).digest('hex').slice(0, 12)}`,
-        '',
-        true,
-      )
-    : new CachedMasks(PHOTOS_CACHE),
-);
+const reader = new MaskedPhotoReader(INT8 ? int8Masks() : new CachedMasks(PHOTOS_CACHE));
 const heavyMasks = HEAVY_MODEL
   ? (() => {
       const stat = fs.statSync(HEAVY_MODEL);
@@ -132,7 +127,7 @@ await heavyMasks?.close();
 const broken = rows.filter((r) => r.light.iou < BROKEN_BELOW);
 const clean = rows.filter((r) => r.light.iou >= CLEAN_FROM);
 console.log(
-  `\n## the check on ${rows.length} photos (light results${INT8 ? ' of the int8 model, MATTE_MODEL_INT8=1' : ''}; broken: IoU < 0.85, clean: IoU >= 0.95)`,
+  `\n## the check on ${rows.length} photos (light results of the ${INT8 ? 'int8 model, the default' : 'float model, MATTE_MODEL_INT8=0'}; broken: IoU < 0.85, clean: IoU >= 0.95)`,
 );
 console.log(`broken results flagged: ${pct(broken.filter((r) => r.red).length, broken.length)} (goal >= 90%)`);
 console.log(`clean results flagged:  ${pct(clean.filter((r) => r.red).length, clean.length)} (goal <= 5%)`);

@@ -8,9 +8,9 @@
 //  5. edges: mean alpha error of the upsampled mask and of the refined alpha (bench/edges.ts; BENCH_EDGES=0 skips it)
 //  6. int8 against float: the two models bare and through the API, imgly-node, and the quality gates on photos
 //     the int8 ranges were not taken from (bench/int8.ts; BENCH_INT8=0 skips it)
-// The service runs as shipped: the float model (the int8 model is an opt-in, MATTE_MODEL_INT8=1). Sections 1-2
-// set it against the bare model as shipped (float16 weights, onnxruntime's defaults), the fastest bare run of
-// those weights; section 6 sets the int8 model against the float model.
+// The service runs as shipped: the int8 model (MATTE_MODEL_INT8=0 runs the float one). Sections 1-2 set it
+// against the bare model as shipped (float16 weights, onnxruntime's defaults); speed-check sets it against the
+// faster of the bare float and bare int8 models; section 6 sets the int8 model against the float model.
 // This machine is shared and noisy: compare the ratios, not the absolute numbers. Bare and service
 // runs alternate, each round gives its own ratio, and the median ratio is the figure, so a burst of
 // load from another tenant spoils one round and not the result.

@@ -1,5 +1,5 @@
 // npm run model:quantize: makes the model as the server runs it with this environment's settings (with
-// MATTE_MODEL_INT8=1, the int8 model: src/adapters/model-int8.mjs; else the float32 copy) and keeps it in
+// the int8 model by default: src/adapters/model-int8.mjs; with MATTE_MODEL_INT8=0 the float32 copy) and keeps it in
 // MATTE_MODEL_CACHE_DIR, as the first start would.
 // Nothing else needs it: a server makes the file on its first start, and again when the weights, the
 // calibration, onnxruntime or the CPU change. Run it to take that time out of the first start.

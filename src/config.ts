@@ -34,7 +34,7 @@ export const ConfigSchema = Type.Object({
   modelOptimization: Type.Union([Type.Literal('basic'), Type.Literal('extended'), Type.Literal('all')]),
   /** A float16 model run as float32 (model-float32.mjs): on, unless MATTE_LOW_MEMORY=1. */
   modelFloat32: Type.Boolean(),
-  /** The shipped weights run quantized to 8 bits (model-int8.mjs): opt-in, about twice as fast, short of the quality gates on real photos (docs/performance.md); off runs them in float (modelFloat32). */
+  /** The shipped weights run quantized to 8 bits (model-int8.mjs): the default, about twice as fast as float and as good against drawn masks (docs/performance.md); off (MATTE_MODEL_INT8=0) runs them in float (modelFloat32). */
   modelInt8: Type.Boolean(),
   /** Where the model optimised for this machine is kept between starts (a cache; '' turns it off). */
   modelCacheDir: Type.String(),
@@ -123,6 +123,18 @@ function flag(env: Env, name: string, fallback: boolean): boolean {
   return raw === '1' || raw.toLowerCase() === 'true';
 }
 
+/**
+ * Which model cuts the photos, in the words of the start line: the shipped weights in int8 (the default) or in
+ * float, an operator's own file, or an inference server.
+ */
+export function modelDescription(config: Pick<Config, 'modelPath' | 'inferenceUrl' | 'modelInt8'>): string {
+  if (config.inferenceUrl) return 'the model of the inference server at MATTE_INFERENCE_URL';
+  if (config.modelPath) return `the model at ${config.modelPath} (MATTE_MODEL_PATH)`;
+  return config.modelInt8
+    ? 'the int8 model (MATTE_MODEL_INT8=0 runs the float model)'
+    : 'the float model (MATTE_MODEL_INT8=0; unset, the faster int8 model runs)';
+}
+
 /** How the model is run (model-session.mjs createSession; OnnxMaskModel adds the model's path): the same for the server's worker, `bin/matte inference-server` and `npm run model:quantize`. */
 export function modelRunOptions(config: Config) {
   return {
@@ -160,7 +172,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     modelOptimization: (env.MATTE_MODEL_OPTIMIZATION ||
       (lowMemory ? LOW_MEMORY_GRAPH_OPTIMIZATION : DEFAULT_GRAPH_OPTIMIZATION)) as Config['modelOptimization'],
     modelFloat32: flag(env, 'MATTE_MODEL_FLOAT32', !lowMemory),
-    modelInt8: flag(env, 'MATTE_MODEL_INT8', false),
+    modelInt8: flag(env, 'MATTE_MODEL_INT8', true),
     modelCacheDir: modelCacheDir(env),
     helperNice: int(env, 'MATTE_HELPER_NICE', DEFAULTS.helperNice),
     imageThreads: int(env, 'MATTE_IMAGE_THREADS', DEFAULTS.imageThreads),
@@ -290,9 +302,9 @@ export const SETTINGS: readonly {
   },
   {
     names: ['MATTE_MODEL_INT8'],
-    default: 'off',
+    default: 'on',
     meaning:
-      '`1`: the shipped ISNet weights run quantized to 8 bits (int8 weights, uint8 activations; `src/adapters/model-int8.mjs`), made from them on this machine at the first start (about 3 s; or ahead with `npm run model:quantize`) and cached with the optimised model: about twice as fast as the float model; the same cut-outs on most photos, but short of the quality gates on some real photos, so an opt-in ([performance.md](performance.md#int8)). A model set with `MATTE_MODEL_PATH` runs in float: the ranges are calibrated for the shipped weights only',
+      'on: the shipped ISNet weights run quantized to 8 bits (int8 weights, uint8 activations; `src/adapters/model-int8.mjs`), made from them on this machine at the first start (about 3 s; or ahead with `npm run model:quantize`) and cached with the optimised model: about twice as fast as float, and as good against masks people drew ([performance.md](performance.md#int8)). `0`: the float model, about twice the time a photo and more memory. A model set with `MATTE_MODEL_PATH` runs in float: the ranges are calibrated for the shipped weights only',
   },
   {
     names: ['MATTE_MODEL_FLOAT32'],

@@ -1,5 +1,5 @@
 // Process entry: loadConfig → createContainer → buildApp → listen; graceful close on SIGINT/SIGTERM.
-import { loadConfig } from '../config.ts';
+import { loadConfig, modelDescription } from '../config.ts';
 import { createContainer } from '../container.ts';
 import { buildApp } from '../app.ts';
 import type { Socket } from 'node:net';
@@ -28,7 +28,7 @@ const base = config.publicBaseUrl;
 container.log.info(
   { port: config.port, dataDir: config.dataDir, database: container.store.dialect, pid: process.pid },
   `Matte is serving: API ${base}/v1 (reference: ${base}/v1/openapi.json), studio ${base}/studio/, ` +
-    `${container.worker ? 'with its photo worker' : 'API only (MATTE_WORKER=0)'}; stop it with Ctrl-C or kill ${process.pid}`,
+    `${container.worker ? `with its photo worker on ${modelDescription(config)}` : 'API only (MATTE_WORKER=0)'}; stop it with Ctrl-C or kill ${process.pid}`,
 );
 
 let closing = false;

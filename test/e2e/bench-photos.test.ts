@@ -1,7 +1,7 @@
 // npm run bench:photos judges the shipped check on photos someone brings, with their masks: its verdicts must
 // be the service's own. Two eval photos (one in a subfolder, masks named both ways the command reads) go
 // through the command and through POST /v1/images on a real server with the real model; the score, the
-// verdict and the IoU agree; with MATTE_MODEL_INT8=1 they agree with a server run so. An operator's heavy model (MATTE_HEAVY_MODEL_PATH) is judged against light. A folder
+// verdict and the IoU agree; with MATTE_MODEL_INT8=0 (float) and on the default int8 model alike. An operator's heavy model (MATTE_HEAVY_MODEL_PATH) is judged against light. A folder
 // with no pair, or a heavy model that is not there, is refused with exit 2 and one line.
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
@@ -24,7 +24,7 @@ let tmp: string;
 beforeAll(async () => {
   if (!HAVE_EVAL_DATA) return;
   tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'matte-photos-'));
-  server = await startServer();
+  server = await startServer({ MATTE_MODEL_INT8: '0' });
 });
 afterAll(async () => {
   await server?.stop();
@@ -87,7 +87,7 @@ describe.skipIf(!HAVE_EVAL_DATA)('npm run bench:photos', () => {
     const { folder, first, second } = photosFolder();
 
     const json = path.join(tmp, 'figures.json');
-    const { stdout } = await command(folder, { PHOTOS_JSON: json });
+    const { stdout } = await command(folder, { PHOTOS_JSON: json, MATTE_MODEL_INT8: '0' });
     expect(stdout).toContain('## the check on 2 photos');
     expect(stdout).toContain('## reports on these results');
     const { rows } = JSON.parse(fs.readFileSync(json, 'utf8')) as { rows: (Row & { id: string })[] };
@@ -97,13 +97,13 @@ describe.skipIf(!HAVE_EVAL_DATA)('npm run bench:photos', () => {
     await expectServersVerdicts(server, rows, [first, second]);
   });
 
-  it("with MATTE_MODEL_INT8=1, gives the int8 server's verdicts on the int8 model's masks", async () => {
+  it("on the default int8 model, gives the default server's verdicts on the int8 model's masks", async () => {
     const { folder, first, second } = photosFolder();
     const json = path.join(tmp, 'int8.json');
-    const { stdout } = await command(folder, { PHOTOS_JSON: json, MATTE_MODEL_INT8: '1' });
-    expect(stdout).toContain('## the check on 2 photos (light results of the int8 model, MATTE_MODEL_INT8=1;');
+    const { stdout } = await command(folder, { PHOTOS_JSON: json });
+    expect(stdout).toContain('## the check on 2 photos (light results of the int8 model, the default;');
     // Cached apart from the float model's masks, so that neither is read for the other, and not the same masks.
-    await command(folder);
+    await command(folder, { MATTE_MODEL_INT8: '0' });
     const cached = fs.readdirSync(path.join(tmp, 'cache'));
     const int8Masks = cached.filter((f) => f.includes('.int8-'));
     expect(int8Masks).toHaveLength(2);
@@ -112,7 +112,7 @@ describe.skipIf(!HAVE_EVAL_DATA)('npm run bench:photos', () => {
       expect(fs.readFileSync(path.join(tmp, 'cache', file)).equals(fs.readFileSync(float))).toBe(false);
     }
     const { rows } = JSON.parse(fs.readFileSync(json, 'utf8')) as { rows: Row[] };
-    const int8 = await startServer({ MATTE_MODEL_INT8: '1' });
+    const int8 = await startServer();
     try {
       await expectServersVerdicts(int8, rows, [first, second]);
     } finally {
@@ -128,7 +128,8 @@ describe.skipIf(!HAVE_EVAL_DATA)('npm run bench:photos', () => {
     const { folder } = photosFolder();
     const figures = async (env: Record<string, string>) => {
       const json = path.join(tmp, `heavy-${Object.keys(env).length}.json`);
-      const { stdout } = await command(folder, { PHOTOS_JSON: json, ...env });
+      // The light model in float, as the heavy file runs (a model set by path runs in float).
+      const { stdout } = await command(folder, { PHOTOS_JSON: json, MATTE_MODEL_INT8: '0', ...env });
       const { rows } = JSON.parse(fs.readFileSync(json, 'utf8')) as {
         rows: { light: { iou: number }; heavy: { iou: number } }[];
       };

@@ -1,5 +1,5 @@
-// End to end: a server started with MATTE_MODEL_INT8=1 makes the int8 model at its first start (in the shared
-// model cache) and cuts out held-out eval photos over real HTTP as well as the float server does.
+// End to end: a server started on the defaults makes the int8 model at its first start (in the shared model
+// cache) and cuts out held-out eval photos over real HTTP as well as the float server (MATTE_MODEL_INT8=0) does.
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startServer, type RunningServer, E2E_TEST_TIMEOUT } from '../helpers/server.ts';
 import { evalEntries, evalFile, iou, HAVE_EVAL_DATA } from '../../tools/shared-data.ts';
@@ -16,7 +16,7 @@ const keys: Record<string, string> = {};
 
 beforeAll(async () => {
   if (!HAVE_EVAL_DATA) return;
-  [servers.float, servers.int8] = await Promise.all([startServer(), startServer({ MATTE_MODEL_INT8: '1' })]);
+  [servers.float, servers.int8] = await Promise.all([startServer({ MATTE_MODEL_INT8: '0' }), startServer()]);
   for (const [name, server] of Object.entries(servers)) {
     const created = await server!.createAccount(`${name}@example.com`, 10, 0);
     keys[name] = created.apiKey;
@@ -38,7 +38,7 @@ async function cutout(name: 'float' | 'int8', file: Buffer): Promise<Buffer> {
   return Buffer.from(await res.arrayBuffer());
 }
 
-describe.skipIf(!HAVE_EVAL_DATA)('MATTE_MODEL_INT8=1', () => {
+describe.skipIf(!HAVE_EVAL_DATA)('the default int8 model', () => {
   it('cuts out held-out photos within 0.03 IoU of the float server, each above 0.9', async () => {
     expect(photos).toHaveLength(3);
     for (const entry of photos) {

@@ -167,8 +167,10 @@ describe.skipIf(!HAVE_EVAL_DATA)('a batch of real product photos through the rea
       const after = serverThreads();
       const table = (threads: ThreadStat[]) =>
         JSON.stringify(threads.map((t) => `${t.tid} ${t.name} cpu ${t.cpu} nice ${t.nice}`));
-      // The model's two threads (MATTE_MODEL_THREADS=2) did most of the work, at full priority.
-      const busiest = [...after]
+      // The model's two threads (MATTE_MODEL_THREADS=2) did most of the work, at full priority. The event loop
+      // can outwork the second of them (the int8 model halves their share), so it is not among the candidates.
+      const busiest = after
+        .filter((t) => t.tid !== pid)
         .sort((a, b) => b.cpu - a.cpu)
         .slice(0, 2)
         .map((t) => t.tid);

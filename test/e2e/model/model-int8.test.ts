@@ -31,7 +31,7 @@ import {
   runnableModel,
 } from '../../../src/adapters/model-session.mjs';
 import { modelSource } from '../../../src/adapters/mask-model.adapter.ts';
-import { loadConfig } from '../../../src/config.ts';
+import { loadConfig, modelDescription } from '../../../src/config.ts';
 
 const SIZE = 16;
 
@@ -281,9 +281,13 @@ describe('quantizeInt8', () => {
 describe('the int8 model of the shipped weights', () => {
   const bytes = readModel(modelSource());
 
-  it('is an opt-in (MATTE_MODEL_INT8=1): the server runs the float model by default', () => {
-    expect(loadConfig({}).modelInt8).toBe(false);
+  it('is the default; MATTE_MODEL_INT8=0 runs the float model, and the start line says which runs', () => {
+    expect(loadConfig({}).modelInt8).toBe(true);
     expect(loadConfig({ MATTE_MODEL_INT8: '1' }).modelInt8).toBe(true);
+    expect(loadConfig({ MATTE_MODEL_INT8: '0' }).modelInt8).toBe(false);
+    expect(modelDescription(loadConfig({}))).toMatch(/^the int8 model/);
+    expect(modelDescription(loadConfig({ MATTE_MODEL_INT8: '0' }))).toMatch(/^the float model/);
+    expect(modelDescription(loadConfig({ MATTE_MODEL_PATH: '/models/mine.onnx' }))).toContain('/models/mine.onnx');
     expect(modelPrecision(bytes, { int8: true })).toBe('int8');
     expect(modelPrecision(bytes, { int8: false })).toBe('float32');
     expect(modelPrecision(bytes, { int8: false, float32: false })).toBe('stored');

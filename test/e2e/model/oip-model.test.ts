@@ -8,6 +8,7 @@ import sharp from 'sharp';
 import { OipMaskModel, CircuitBreaker } from '../../../src/adapters/oip-mask-model.adapter.ts';
 import { OnnxMaskModel, MODEL_INPUT_SIZE } from '../../../src/adapters/mask-model.adapter.ts';
 import { startInferenceServer } from '../../../src/main/inference-server.ts';
+import { loadConfig } from '../../../src/config.ts';
 import { PhotoError } from '../../../src/errors.ts';
 import { productPhoto } from '../../helpers/images.ts';
 
@@ -35,7 +36,8 @@ describe('bin/matte inference-server and the OIP client, with the real model', (
     await remote.ready();
     const rgb = await modelInput();
     const got = await remote.predict(rgb);
-    const local = new OnnxMaskModel({ modelPath: '', threads: 2 });
+    // The model the inference server runs by default: the int8 one (MATTE_MODEL_INT8).
+    const local = new OnnxMaskModel({ modelPath: '', threads: 2, int8: loadConfig().modelInt8 });
     try {
       await local.ready();
       const want = await local.predict(rgb);
