@@ -30,7 +30,7 @@ const rasters = new CheckRasters(100_000_000);
 
 const photos: { input: Buffer; mask: Buffer }[] = [];
 for (const e of evalEntries().filter((x) => x.kind === 'product')) {
-  const input = await decoder.toModelInput(await decoder.decode(evalFile(e.image)), N);
+  const input = (await decoder.toModelInput(await decoder.decode(evalFile(e.image)), N)).rgb;
   // A mask with a soft edge: the photo's own truth, scaled to the model's square and blurred a little.
   const mask = await sharp(evalFile(e.mask)).extractChannel(0).resize(N, N, { fit: 'fill' }).blur(2).raw().toBuffer();
   photos.push({ input, mask });
@@ -66,10 +66,16 @@ const figures = {
   rounds: ROUNDS,
   'linear grid + measures': await cost(async (p) => measure(await linear(p.mask, p.input))),
   'block grid + measures': await cost(async (p) => measure(await rasters.checkGrid(p.mask, p.input, N, CHECK_GRID))),
-  'block grid, colours alone (while the model runs)': await cost((p) => rasters.checkColours(p.input, N, CHECK_GRID)),
+  'block grid, colours alone (while the model runs)': await cost((p) =>
+    rasters.checkColours({ rgb: p.input, width: N, height: N }, CHECK_GRID),
+  ),
   'block grid, mask + measures (on the photo path)': await (async () => {
     const colours = new Map(
-      await Promise.all(photos.map(async (p) => [p, await rasters.checkColours(p.input, N, CHECK_GRID)] as const)),
+      await Promise.all(
+        photos.map(
+          async (p) => [p, await rasters.checkColours({ rgb: p.input, width: N, height: N }, CHECK_GRID)] as const,
+        ),
+      ),
     );
     return cost((p) => measure({ mask: rasters.checkMask(p.mask, N, CHECK_GRID), rgb: colours.get(p)! }));
   })(),

@@ -14,7 +14,12 @@ import path from 'node:path';
 import sharp from 'sharp';
 import { ImageDecoder } from '../src/adapters/images/decoder.ts';
 import { CheckRasters } from '../src/adapters/images/rasters.ts';
-import { OnnxMaskModel, MODEL_INPUT_SIZE, type MaskPrediction } from '../src/adapters/mask-model.adapter.ts';
+import {
+  OnnxMaskModel,
+  MODEL_INPUT_SIZE,
+  squareInput,
+  type MaskPrediction,
+} from '../src/adapters/mask-model.adapter.ts';
 import { maskStatistics } from '../src/imaging/model-io.mjs';
 import { CHECK_GRID, measure, type CheckFeatures } from '../src/pipeline/check/features.ts';
 import { brokenProbability, featureVector, loadCalibration } from '../src/pipeline/check/calibration.ts';
@@ -41,7 +46,7 @@ async function predict(entry: EvalEntry, input: Buffer): Promise<MaskPrediction>
   }
   model ??= new OnnxMaskModel({ modelPath: '', threads: 2 });
   await model.ready();
-  const p = await model.predict(input);
+  const p = await model.predict(squareInput(input));
   if (file) {
     fs.mkdirSync(CACHE!, { recursive: true });
     fs.writeFileSync(file, p.mask);
@@ -57,7 +62,7 @@ const sampleFeatures: CheckFeatures[] = [];
 const cutouts: { entry: EvalEntry; tier: string; alpha: Buffer; rgb: Buffer; truth: Buffer }[] = [];
 for (const entry of entries) {
   const decoded = await decoder.decode(evalFile(entry.image));
-  const input = await decoder.toModelInput(decoded, MODEL_INPUT_SIZE);
+  const input = (await decoder.toModelInput(decoded, MODEL_INPUT_SIZE)).rgb;
   const truth = await sharp(evalFile(entry.mask)).extractChannel(0).raw().toBuffer();
   const rgb = await sharp(decoded.rgb, { raw: { width: decoded.width, height: decoded.height, channels: 3 } })
     .resize(entry.width, entry.height, { fit: 'fill' })

@@ -13,7 +13,7 @@ import path from 'node:path';
 import ort from 'onnxruntime-node';
 import { fromBinary } from '@bufbuild/protobuf';
 import { ModelProtoSchema } from 'onnx-buf';
-import { modelSource, MODEL_INPUT_SIZE, OnnxMaskModel } from '../src/adapters/mask-model.adapter.ts';
+import { modelSource, MODEL_INPUT_SIZE, OnnxMaskModel, squareInput } from '../src/adapters/mask-model.adapter.ts';
 import { float16ToFloat32 } from '../src/adapters/model-float32.mjs';
 import {
   quantizedValues,
@@ -111,7 +111,7 @@ for (const variant of VARIANTS) {
   const row: Row = { name: variant.name, masksApart: 0, worstChange: Infinity, worstPhoto: '', verdictsDiffer: 0 };
   for (const [k, e] of photos.entries()) {
     const photo = await reader.read(path.join(dir, e.image), path.join(dir, e.mask));
-    const mask = (await model.predict(photo.input)).mask;
+    const mask = (await model.predict(squareInput(photo.input))).mask;
     let apart = 0;
     for (let i = 0; i < mask.length; i++) apart += Math.abs(mask[i] - photo.light[i]);
     row.masksApart += apart / mask.length / photos.length;

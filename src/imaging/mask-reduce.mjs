@@ -25,39 +25,62 @@ export function areaAxis(n, d) {
 }
 
 /**
- * A one-channel image `sw` x `sh` reduced to `dw` x `dh` (no larger on either axis) by area averages,
- * rounded half up.
+ * An image `sw` x `sh` of `channels` interleaved 8-bit values a pixel (one unless given) reduced to
+ * `dw` x `dh` (no larger on either axis) by area averages, rounded half up.
  * @param {Uint8Array} src @param {number} sw @param {number} sh @param {number} dw @param {number} dh
+ * @param {number} [channels]
  * @returns {Uint8Array}
  */
-export function reduceArea(src, sw, sh, dw, dh) {
-  if (!(dw >= 1 && dh >= 1 && dw <= sw && dh <= sh) || src.length < sw * sh)
+export function reduceArea(src, sw, sh, dw, dh, channels = 1) {
+  if (!(dw >= 1 && dh >= 1 && dw <= sw && dh <= sh) || src.length < sw * sh * channels)
     throw new RangeError(`reduceArea: cannot reduce ${sw}x${sh} to ${dw}x${dh}`);
   const xs = areaAxis(sw, dw);
   const ys = areaAxis(sh, dh);
+  const rowOut = dw * channels;
   // Across first: every source row's cells, each at most 255 * sw.
-  const across = new Float64Array(sh * dw);
+  const across = new Float64Array(sh * rowOut);
   for (let y = 0; y < sh; y++) {
-    const row = y * sw;
+    const row = y * sw * channels;
+    if (channels === 3) {
+      // RGB, the check's colours: the three sums in one walk (half the time of the general loop).
+      for (let x = 0, o = y * rowOut; x < dw; x++, o += 3) {
+        let r = 0;
+        let g = 0;
+        let b = 0;
+        for (let j = xs.offset[x], k = row + xs.first[x] * 3; j < xs.offset[x + 1]; j++, k += 3) {
+          const weight = xs.weight[j];
+          r += src[k] * weight;
+          g += src[k + 1] * weight;
+          b += src[k + 2] * weight;
+        }
+        across[o] = r;
+        across[o + 1] = g;
+        across[o + 2] = b;
+      }
+      continue;
+    }
     for (let x = 0; x < dw; x++) {
-      let sum = 0;
-      for (let j = xs.offset[x], k = row + xs.first[x]; j < xs.offset[x + 1]; j++, k++) sum += src[k] * xs.weight[j];
-      across[y * dw + x] = sum;
+      for (let c = 0; c < channels; c++) {
+        let sum = 0;
+        for (let j = xs.offset[x], k = row + xs.first[x] * channels + c; j < xs.offset[x + 1]; j++, k += channels)
+          sum += src[k] * xs.weight[j];
+        across[y * rowOut + x * channels + c] = sum;
+      }
     }
   }
-  const out = new Uint8Array(dw * dh);
+  const out = new Uint8Array(rowOut * dh);
   const whole = sw * sh;
   const half = Math.floor(whole / 2);
   // Then down, a whole row of cells at a time (reading `across` row by row, not column by column): each
   // cell's sum takes its rows' terms in the same order either way, so the same bytes (1024² to 768²: 16.7 → 14.6 ms).
-  const sums = new Float64Array(dw);
+  const sums = new Float64Array(rowOut);
   for (let y = 0; y < dh; y++) {
     sums.fill(0);
     for (let j = ys.offset[y], k = ys.first[y]; j < ys.offset[y + 1]; j++, k++) {
       const weight = ys.weight[j];
-      for (let x = 0, i = k * dw; x < dw; x++, i++) sums[x] += across[i] * weight;
+      for (let x = 0, i = k * rowOut; x < rowOut; x++, i++) sums[x] += across[i] * weight;
     }
-    for (let x = 0, o = y * dw; x < dw; x++, o++) out[o] = Math.floor((sums[x] + half) / whole);
+    for (let x = 0, o = y * rowOut; x < rowOut; x++, o++) out[o] = Math.floor((sums[x] + half) / whole);
   }
   return out;
 }

@@ -38,6 +38,55 @@ export function maskFromOutput(out, size) {
 }
 
 /**
+ * The model's output at `width` x `height` (the photo's aspect ratio) stretched to `size` x `size` by
+ * bilinear interpolation between pixel centres, as if the model had run on the photo squeezed square: the
+ * quality check and the cut-out read the square mask (docs/performance.md, "The photo's own aspect ratio").
+ * An output already `size` square is answered as it is.
+ * @param {Float32Array} out
+ * @param {number} width
+ * @param {number} height
+ * @param {number} size
+ * @returns {Float32Array}
+ */
+export function stretchToSquare(out, width, height, size) {
+  if (width === size && height === size) return out;
+  const axis = (/** @type {number} */ n) => {
+    const lo = new Int32Array(size);
+    const hi = new Int32Array(size);
+    const t = new Float32Array(size);
+    for (let i = 0; i < size; i++) {
+      const at = Math.min(n - 1, Math.max(0, ((i + 0.5) * n) / size - 0.5));
+      lo[i] = Math.floor(at);
+      hi[i] = Math.min(n - 1, lo[i] + 1);
+      t[i] = at - lo[i];
+    }
+    return { lo, hi, t };
+  };
+  const xs = axis(width);
+  const ys = axis(height);
+  // Across each source row first, then down: two passes of size x height and size x size.
+  const across = new Float32Array(size * height);
+  for (let y = 0; y < height; y++) {
+    const row = y * width;
+    for (let x = 0, o = y * size; x < size; x++, o++) {
+      const a = out[row + xs.lo[x]];
+      across[o] = a + (out[row + xs.hi[x]] - a) * xs.t[x];
+    }
+  }
+  const square = new Float32Array(size * size);
+  for (let y = 0; y < size; y++) {
+    const top = ys.lo[y] * size;
+    const bottom = ys.hi[y] * size;
+    const t = ys.t[y];
+    for (let x = 0, o = y * size; x < size; x++, o++) {
+      const a = across[top + x];
+      square[o] = a + (across[bottom + x] - a) * t;
+    }
+  }
+  return square;
+}
+
+/**
  * Histogram of a square mask's values and the box of its pixels >= 128 (as maskFromOutput reports them;
  * the heavy tier's merged mask is measured again with it).
  * @param {Uint8Array} mask

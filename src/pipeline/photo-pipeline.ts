@@ -21,7 +21,7 @@ import type {
 } from '../domain/batch.schemas.ts';
 import { checkCompliance } from './compliance.ts';
 import { prepareInput, type PreparedInputs } from './prepared-inputs.ts';
-import { cutoutAtSize, gridRgb, predictMask } from './segment.ts';
+import { cutoutAtSize, gridRgb, modelFor } from './segment.ts';
 import { diagnose } from './diagnose.ts';
 import { CHECK_GRID } from './check/features.ts';
 import { refineGrid } from '../imaging/edge-refine.mjs';
@@ -172,7 +172,7 @@ export async function warmUpCheck(rasters: CheckRasters, rounds = 6): Promise<vo
     await yieldToRequests();
     const checkGrid = {
       mask: rasters.checkMask(mask, size, CHECK_GRID),
-      rgb: await rasters.checkColours(rgb, size, CHECK_GRID),
+      rgb: await rasters.checkColours({ rgb, width: size, height: size }, CHECK_GRID),
     };
     await yieldToRequests();
     diagnose(prediction, checkGrid, size, photo);
@@ -206,21 +206,29 @@ export async function runPhoto(
   const timings = { decode: 0, inference: 0, diagnose: 0, compose: 0, encode: 0, total: 0 };
 
   let t = performance.now();
-  const first = deps.prepared?.take(input) ?? prepareInput(deps.decoder, input);
-  const modelInput = await first.modelInput;
+  const model = modelFor({ light: deps.model, heavy: deps.heavyModel }, tier);
+  const first = deps.prepared?.take(input) ?? prepareInput(deps.decoder, input, (w, h) => model.inputSize(w, h));
+  let modelInput = await first.modelInput;
+  const decoded = await first.decoded; // already there: the model's input is made from it
+  // A model says its input size once it has loaded (a load failure is predict's to report), and a photo
+  // prepared at the upload was sized for the light model: one sized otherwise is made again, so a photo's
+  // result never depends on when it came.
+  await model.ready().catch(() => undefined);
+  const size = model.inputSize(decoded.width, decoded.height);
+  if (size.width !== modelInput.width || size.height !== modelInput.height)
+    modelInput = await deps.decoder.toModelInput(decoded, size);
   timings.decode = performance.now() - t;
 
-  // The model starts first: the stage is announced while it runs, and the decode may still be finishing.
-  const predicting = predictMask({ light: deps.model, heavy: deps.heavyModel }, modelInput, tier);
+  // The model starts first: the stage is announced while it runs.
+  const predicting = model.predict(modelInput);
   predicting.catch(() => undefined);
   await onStage('inference');
-  const decoded = await first.decoded;
   // What needs no mask is done while the model runs: the photo is handed to the cut-out writer (its
   // threads' shared copy) and reduced to the edge refinement's grid.
   const prepared = deps.cutouts.prepare(decoded, THUMB_EDGE);
   const lowRgb = gridRgb(deps.decoder, decoded);
   lowRgb.catch(() => undefined);
-  const checkColours = deps.rasters.checkColours(modelInput, MODEL_INPUT_SIZE, CHECK_GRID);
+  const checkColours = deps.rasters.checkColours(modelInput, CHECK_GRID);
   checkColours.catch(() => undefined);
   let prediction;
   try {

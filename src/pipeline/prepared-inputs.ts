@@ -7,19 +7,29 @@
 // the same result.
 import { createHash } from 'node:crypto';
 import type { DecodedImage, ImageDecoder } from '../adapters/images/decoder.ts';
-import { MODEL_INPUT_SIZE } from '../adapters/mask-model.adapter.ts';
+import { SQUARE_INPUT, type ModelInput } from '../adapters/mask-model.adapter.ts';
 
 /** A photo's first step, under way: the model may start as soon as its input is there, before the decode is. */
 export interface PreparedInput {
-  /** The photo squeezed to the model's square input, RGB. */
-  modelInput: Promise<Buffer>;
+  /** The photo at the model's input size (MaskModel.inputSize), RGB. */
+  modelInput: Promise<ModelInput>;
   decoded: Promise<DecodedImage>;
 }
 
+/** The size a model reads a photo of `width` x `height` at (MaskModel.inputSize). */
+export type InputSize = (width: number, height: number) => { width: number; height: number };
+
 /** Decode, and the model's input made from it, as every photo starts (nothing decoded twice). */
-export function prepareInput(decoder: ImageDecoder, input: Buffer): PreparedInput {
+export function prepareInput(
+  decoder: ImageDecoder,
+  input: Buffer,
+  inputSize: InputSize = () => SQUARE_INPUT,
+): PreparedInput {
   const decoded = decoder.decode(input);
-  return observed({ decoded, modelInput: decoded.then((d) => decoder.toModelInput(d, MODEL_INPUT_SIZE)) });
+  return observed({
+    decoded,
+    modelInput: decoded.then((d) => decoder.toModelInput(d, inputSize(d.width, d.height))),
+  });
 }
 
 /** Failures are the taker's to hear; nobody may be listening to one of the two. */
@@ -42,9 +52,11 @@ export class PreparedInputs {
    * @param maxEntries decoded photos held at once (a 4096 px photo is about 50 MB decoded); a new one beyond it is not prepared
    * @param ttlMs how long an entry waits to be taken
    */
+  /** @param inputSize the light model's (MaskModel.inputSize); a photo that runs on another model is sized again for it */
   constructor(
     private readonly decoder: ImageDecoder,
     private readonly opts: { maxEntries: number; ttlMs: number } = { maxEntries: 2, ttlMs: 30_000 },
+    private readonly inputSize: InputSize = () => SQUARE_INPUT,
   ) {}
 
   /**
@@ -60,7 +72,7 @@ export class PreparedInputs {
     const known = this.entries.get(key);
     if (known) return known.readable;
     if (this.entries.size >= this.opts.maxEntries) return undefined;
-    const result = prepareInput(this.decoder, input);
+    const result = prepareInput(this.decoder, input, this.inputSize);
     const readable = result.decoded.then(() => undefined);
     readable.catch(() => undefined);
     const timer = setTimeout(() => this.entries.delete(key), this.opts.ttlMs);

@@ -1,5 +1,6 @@
 // The inference stage: the model's mask for a photo, and its alpha at working resolution.
-//  light (1 credit): one pass of the model over the whole photo squeezed to 1024x1024.
+//  light (1 credit): one pass of the model over the whole photo squeezed to 1024x1024 (with MATTE_MODEL_ASPECT=1,
+//    at its own aspect ratio, long side 1024, where the model allows it).
 //  heavy (2 credits): the strongest model the operator runs (MATTE_HEAVY_MODEL_PATH, any ONNX file with
 //    the same input and output), one pass; without one, the light pass.
 //
@@ -10,19 +11,29 @@
 // +0.02 that two credits call for, and each lost badly on some photos (docs/research/quality-history.md). So the heavy
 // tier is where a stronger model plugs in; light is its fallback.
 import type { ImageDecoder, DecodedImage } from '../adapters/images/decoder.ts';
-import { MODEL_INPUT_SIZE, type MaskModel, type MaskPrediction } from '../adapters/mask-model.adapter.ts';
+import {
+  MODEL_INPUT_SIZE,
+  type MaskModel,
+  type MaskPrediction,
+  type ModelInput,
+} from '../adapters/mask-model.adapter.ts';
 import type { Tier } from '../domain/batch.schemas.ts';
 import type { Cutout, PreparedCutout } from '../imaging/cutout-writer.ts';
 import { refineGrid } from '../imaging/edge-refine.mjs';
 import { reduceArea } from '../imaging/mask-reduce.mjs';
 
-/** The model's mask for the tier: the heavy model for heavy photos when there is one, else the light model. */
+/** The model that runs a tier: the heavy model for heavy photos when there is one, else the light model. */
+export function modelFor(models: { light: MaskModel; heavy?: MaskModel | null }, tier: Tier): MaskModel {
+  return tier === 'heavy' && models.heavy ? models.heavy : models.light;
+}
+
+/** The model's mask for the tier (modelFor), of an input sized as that model asked (MaskModel.inputSize). */
 export async function predictMask(
   models: { light: MaskModel; heavy?: MaskModel | null },
-  modelInput: Buffer,
+  modelInput: ModelInput,
   tier: Tier,
 ): Promise<MaskPrediction> {
-  return (tier === 'heavy' && models.heavy ? models.heavy : models.light).predict(modelInput);
+  return modelFor(models, tier).predict(modelInput);
 }
 
 /**

@@ -1,5 +1,6 @@
 // End to end: a server started on the defaults makes the int8 model at its first start (in the shared model
-// cache) and cuts out held-out eval photos over real HTTP as well as the float server (MATTE_MODEL_INT8=0) does.
+// cache) and cuts out held-out eval photos over real HTTP as well as the float server (MATTE_MODEL_INT8=0) does;
+// with MATTE_MODEL_ASPECT=1 it runs each photo at its own aspect ratio, as well as the default server that squeezes them.
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startServer, type RunningServer, E2E_TEST_TIMEOUT } from '../helpers/server.ts';
 import { evalEntries, evalFile, iou, HAVE_EVAL_DATA } from '../../tools/shared-data.ts';
@@ -11,12 +12,16 @@ vi.setConfig({ testTimeout: E2E_TEST_TIMEOUT });
 const photos = heldOutPhotos(evalEntries())
   .filter((e) => e.kind === 'product')
   .slice(0, 3);
-const servers: { float?: RunningServer; int8?: RunningServer } = {};
+const servers: { float?: RunningServer; int8?: RunningServer; aspect?: RunningServer } = {};
 const keys: Record<string, string> = {};
 
 beforeAll(async () => {
   if (!HAVE_EVAL_DATA) return;
-  [servers.float, servers.int8] = await Promise.all([startServer({ MATTE_MODEL_INT8: '0' }), startServer()]);
+  [servers.float, servers.int8, servers.aspect] = await Promise.all([
+    startServer({ MATTE_MODEL_INT8: '0' }),
+    startServer(),
+    startServer({ MATTE_MODEL_ASPECT: '1' }),
+  ]);
   for (const [name, server] of Object.entries(servers)) {
     const created = await server!.createAccount(`${name}@example.com`, 10, 0);
     keys[name] = created.apiKey;
@@ -24,7 +29,7 @@ beforeAll(async () => {
 });
 afterAll(async () => Promise.all(Object.values(servers).map((s) => s?.stop())));
 
-async function cutout(name: 'float' | 'int8', file: Buffer): Promise<Buffer> {
+async function cutout(name: keyof typeof servers, file: Buffer): Promise<Buffer> {
   const form = new FormData();
   form.append('file', new Blob([new Uint8Array(file)]), 'photo.jpg');
   form.append('format', 'png');
@@ -48,6 +53,20 @@ describe.skipIf(!HAVE_EVAL_DATA)('the default int8 model', () => {
       expect(qIou, entry.id).toBeGreaterThan(fIou - 0.03);
       // Not the float model under another name: its masks differ somewhere.
       expect(q.equals(f), entry.id).toBe(false);
+    }
+  });
+
+  it('with MATTE_MODEL_ASPECT=1 runs each photo at its own aspect ratio (the eval photos are 4:3 to 3:2): above 0.9 IoU, within 0.03 of the photo squeezed square, and not the squeezed mask', async () => {
+    for (const entry of photos) {
+      expect(entry.width / entry.height, entry.id).not.toBeCloseTo(1, 1);
+      const [a, q] = await Promise.all([
+        cutout('aspect', evalFile(entry.image)),
+        cutout('int8', evalFile(entry.image)),
+      ]);
+      const [aIou, qIou] = [await iou(a, entry), await iou(q, entry)];
+      expect(aIou, entry.id).toBeGreaterThanOrEqual(0.9);
+      expect(aIou, entry.id).toBeGreaterThan(qIou - 0.03);
+      expect(a.equals(q), entry.id).toBe(false);
     }
   });
 });

@@ -1,7 +1,7 @@
 // A stand-in MaskModel for unit and HTTP tests: foreground = pixels clearly darker than a white
 // background. Deterministic, instant, and meaningful for the pipeline (a dark square on white gives
 // a square mask). The real model runs in the e2e tier.
-import type { MaskModel, MaskPrediction } from '../../src/adapters/mask-model.adapter.ts';
+import type { MaskModel, MaskPrediction, ModelInput } from '../../src/adapters/mask-model.adapter.ts';
 
 export class ThresholdMaskModel implements MaskModel {
   calls = 0;
@@ -20,7 +20,12 @@ export class ThresholdMaskModel implements MaskModel {
 
   async ready(): Promise<void> {}
 
-  async predict(rgb: Buffer): Promise<MaskPrediction> {
+  /** Square inputs only, as a model with fixed sizes (the real model's other sizes run in the e2e tier). */
+  inputSize(): { width: number; height: number } {
+    return { width: 1024, height: 1024 };
+  }
+
+  async predict({ rgb }: ModelInput): Promise<MaskPrediction> {
     this.calls++;
     if (this.gate) await this.gate;
     if (this.failNext) {

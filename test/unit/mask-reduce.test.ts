@@ -54,4 +54,20 @@ describe('area-average reduction', () => {
     }
     expect(() => reduceBlocks(new Uint8Array(size * size), size, 1, 5)).toThrow(RangeError);
   });
+
+  it('reduces interleaved pixels of any size (an input at its aspect ratio) channel by channel, as planes alone; by blocks where whole', () => {
+    const [w, h] = [40, 26];
+    for (const channels of [1, 2, 3]) {
+      const px = Uint8Array.from({ length: w * h * channels }, (_, i) => (i * 37 + (i >> 5) * 11) % 256);
+      const out = reduceArea(px, w, h, 16, 16, channels);
+      expect(out.length).toBe(16 * 16 * channels);
+      for (let c = 0; c < channels; c++) {
+        const plane = Uint8Array.from({ length: w * h }, (_, i) => px[i * channels + c]);
+        expect([...out.filter((_, i) => i % channels === c)]).toEqual([...reduceArea(plane, w, h, 16, 16)]);
+      }
+      const square = px.subarray(0, 16 * 16 * channels);
+      expect([...reduceArea(square, 16, 16, 4, 4, channels)]).toEqual([...reduceBlocks(square, 16, channels, 4)]);
+    }
+    expect(() => reduceArea(new Uint8Array(w * h * 2), w, h, 16, 16, 3)).toThrow(RangeError);
+  });
 });

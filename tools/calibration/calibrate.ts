@@ -95,7 +95,7 @@ async function samplesOf(set: Composite[]): Promise<Sample[]> {
   for (const c of set.filter((c) => c.family !== 'original')) {
     const planes = readPlanes(c.id);
     // The colours once a composite; the mask per tier (heavy: the old mirror-image merge).
-    const rgb = await rasters.checkColours(planes.input, n, CHECK_GRID);
+    const rgb = await rasters.checkColours({ rgb: planes.input, width: n, height: n }, CHECK_GRID);
     const masks = { light: planes.light, heavy: maxWithMirror(planes.light, planes.mirror, n) };
     for (const tier of ['light', 'heavy'] as const) {
       const r = c[tier];

@@ -425,7 +425,7 @@ export async function buildCalibrationSet(
   };
   const score = async (entry: EvalEntry, id: string, made: Made, record: string) => {
     const decoded = await decoder.decode(made.jpeg);
-    const input = await decoder.toModelInput(decoded, MODEL_INPUT_SIZE);
+    const input = (await decoder.toModelInput(decoded, MODEL_INPUT_SIZE)).rgb;
     const light = await run(input);
     const mirror = await run(flipRgb(input, MODEL_INPUT_SIZE));
     const lightPrediction = { mask: light.mask, ...maskStatistics(light.mask, MODEL_INPUT_SIZE), runMs: 0 };

@@ -8,7 +8,7 @@ import path from 'node:path';
 import sharp from 'sharp';
 import { ImageDecoder, type DecodedImage } from '../../src/adapters/images/decoder.ts';
 import { CheckRasters } from '../../src/adapters/images/rasters.ts';
-import { OnnxMaskModel, MODEL_INPUT_SIZE } from '../../src/adapters/mask-model.adapter.ts';
+import { OnnxMaskModel, MODEL_INPUT_SIZE, squareInput } from '../../src/adapters/mask-model.adapter.ts';
 import { int8Identity } from '../../src/adapters/model-session.mjs';
 import { maskStatistics } from '../../src/imaging/model-io.mjs';
 import { FEATURES } from '../../src/pipeline/check/calibration.ts';
@@ -45,7 +45,7 @@ export class CachedMasks {
     if (fs.existsSync(file)) return fs.readFileSync(file);
     this.model ??= new OnnxMaskModel({ modelPath: this.modelPath, threads: 2, int8: this.int8 });
     await this.model.ready();
-    const mask = (await this.model.predict(input)).mask;
+    const mask = (await this.model.predict(squareInput(input))).mask;
     fs.writeFileSync(file, mask);
     return mask;
   }
@@ -88,7 +88,7 @@ export class MaskedPhotoReader {
   async read(photoFile: string, maskFile: string): Promise<MaskedPhoto> {
     const bytes = fs.readFileSync(photoFile);
     const decoded = await this.decoder.decode(bytes);
-    const input = await this.decoder.toModelInput(decoded, MODEL_INPUT_SIZE);
+    const input = (await this.decoder.toModelInput(decoded, MODEL_INPUT_SIZE)).rgb;
     const light = await this.masks.mask(bytes, input);
     const { width, height } = decoded;
     const truth = await sharp(fs.readFileSync(maskFile))

@@ -1,9 +1,10 @@
 // Photos in: the header check, the full decode to working-size RGB, and the model's square input.
 import sharp, { type Metadata, type Sharp } from 'sharp';
 import { PhotoError } from '../../errors.ts';
+import type { ModelInput } from '../mask-model.adapter.ts';
 import { ACCEPTED_FORMATS, asPhotoError, MAX_WORKING_EDGE, open, WHITE } from './sharp.ts';
 
-/** How a photo is squeezed to the model's square input (aspect ratio not kept, as the model was trained). */
+/** How a photo is scaled to the model's input (squeezed square, aspect ratio not kept, as the model was trained; or at its own aspect ratio). */
 const MODEL_RESIZE = { fit: 'fill', kernel: 'lanczos3' } as const;
 
 export interface ProbeResult {
@@ -82,12 +83,17 @@ export class ImageDecoder {
     }
   }
 
-  /** Resizes raw RGB to the model's square input (aspect ratio not kept, as the model was trained). */
-  async toModelInput(img: DecodedImage, size: number): Promise<Buffer> {
-    return sharp(img.rgb, { raw: { width: img.width, height: img.height, channels: 3 } })
-      .resize(size, size, MODEL_RESIZE)
+  /**
+   * Resizes raw RGB to the model's input: `size` (MaskModel.inputSize), the model's square (aspect ratio not
+   * kept, as the model was trained) or the photo's own aspect ratio. A number is a square of that side.
+   */
+  async toModelInput(img: DecodedImage, size: number | { width: number; height: number }): Promise<ModelInput> {
+    const { width, height } = typeof size === 'number' ? { width: size, height: size } : size;
+    const rgb = await sharp(img.rgb, { raw: { width: img.width, height: img.height, channels: 3 } })
+      .resize(width, height, MODEL_RESIZE)
       .raw()
       .toBuffer();
+    return { rgb, width, height };
   }
 
   /** The photo reduced to w x h (RGB): the edge refinement's grid, made while the model runs. */

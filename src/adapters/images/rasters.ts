@@ -4,7 +4,7 @@
 import sharp from 'sharp';
 import type { DecodedImage } from './decoder.ts';
 import { interleave, open, WHITE } from './sharp.ts';
-import { reduceBlocks } from '../../imaging/mask-reduce.mjs';
+import { reduceArea, reduceBlocks } from '../../imaging/mask-reduce.mjs';
 
 const asBuffer = (a: Uint8Array) => Buffer.from(a.buffer, a.byteOffset, a.length);
 
@@ -19,12 +19,21 @@ export class CheckRasters {
    * results on linear grids against 88% on block averages: docs/research/quality-history.md).
    */
   async checkGrid(mask: Buffer, rgb: Buffer, size: number, edge: number): Promise<{ mask: Buffer; rgb: Buffer }> {
-    return { mask: this.checkMask(mask, size, edge), rgb: await this.checkColours(rgb, size, edge) };
+    return {
+      mask: this.checkMask(mask, size, edge),
+      rgb: await this.checkColours({ rgb, width: size, height: size }, edge),
+    };
   }
 
-  /** The model's input (RGB, `size` square) reduced for the check; it needs no mask, so it runs while the model does. */
-  async checkColours(rgb: Buffer, size: number, edge: number): Promise<Buffer> {
-    return asBuffer(reduceBlocks(rgb, size, 3, size / edge));
+  /**
+   * The model's input (RGB) reduced to `edge` x `edge` for the check; it needs no mask, so it runs while the
+   * model does. A square input by blocks; one at the photo's own aspect ratio by area averages (the same
+   * figures where the blocks are whole), so each grid cell covers the same part of the photo either way.
+   */
+  async checkColours(input: { rgb: Buffer; width: number; height: number }, edge: number): Promise<Buffer> {
+    const { rgb, width, height } = input;
+    if (width === height && width % edge === 0) return asBuffer(reduceBlocks(rgb, width, 3, width / edge));
+    return asBuffer(reduceArea(rgb, width, height, edge, edge, 3));
   }
 
   /** The model's mask (`size` square) reduced for the check. */

@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import sharp from 'sharp';
 import { OipMaskModel, CircuitBreaker } from '../../../src/adapters/oip-mask-model.adapter.ts';
-import { OnnxMaskModel, MODEL_INPUT_SIZE } from '../../../src/adapters/mask-model.adapter.ts';
+import { OnnxMaskModel, MODEL_INPUT_SIZE, squareInput } from '../../../src/adapters/mask-model.adapter.ts';
 import { startInferenceServer } from '../../../src/main/inference-server.ts';
 import { loadConfig } from '../../../src/config.ts';
 import { PhotoError } from '../../../src/errors.ts';
@@ -35,12 +35,12 @@ describe('bin/matte inference-server and the OIP client, with the real model', (
     const remote = new OipMaskModel({ url: `http://127.0.0.1:${server.port}/v2/models/isnet` });
     await remote.ready();
     const rgb = await modelInput();
-    const got = await remote.predict(rgb);
+    const got = await remote.predict(squareInput(rgb));
     // The model the inference server runs by default: the int8 one (MATTE_MODEL_INT8).
     const local = new OnnxMaskModel({ modelPath: '', threads: 2, int8: loadConfig().modelInt8 });
     try {
       await local.ready();
-      const want = await local.predict(rgb);
+      const want = await local.predict(squareInput(rgb));
       let differing = 0;
       for (let i = 0; i < want.mask.length; i++) if (Math.abs(want.mask[i] - got.mask[i]) > 1) differing++;
       expect(differing / want.mask.length).toBeLessThan(0.001);
@@ -79,7 +79,7 @@ describe('the OIP client on failures (a stand-in server)', () => {
 
   const rgb = Buffer.alloc(SIZE * SIZE * 3, 128);
   const failure = async (model: OipMaskModel) => {
-    const err = await model.predict(rgb).catch((e: unknown) => e);
+    const err = await model.predict(squareInput(rgb)).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(PhotoError);
     expect((err as PhotoError).message).not.toMatch(/127\.0\.0\.1|backend|isnet|http/i);
     return (err as PhotoError).code;
