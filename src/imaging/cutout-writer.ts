@@ -1,12 +1,11 @@
 // CutoutWriter: a photo's cut-out, refined at full resolution and written as PNG. Worker threads refine
 // bands of its rows side by side (cutout-writer.worker.mjs: edge-refine.mjs) and lay them out as RGBA
 // pixels in one shared buffer (rgba-bands.mjs); the buffer is then encoded as one PNG by
-// @napi-rs/image (the Rust png crate's fast deflate, Up-filtered rows) on libuv's thread pool. With two
+// @napi-rs/image (the Rust png crate's fast deflate, Up-filtered rows) in one of those threads. With two
 // threads on two cores a photo's refinement takes about half as long as in one. A photo is handed over
 // before its mask exists (prepare, while the model runs): the copy of it that the threads share is made
 // then, off the answer's path.
 import { Worker } from 'node:worker_threads';
-import { CompressionType, FilterType, Transformer } from '@napi-rs/image';
 import { refineGrid } from './edge-refine.mjs';
 import { SharedMemoryPool } from '../runtime/shared-memory-pool.ts';
 
@@ -42,13 +41,16 @@ export interface Cutout {
 
 /** A photo handed to the writer ahead of its mask. */
 export interface PreparedCutout {
+  /** The writer's own copy of the photo is made (a few turns of the event loop): the caller's buffers are free again. */
+  copied: Promise<void>;
   /** @param low the photo and the model's mask reduced to edge-refine's refineGrid size (RGB, and one channel) */
   write(low: { rgb: Buffer; alpha: Buffer }): Cutout;
 }
 
 export interface CutoutWriter {
   /**
-   * Takes the photo before its mask exists.
+   * Takes the photo before its mask exists. Its buffers are read until `copied` resolves; the caller leaves
+   * them as they are until then.
    * @param thumbEdge the long edge of the thumbnail to be made from the cut-out's `preview`
    */
   prepare(photo: CutoutPhoto, thumbEdge: number): PreparedCutout;
@@ -63,7 +65,7 @@ interface BandPreview {
 
 interface Task {
   message: Record<string, unknown>;
-  resolve: (preview: BandPreview) => void;
+  resolve: (result: never) => void;
   reject: (e: Error) => void;
 }
 
@@ -72,20 +74,9 @@ interface Slot {
   task: (Task & { id: number }) | null;
 }
 
-type WorkerMessage = { id: number } & ({ type: 'band'; preview: BandPreview } | { type: 'failed'; message: string });
-
-/**
- * The cut-out's PNG: straight RGBA, rows Up-filtered (each byte less the one above it: a third of the size
- * unfiltered), the png crate's fast deflate. For a 2000x2000 product cut-out, layout and encode together: 63 ms
- * of CPU and 2.62 MB, against 141 ms and 2.44 MB for rows laid out in JavaScript and deflated by node:zlib at
- * level 1 (32 alternating runs); libvips' encoder at level 1 unfiltered: 79 ms and 5.9 MB (docs/performance.md).
- */
-function encodePng(rgba: Uint8Array, width: number, height: number): Promise<Buffer> {
-  return Transformer.fromRgbaPixels(rgba, width, height).png({
-    compressionType: CompressionType.Fast,
-    filterType: FilterType.Up,
-  });
-}
+type WorkerMessage = { id: number } & (
+  { type: 'band'; preview: BandPreview } | { type: 'png'; data: Uint8Array } | { type: 'failed'; message: string }
+);
 
 /**
  * A band's work, per cell of edge-refine's grid, in relative units: every cell is laid out; a visible one
@@ -155,6 +146,8 @@ export class WorkerCutoutWriter implements CutoutWriter {
   private readonly slots: Slot[] = [];
   private readonly queue: Task[] = [];
   private nextId = 1;
+  /** Counts closes: a photo prepared before one is not written after it. */
+  private generation = 0;
 
   /** The photos' copies the threads read. */
   private readonly memory: SharedMemoryPool;
@@ -180,42 +173,54 @@ export class WorkerCutoutWriter implements CutoutWriter {
   prepare(photo: CutoutPhoto, thumbEdge: number): PreparedCutout {
     const { width, height } = photo;
     const reduce = Math.max(1, Math.floor(Math.max(width, height) / thumbEdge));
-    // One copy in memory every thread reads, made now: after the model it would be on the answer's path.
-    // Its memory goes back to the pool when the bands are done (a photo never written leaves it to the
-    // garbage collector).
-    const rgbLease = this.memory.copy(photo.rgb);
-    const alphaLease = photo.alpha ? this.memory.copy(photo.alpha) : null;
-    const rgb = rgbLease.view;
-    const sourceAlpha = alphaLease?.view ?? null;
+    // One copy in memory every thread reads, made now, a slice at a time (copyInSlices): after the model it
+    // would be on the answer's path. Its memory goes back to the pool when the bands are done (a photo never
+    // written leaves it to the garbage collector).
+    const copies = Promise.all([
+      this.memory.copyInSlices(photo.rgb),
+      photo.alpha ? this.memory.copyInSlices(photo.alpha) : null,
+    ]);
+    copies.catch(() => undefined);
+    const generation = this.generation;
     let used = false;
     return {
+      copied: copies.then(() => undefined),
       write: (low) => {
         if (used) throw new Error('a prepared cut-out is written once');
         used = true;
         const lowShared = { rgb: shared(low.rgb), alpha: shared(low.alpha) };
         const cuts = bandCuts(width, height, reduce, this.threads, low.alpha);
         const rgbaLease = this.memory.take(width * height * 4);
-        const bands = cuts.slice(0, -1).map((y0, i) =>
-          this.run({
-            rgb,
-            sourceAlpha,
-            rgba: rgbaLease.view,
-            width,
-            height,
-            low: lowShared,
-            y0,
-            y1: cuts[i + 1],
-            reduce,
-          }),
+        const done = copies.then(([rgbLease, alphaLease]) => {
+          // Closed while the copy was made: refused, as a photo still waiting for a thread is.
+          if (this.generation !== generation) throw new Error('the cut-out writer was closed');
+          const bands = cuts.slice(0, -1).map((y0, i) =>
+            this.run({
+              rgb: rgbLease.view,
+              sourceAlpha: alphaLease?.view ?? null,
+              rgba: rgbaLease.view,
+              width,
+              height,
+              low: lowShared,
+              y0,
+              y1: cuts[i + 1],
+              reduce,
+            }),
+          );
+          const settled = allSettled(bands);
+          // Every band has settled (read its rows) either way: the photo's copy may be handed out again.
+          const returned = () => {
+            rgbLease.release();
+            alphaLease?.release();
+          };
+          settled.then(returned, returned);
+          return settled;
+        });
+        // Encoded in a writer thread (cutout-writer.worker.mjs encodePng): @napi-rs/image copies the pixels in
+        // on the calling thread, 16 MB for a 2000x2000 photo, which held the event loop 30-50 ms a photo.
+        const png = done.then(async () =>
+          Buffer.from(await this.run<Uint8Array>({ type: 'png', rgba: rgbaLease.view, width, height })),
         );
-        const done = allSettled(bands);
-        // Every band has settled (read its rows) either way: the photo's copy may be handed out again.
-        const returned = () => {
-          rgbLease.release();
-          alphaLease?.release();
-        };
-        done.then(returned, returned);
-        const png = done.then(() => encodePng(rgbaLease.view, width, height));
         const encoded = () => rgbaLease.release();
         png.then(encoded, encoded);
         const preview = done.then((p) => {
@@ -261,9 +266,9 @@ export class WorkerCutoutWriter implements CutoutWriter {
     }
   }
 
-  private run(message: Record<string, unknown>): Promise<BandPreview> {
-    return new Promise((resolve, reject) => {
-      this.queue.push({ message, resolve, reject });
+  private run<T = BandPreview>(message: Record<string, unknown>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.queue.push({ message, resolve: resolve as (result: never) => void, reject });
       this.dispatch();
     });
   }
@@ -288,7 +293,8 @@ export class WorkerCutoutWriter implements CutoutWriter {
       const task = slot.task;
       if (!task || task.id !== msg.id) return;
       slot.task = null;
-      if (msg.type === 'band') task.resolve(msg.preview);
+      if (msg.type === 'band') task.resolve(msg.preview as never);
+      else if (msg.type === 'png') task.resolve(msg.data as never);
       else task.reject(new Error(msg.message));
       this.dispatch();
     });
@@ -306,6 +312,7 @@ export class WorkerCutoutWriter implements CutoutWriter {
   }
 
   async close(): Promise<void> {
+    this.generation++;
     this.memory.clear();
     const slots = this.slots.splice(0);
     for (const t of this.queue.splice(0)) t.reject(new Error('the cut-out writer was closed'));

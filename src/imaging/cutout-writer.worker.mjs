@@ -4,6 +4,7 @@
 // writer encodes as one PNG once every band is in. Plain JavaScript, like the model's worker: a worker
 // thread starts without the TypeScript loader of its parent.
 import { parentPort } from 'node:worker_threads';
+import { CompressionType, FilterType, Transformer } from '@napi-rs/image';
 import { refineRows } from './edge-refine.mjs';
 import { bandRgba } from './rgba-bands.mjs';
 
@@ -25,10 +26,38 @@ function writeBand(msg) {
   port.postMessage({ id, type: 'band', preview }, [/** @type {ArrayBuffer} */ (preview.data.buffer)]);
 }
 
-port.on('message', (/** @type {Band} */ msg) => {
-  try {
-    writeBand(msg);
-  } catch (err) {
-    port.postMessage({ id: msg.id, type: 'failed', message: err instanceof Error ? err.message : String(err) });
-  }
-});
+/**
+ * The cut-out's PNG: straight RGBA, rows Up-filtered (each byte less the one above it: a third of the size
+ * unfiltered), the png crate's fast deflate. For a 2000x2000 product cut-out, layout and encode together: 63 ms
+ * of CPU and 2.62 MB, against 141 ms and 2.44 MB for rows laid out in JavaScript and deflated by node:zlib at
+ * level 1 (32 alternating runs); libvips' encoder at level 1 unfiltered: 79 ms and 5.9 MB (docs/performance.md).
+ * Here and not on the event loop: the encoder copies the pixels in on the thread that calls it.
+ * @param {{ id: number, rgba: Uint8Array, width: number, height: number }} msg
+ */
+async function encodePng(msg) {
+  const png = await Transformer.fromRgbaPixels(msg.rgba, msg.width, msg.height).png({
+    compressionType: CompressionType.Fast,
+    filterType: FilterType.Up,
+  });
+  port.postMessage({ id: msg.id, type: 'png', data: png });
+}
+
+/** @param {{ id: number }} msg @param {unknown} err */
+function failed(msg, err) {
+  port.postMessage({ id: msg.id, type: 'failed', message: err instanceof Error ? err.message : String(err) });
+}
+
+port.on(
+  'message',
+  (/** @type {Band | { type: 'png', id: number, rgba: Uint8Array, width: number, height: number }} */ msg) => {
+    if ('type' in msg && msg.type === 'png') {
+      encodePng(msg).catch((err) => failed(msg, err));
+      return;
+    }
+    try {
+      writeBand(/** @type {Band} */ (msg));
+    } catch (err) {
+      failed(msg, err);
+    }
+  },
+);

@@ -46,6 +46,20 @@ export class SharedMemoryPool {
     return lease;
   }
 
+  /**
+   * A shared copy of `data` made `slice` bytes at a time, the event loop free between slices: a 12 MB photo
+   * into fresh memory is about 3,000 page faults, which in one piece held the loop 30 ms of CPU (over 100 ms
+   * of wall time while the model's threads held both cores), and held API reads behind it.
+   */
+  async copyInSlices(data: Uint8Array, slice = 1 << 20): Promise<SharedLease> {
+    const lease = this.take(data.length);
+    for (let at = 0; at < data.length; at += slice) {
+      if (at) await new Promise<void>((resolve) => setImmediate(resolve));
+      lease.view.set(data.subarray(at, Math.min(data.length, at + slice)), at);
+    }
+    return lease;
+  }
+
   /** Bytes kept for reuse now (not counting buffers taken). */
   heldBytes(): number {
     return this.free.reduce((sum, b) => sum + b.byteLength, 0);

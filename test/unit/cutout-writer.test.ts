@@ -165,7 +165,8 @@ describe('cut-out writer', () => {
     const photo = { rgb: Buffer.from(rgb), alpha: null, width: W, height: H };
     const low = lowOf(rgb, blurred, W, H);
     const prepared = writer.prepare(photo, 64);
-    // The writer holds its own copy from then on: what the caller does to its buffer changes nothing.
+    // The writer holds its own copy once `copied` resolves: what the caller does to its buffer changes nothing.
+    await prepared.copied;
     const original = Buffer.from(photo.rgb);
     photo.rgb.fill(0);
     const ahead = await prepared.write(low).png;

@@ -44,4 +44,21 @@ describe('shared memory pool', () => {
     pool.clear();
     expect(pool.heldBytes()).toBe(0);
   });
+
+  it('copies in slices with the event loop free between them: the same bytes, in shared memory', async () => {
+    const pool = new SharedMemoryPool();
+    const data = Uint8Array.from({ length: 10_000 }, (_, i) => (i * 7) % 256);
+    const immediates: number[] = [];
+    const count = () => {
+      immediates.push(1);
+      if (immediates.length < 100) setImmediate(count);
+    };
+    setImmediate(count);
+    const lease = await pool.copyInSlices(data, 1000);
+    expect(lease.view.buffer).toBeInstanceOf(SharedArrayBuffer);
+    expect(Buffer.from(lease.view).equals(Buffer.from(data))).toBe(true);
+    // Ten slices: the loop ran other callbacks between them.
+    expect(immediates.length).toBeGreaterThanOrEqual(9);
+    lease.release();
+  });
 });
