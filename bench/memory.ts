@@ -66,6 +66,8 @@ export interface WorkerFigures {
   malloc: 'tuned' | 'glibc default';
   /** A float16 model run as float32 (MATTE_MODEL_FLOAT32): on by default, off with MATTE_LOW_MEMORY=1. */
   float32: boolean;
+  /** The int8 model (MATTE_MODEL_INT8, the default) or the float one. */
+  int8: boolean;
   peakMiB: number;
   afterBatchMiB: number[];
   secondsPerPhoto: number;
@@ -80,6 +82,7 @@ export async function worker(
     malloc,
     inFlight,
     float32,
+    int8 = true,
   }: {
     arena: boolean;
     optimization: Optimization;
@@ -87,6 +90,7 @@ export async function worker(
     malloc: WorkerFigures['malloc'];
     inFlight: number;
     float32: boolean;
+    int8?: boolean;
   },
 ): Promise<WorkerFigures> {
   const server = await startServer({
@@ -98,6 +102,7 @@ export async function worker(
     LOG_LEVEL: 'warn',
     MATTE_MALLOC_TUNING: malloc === 'tuned' ? '1' : '0',
     MATTE_MODEL_FLOAT32: float32 ? '1' : '0',
+    MATTE_MODEL_INT8: int8 ? '1' : '0',
   });
   try {
     const pid = server.proc.pid!;
@@ -117,6 +122,7 @@ export async function worker(
       malloc,
       inFlight,
       float32,
+      int8,
       peakMiB: status(pid, 'VmHWM') / MiB,
       afterBatchMiB: afterBatch.map((v) => Math.round(v)),
       secondsPerPhoto: seconds / (BATCHES * photos.length),
@@ -158,10 +164,12 @@ async function main(): Promise<void> {
     workers: await (async () => {
       // arena, graph optimisation, optimised model cached, glibc malloc (bin/matte's tuning or glibc's own), photos
       // in flight; the weights run as float32 for `all` (as by default) and as stored otherwise (as MATTE_LOW_MEMORY=1).
-      // Row 1 is the default (npm start with nothing set); row 2 is MATTE_LOW_MEMORY=1.
-      const configs: [boolean, Optimization, boolean, WorkerFigures['malloc'], number][] = [
+      // Row 1 is the default (npm start with nothing set: the int8 model); row 2 is MATTE_LOW_MEMORY=1; row 3 the
+      // default with the float model (MATTE_MODEL_INT8=0); the rest run the int8 model too.
+      const configs: [boolean, Optimization, boolean, WorkerFigures['malloc'], number, boolean?][] = [
         [true, 'all', true, 'glibc default', 2],
         [false, 'extended', true, 'tuned', 2],
+        [true, 'all', true, 'glibc default', 2, false],
         [true, 'all', false, 'glibc default', 2],
         [false, 'all', false, 'glibc default', 2],
         [false, 'all', true, 'glibc default', 2],
@@ -172,10 +180,18 @@ async function main(): Promise<void> {
       ];
       const only = process.env.BENCH_MEMORY_CONFIGS?.split(',').map(Number);
       const out: WorkerFigures[] = [];
-      for (const [k, [arena, optimization, cached, malloc, inFlight]] of configs.entries())
+      for (const [k, [arena, optimization, cached, malloc, inFlight, int8 = true]] of configs.entries())
         if (!only || only.includes(k + 1))
           out.push(
-            await worker(photos, { arena, optimization, cached, malloc, inFlight, float32: optimization === 'all' }),
+            await worker(photos, {
+              arena,
+              optimization,
+              cached,
+              malloc,
+              inFlight,
+              float32: optimization === 'all',
+              int8,
+            }),
           );
       return out;
     })(),
@@ -189,11 +205,11 @@ async function main(): Promise<void> {
     '',
     `${BATCHES} batches of ${PHOTOS} photos of 12 megapixels, after one warm-up photo; one process (API + worker, SQLite).`,
     '',
-    '| onnxruntime arena | graph optimisation | weights | optimised model | glibc malloc | photos in flight | peak RSS (MiB) | RSS after each batch (MiB) | seconds per photo |',
-    '| --- | --- | --- | --- | --- | --- | --- | --- | --- |',
+    '| model | onnxruntime arena | graph optimisation | weights | optimised model | glibc malloc | photos in flight | peak RSS (MiB) | RSS after each batch (MiB) | seconds per photo |',
+    '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
     ...results.workers.map(
       (w) =>
-        `| ${w.arena ? 'on' : 'off'} | ${w.optimization} | ${w.float32 ? 'float32' : 'as stored'} | ${w.cached ? 'cached' : 'at load'} | ${w.malloc} | ${w.inFlight} | ${w.peakMiB.toFixed(0)} | ${w.afterBatchMiB.join(', ')} | ${w.secondsPerPhoto.toFixed(2)} |`,
+        `| ${w.int8 ? 'int8' : 'float'} | ${w.arena ? 'on' : 'off'} | ${w.optimization} | ${w.float32 ? 'float32' : 'as stored'} | ${w.cached ? 'cached' : 'at load'} | ${w.malloc} | ${w.inFlight} | ${w.peakMiB.toFixed(0)} | ${w.afterBatchMiB.join(', ')} | ${w.secondsPerPhoto.toFixed(2)} |`,
     ),
     '',
     `API only (MATTE_WORKER=0), ${BATCHES} uploads of ${PHOTOS} photos and reads: peak ${results.apiOnly.peakMiB.toFixed(0)} MiB, ${results.apiOnly.rssMiB.toFixed(0)} MiB at the end.`,
