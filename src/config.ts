@@ -36,7 +36,7 @@ export const ConfigSchema = Type.Object({
   modelFloat32: Type.Boolean(),
   /** The shipped weights run quantized to 8 bits (model-int8.mjs): the default, about twice as fast as float and as good against drawn masks (docs/performance.md); off (MATTE_MODEL_INT8=0) runs them in float (modelFloat32). */
   modelInt8: Type.Boolean(),
-  /** Photos run at their own aspect ratio (long side 1024, short side a multiple of 32) where the model allows it (model-shape.mjs): a quarter less model work, but not as good against drawn masks (docs/performance.md#aspect), so off by default: every photo squeezed to 1024 x 1024. */
+  /** Photos run at their own aspect ratio (long side 1024, short side a multiple of 32) where the model allows it (model-shape.mjs): a quarter less model work, but not as good against drawn masks (docs/performance.md#aspect-ratio), so off by default: every photo squeezed to 1024 x 1024. */
   modelAspect: Type.Boolean(),
   /** Where the model optimised for this machine is kept between starts (a cache; '' turns it off). */
   modelCacheDir: Type.String(),
@@ -314,7 +314,7 @@ export const SETTINGS: readonly {
     names: ['MATTE_MODEL_ASPECT'],
     default: 'off',
     meaning:
-      "off: every photo squeezed to 1024 x 1024, as the model was trained and exported. `1`: a photo runs through the model at its own aspect ratio, long side 1024 and the short side rounded to a multiple of 32, where the model's fixed sizes can be freed (`src/adapters/model-shape.mjs`; the shipped weights, float or int8): the eval photos are a quarter less model work, but against masks people drew it is no better on average and much worse on some photos (up to −0.21 IoU), so it is not the default ([performance.md](performance.md#aspect)). An inference server (`MATTE_INFERENCE_URL`) is always sent 1024 x 1024",
+      "off: every photo squeezed to 1024 x 1024, as the model was trained and exported. `1`: a photo runs through the model at its own aspect ratio, long side 1024 and the short side rounded to a multiple of 32, where the model's fixed sizes can be freed (`src/adapters/model-shape.mjs`; the shipped weights, float or int8): the eval photos are a quarter less model work, but against masks people drew it is no better on average and much worse on some photos (up to −0.21 IoU), so it is not the default ([performance.md](performance.md#aspect-ratio)). An inference server (`MATTE_INFERENCE_URL`) is always sent 1024 x 1024",
   },
   {
     names: ['MATTE_MODEL_FLOAT32'],
