@@ -14,7 +14,8 @@ export default defineConfig({
       tier('unit'), // no model, no database server, no ../shared: under a minute
       tier('db'), // SQLite, PostgreSQL where it answers, s3rver
       tier('http'), // the app in process (app.inject) with a stand-in model
-      tier('e2e'), // the real model, real processes, ../shared photos, Chromium
+      // the real model, real processes, ../shared photos, Chromium; the servers' model made once first
+      { ...tier('e2e'), test: { ...tier('e2e').test, globalSetup: ['test/e2e/global-setup.ts'] } },
     ],
     // Three files at a time on 2 cores: the e2e files spend much of their time waiting on processes they
     // started, sockets and retry delays, so a third file fills those gaps (the whole suite: 9.2 min against
