@@ -209,6 +209,19 @@ export async function createContainer(config: Readonly<Config>, opts: ContainerO
     },
   );
 
+  /**
+   * The model's state now. An inference server that was away at start, or slower than its readiness check's
+   * limit (a loaded host), is asked again: it may be back, and batches need not be refused meanwhile.
+   */
+  const modelStateNow = async (): Promise<typeof modelState> => {
+    if (runWorker && model instanceof OipMaskModel && modelState !== 'ready')
+      await model.ready().then(
+        () => (modelState = 'ready'),
+        () => undefined,
+      );
+    return modelState;
+  };
+
   const queries = new BatchQueries({ store, bus, clock, perImageMs: () => stats.perImageMs() });
   const progress = new BatchProgress(config.resultTtlMs);
   const batches = new BatchService({
@@ -220,7 +233,7 @@ export async function createContainer(config: Readonly<Config>, opts: ContainerO
     clock,
     queries,
     progress,
-    modelState: () => modelState,
+    modelState: modelStateNow,
     allowPrivateNetworks: config.allowPrivateNetworks,
   });
   const intake = new IntakeService({ store, blobs, inspector, bus, clock, queries });
@@ -351,13 +364,8 @@ export async function createContainer(config: Readonly<Config>, opts: ContainerO
           : fs.promises.access(path.join(config.dataDir, 'blobs'), fs.constants.W_OK)
         ).catch((err: unknown) => (parts.blobStore = failed(err))),
       ]);
-      // An inference server that was away at start is asked again: it may be back.
-      if (runWorker && model instanceof OipMaskModel && modelState !== 'ready')
-        await model.ready().then(
-          () => (modelState = 'ready'),
-          () => undefined,
-        );
-      if (runWorker && model) parts.model = modelState === 'ready' ? 'ok' : modelState;
+      const state = await modelStateNow();
+      if (runWorker && model) parts.model = state === 'ready' ? 'ok' : state;
       else parts.model = 'not run by this process';
       const ready = parts.database === 'ok' && parts.blobStore === 'ok' && (parts.model === 'ok' || !model);
       return { ready, parts };

@@ -48,7 +48,8 @@ export interface BatchDeps {
   queries: BatchQueries;
   progress: BatchProgress;
   /** 'failed' when the model cannot be loaded: starting would only fail every photo. */
-  modelState: () => 'loading' | 'ready' | 'failed';
+  /** The model's state now (an inference server that did not answer at start is asked again). */
+  modelState: () => 'loading' | 'ready' | 'failed' | Promise<'loading' | 'ready' | 'failed'>;
   allowPrivateNetworks: boolean;
 }
 
@@ -175,7 +176,7 @@ export class BatchService {
   }
 
   async start(accountId: string, jobId: string, input: StartInput): Promise<Job> {
-    if (this.deps.modelState() === 'failed')
+    if ((await this.deps.modelState()) === 'failed')
       throw new AppError(
         'SERVICE_UNAVAILABLE',
         'Photo processing is unavailable right now; nothing was charged. Try again later.',

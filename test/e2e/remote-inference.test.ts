@@ -11,6 +11,8 @@ vi.setConfig({ testTimeout: E2E_TEST_TIMEOUT });
 let server: RunningServer;
 let stand: http.Server;
 let inferStatus = 503;
+/** What the stand answers its readiness and metadata at: 503 stands for a backend that is away. */
+let readyStatus = 200;
 let auth: Record<string, string>;
 
 beforeAll(async () => {
@@ -22,9 +24,9 @@ beforeAll(async () => {
         res.writeHead(status, { 'content-type': 'application/json' });
         res.end(JSON.stringify(body));
       };
-      if (req.url === '/v2/models/isnet/ready') return json(200, { ready: true });
+      if (req.url === '/v2/models/isnet/ready') return json(readyStatus, { ready: readyStatus === 200 });
       if (req.url === '/v2/models/isnet')
-        return json(200, {
+        return json(readyStatus, {
           name: 'isnet',
           inputs: [{ name: 'input', datatype: 'FP32', shape: [1, 3, 1024, 1024] }],
           outputs: [{ name: 'output', datatype: 'FP32', shape: [1, 1, 1024, 1024] }],
@@ -76,6 +78,33 @@ describe('remote inference failures, end to end', () => {
       expect(item.error.message).not.toMatch(/triton|internal|127\.0\.0\.1|isnet|http/i);
       expect(item.credits).toBe(0);
       expect(account.credits.plan).toBe(10);
+    }
+  });
+
+  it('a backend away at start is asked again when a batch starts: once it is back, the batch is taken (no 503)', async () => {
+    readyStatus = 503;
+    const late = await startServer({
+      MATTE_INFERENCE_URL: `http://127.0.0.1:${(stand.address() as AddressInfo).port}/v2/models/isnet`,
+    });
+    try {
+      const key = (await late.createAccount('late@example.com', 10)).apiKey;
+      const call = (p: string, init: RequestInit = {}) =>
+        fetch(`${late.base}${p}`, { ...init, headers: { authorization: `Bearer ${key}` } });
+      const batch = async () => {
+        const id = (await (await call('/v1/jobs', { method: 'POST' })).json()).id;
+        const form = new FormData();
+        form.append('files', new Blob([new Uint8Array(await productPhoto())]), 'a.jpg');
+        await call(`/v1/jobs/${id}/items`, { method: 'POST', body: form });
+        return call(`/v1/jobs/${id}/start`, { method: 'POST' });
+      };
+      // Away: the start is refused as unavailable, nothing charged.
+      for (let i = 0; i < 50 && (await batch()).status !== 503; i++) await new Promise((r) => setTimeout(r, 100));
+      expect((await batch()).status).toBe(503);
+      readyStatus = 200;
+      expect((await batch()).status).toBe(202);
+    } finally {
+      readyStatus = 200;
+      await late.stop();
     }
   });
 });
