@@ -15,6 +15,7 @@ import path from 'node:path';
 import ort from 'onnxruntime-node';
 import sharp from 'sharp';
 import {
+  ASPECT_STEP,
   aspectInputSize,
   MODEL_INPUT_SIZE,
   modelSource,
@@ -22,51 +23,25 @@ import {
 } from '../src/adapters/mask-model.adapter.ts';
 import { createSession, readModel } from '../src/adapters/model-session.mjs';
 import { loadConfig } from '../src/config.ts';
-import { fillModelInput, maskFromOutput, maskStatistics, stretchToSquare } from '../src/imaging/model-io.mjs';
-import { CHECK_GRID } from '../src/pipeline/check/features.ts';
-import { diagnose } from '../src/pipeline/diagnose.ts';
-import { PhotoError } from '../src/errors.ts';
+import { fillModelInput, maskFromOutput, stretchToSquare } from '../src/imaging/model-io.mjs';
 import { compareAlpha } from '../tools/shared-data.ts';
 import {
   CachedMasks,
+  checkErrors,
+  checkFlags,
   int8Masks,
   MaskedPhotoReader,
   realFolders,
-  type MaskedPhoto,
 } from '../tools/calibration/real-photos.ts';
 
-const STEP = Number(process.env.ASPECT_STEP ?? 32);
-const BROKEN_BELOW = 0.85;
-const GOOD_FROM = 0.95;
+const STEP = Number(process.env.ASPECT_STEP ?? ASPECT_STEP);
 const int8 = loadConfig().modelInt8;
 const session = await createSession(ort, readModel(modelSource('')), { threads: 2, int8, freeSize: true });
 const reader = new MaskedPhotoReader(int8 ? int8Masks() : new CachedMasks());
 
-function sizeFor(width: number, height: number): { width: number; height: number } {
-  if (STEP === 32) return aspectInputSize(width, height);
-  const scale = MODEL_INPUT_SIZE / Math.max(width, height);
-  const side = (v: number) => Math.min(MODEL_INPUT_SIZE, Math.max(STEP, Math.round((v * scale) / STEP) * STEP));
-  return { width: side(width), height: side(height) };
-}
-
-/** The check's verdict on a square mask and the model's input it was made from (red: flagged; no subject counts as flagged). */
-async function flagged(photo: MaskedPhoto, mask: Buffer, input: { rgb: Buffer; width: number; height: number }) {
-  try {
-    const grid = {
-      mask: reader.rasters.checkMask(mask, MODEL_INPUT_SIZE, CHECK_GRID),
-      rgb: await reader.rasters.checkColours(input, CHECK_GRID),
-    };
-    return diagnose(maskStatistics(mask, MODEL_INPUT_SIZE), grid, MODEL_INPUT_SIZE, photo.decoded).red;
-  } catch (err) {
-    if (!(err instanceof PhotoError)) throw err;
-    return true;
-  }
-}
-
 function errors(rows: { iou: number; red: boolean }[]) {
-  const good = rows.filter((r) => r.iou >= GOOD_FROM);
-  const broken = rows.filter((r) => r.iou < BROKEN_BELOW);
-  return `good flagged ${good.filter((r) => r.red).length}/${good.length}, broken passed ${broken.filter((r) => !r.red).length}/${broken.length}`;
+  const e = checkErrors(rows);
+  return `good flagged ${e.goodFlagged}/${e.good}, broken passed ${e.brokenPassed}/${e.broken}`;
 }
 
 const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
@@ -80,7 +55,7 @@ for (const { name, dir, entries } of realFolders()) {
   for (const e of entries) {
     const photo = await reader.read(path.join(dir, e.image), path.join(dir, e.mask));
     const { decoded } = photo;
-    const input = await reader.decoder.toModelInput(decoded, sizeFor(decoded.width, decoded.height));
+    const input = await reader.decoder.toModelInput(decoded, aspectInputSize(decoded.width, decoded.height, STEP));
     const planes = new Float32Array(input.rgb.length);
     fillModelInput(input.rgb, planes);
     const tensor = new ort.Tensor('float32', planes, [1, 3, input.height, input.width]);
@@ -99,8 +74,11 @@ for (const { name, dir, entries } of realFolders()) {
     direct.push(compareAlpha(scaled, photo.truth).iou);
     const a = (await photo.score(square)).iou;
     const s = (await photo.score(photo.light)).iou;
-    aspect.push({ iou: a, red: await flagged(photo, square, input) });
-    squeezed.push({ iou: s, red: await flagged(photo, photo.light, { rgb: photo.input, ...SQUARE }) });
+    aspect.push({ iou: a, red: await checkFlags(reader.rasters, photo, square, input) });
+    squeezed.push({
+      iou: s,
+      red: await checkFlags(reader.rasters, photo, photo.light, { rgb: photo.input, ...SQUARE }),
+    });
     work.push((input.width * input.height) / MODEL_INPUT_SIZE ** 2);
     if (a - s < worst.d) worst = { d: a - s, id: e.id };
   }

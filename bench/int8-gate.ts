@@ -11,15 +11,17 @@
 // a second run takes seconds. Exit status 1 when a gate fails on any set; BENCH_JSON=<file> writes the figures.
 import fs from 'node:fs';
 import path from 'node:path';
-import { MODEL_INPUT_SIZE } from '../src/adapters/mask-model.adapter.ts';
-import { maskStatistics } from '../src/imaging/model-io.mjs';
-import { CHECK_GRID } from '../src/pipeline/check/features.ts';
-import { diagnose } from '../src/pipeline/diagnose.ts';
-import { PhotoError } from '../src/errors.ts';
-import { CachedMasks, int8Masks, MaskedPhotoReader, realFolders } from '../tools/calibration/real-photos.ts';
+import { squareInput } from '../src/adapters/mask-model.adapter.ts';
+import {
+  CachedMasks,
+  checkErrors,
+  checkFlags,
+  int8Masks,
+  MaskedPhotoReader,
+  realFolders,
+  type MaskedPhoto,
+} from '../tools/calibration/real-photos.ts';
 
-const BROKEN_BELOW = 0.85;
-const GOOD_FROM = 0.95;
 export const GATES = { meanIou: -0.003, worstPhoto: -0.05, checkErrors: 1 } as const;
 
 interface Judged {
@@ -44,31 +46,9 @@ export interface SetGate {
 const reader = new MaskedPhotoReader(new CachedMasks());
 const quantized = int8Masks();
 
-async function judge(photo: Awaited<ReturnType<MaskedPhotoReader['read']>>, mask: Buffer): Promise<Judged> {
+async function judge(photo: MaskedPhoto, mask: Buffer): Promise<Judged> {
   const { iou } = await photo.score(mask);
-  try {
-    const d = diagnose(
-      maskStatistics(mask, MODEL_INPUT_SIZE),
-      await reader.rasters.checkGrid(mask, photo.input, MODEL_INPUT_SIZE, CHECK_GRID),
-      MODEL_INPUT_SIZE,
-      photo.decoded,
-    );
-    return { iou, red: d.red };
-  } catch (err) {
-    if (!(err instanceof PhotoError)) throw err;
-    return { iou, red: true };
-  }
-}
-
-function errors(rows: Judged[]) {
-  const good = rows.filter((r) => r.iou >= GOOD_FROM);
-  const broken = rows.filter((r) => r.iou < BROKEN_BELOW);
-  return {
-    goodFlagged: good.filter((r) => r.red).length,
-    good: good.length,
-    brokenPassed: broken.filter((r) => !r.red).length,
-    broken: broken.length,
-  };
+  return { iou, red: await checkFlags(reader.rasters, photo, mask, squareInput(photo.input)) };
 }
 
 const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
@@ -85,8 +65,8 @@ for (const { name, dir, entries } of realFolders()) {
     int8.push(q);
     if (q.iou - f.iou < worst.d) worst = { d: q.iou - f.iou, id: e.id };
   }
-  const fe = errors(float);
-  const qe = errors(int8);
+  const fe = checkErrors(float);
+  const qe = checkErrors(int8);
   const set: SetGate = {
     name,
     photos: entries.length,

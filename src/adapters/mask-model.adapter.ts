@@ -30,11 +30,10 @@ export function squareInput(rgb: Buffer): ModelInput {
   return { rgb, ...SQUARE_INPUT };
 }
 
-/** A photo's size for a model that runs at any size: long side 1024, the short side rounded to a multiple of ASPECT_STEP. */
-export function aspectInputSize(width: number, height: number): { width: number; height: number } {
+/** A photo's size for a model that runs at any size: long side 1024, the short side rounded to a multiple of `step`. */
+export function aspectInputSize(width: number, height: number, step = ASPECT_STEP): { width: number; height: number } {
   const scale = MODEL_INPUT_SIZE / Math.max(width, height);
-  const side = (v: number) =>
-    Math.min(MODEL_INPUT_SIZE, Math.max(ASPECT_STEP, Math.round((v * scale) / ASPECT_STEP) * ASPECT_STEP));
+  const side = (v: number) => Math.min(MODEL_INPUT_SIZE, Math.max(step, Math.round((v * scale) / step) * step));
   return { width: side(width), height: side(height) };
 }
 

@@ -11,6 +11,8 @@ import { CheckRasters } from '../../src/adapters/images/rasters.ts';
 import { OnnxMaskModel, MODEL_INPUT_SIZE, squareInput } from '../../src/adapters/mask-model.adapter.ts';
 import { int8Identity } from '../../src/adapters/model-session.mjs';
 import { maskStatistics } from '../../src/imaging/model-io.mjs';
+import { PhotoError } from '../../src/errors.ts';
+import { diagnose } from '../../src/pipeline/diagnose.ts';
 import { FEATURES } from '../../src/pipeline/check/calibration.ts';
 import { CHECK_GRID, measure } from '../../src/pipeline/check/features.ts';
 import { NO_SUBJECT_FILL, subjectFillOf, WHOLE_FRAME_FILL } from '../../src/pipeline/diagnose.ts';
@@ -115,6 +117,44 @@ export class MaskedPhotoReader {
   close(): Promise<void> {
     return this.masks.close();
   }
+}
+
+/** A result the drawn mask calls broken (IoU below) or good (IoU from): the check's errors are counted on them. */
+export const BROKEN_BELOW = 0.85;
+export const GOOD_FROM = 0.95;
+
+/**
+ * The shipped check's verdict on a square mask and the model's input it was made from, as the service judges
+ * it: red when flagged; a photo with no subject fails, and counts as flagged.
+ */
+export async function checkFlags(
+  rasters: CheckRasters,
+  photo: MaskedPhoto,
+  mask: Buffer,
+  input: { rgb: Buffer; width: number; height: number },
+): Promise<boolean> {
+  try {
+    const grid = {
+      mask: rasters.checkMask(mask, MODEL_INPUT_SIZE, CHECK_GRID),
+      rgb: await rasters.checkColours(input, CHECK_GRID),
+    };
+    return diagnose(maskStatistics(mask, MODEL_INPUT_SIZE), grid, MODEL_INPUT_SIZE, photo.decoded).red;
+  } catch (err) {
+    if (!(err instanceof PhotoError)) throw err;
+    return true;
+  }
+}
+
+/** The check's errors against the drawn masks: good results flagged, broken ones passed. */
+export function checkErrors(rows: { iou: number; red: boolean }[]) {
+  const good = rows.filter((r) => r.iou >= GOOD_FROM);
+  const broken = rows.filter((r) => r.iou < BROKEN_BELOW);
+  return {
+    goodFlagged: good.filter((r) => r.red).length,
+    good: good.length,
+    brokenPassed: broken.filter((r) => !r.red).length,
+    broken: broken.length,
+  };
 }
 
 /** The kinds of scene the check's figures are reported by (issue 43). */
