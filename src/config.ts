@@ -2,7 +2,7 @@
 import path from 'node:path';
 import { Type, type Static } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
-import { DEFAULT_GRAPH_OPTIMIZATION, LOW_MEMORY_GRAPH_OPTIMIZATION } from './adapters/model-session.mjs';
+import { DEFAULT_GRAPH_OPTIMIZATION, LOW_MEMORY_GRAPH_OPTIMIZATION } from './adapters/model-levels.mjs';
 
 const MiB = 1024 * 1024;
 

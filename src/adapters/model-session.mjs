@@ -29,17 +29,17 @@ export function readModel(source) {
   return bytes;
 }
 
-/** @typedef {'basic' | 'extended' | 'all'} GraphOptimization */
+/** @typedef {import('./model-levels.mjs').GraphOptimization} GraphOptimization */
+import { DEFAULT_GRAPH_OPTIMIZATION } from './model-levels.mjs';
+export { DEFAULT_GRAPH_OPTIMIZATION, LOW_MEMORY_GRAPH_OPTIMIZATION } from './model-levels.mjs';
 
 /**
- * onnxruntime's graph optimisation level (MATTE_MODEL_OPTIMIZATION). `all`, the default, adds the layout
- * transformations (NCHWc), as onnxruntime does bare: the model runs at its own speed. `extended`
- * (MATTE_LOW_MEMORY=1) keeps a worker under 1.5 GiB for more of the model's CPU (docs/performance.md, "Memory").
- * @type {GraphOptimization}
+ * onnxruntime's own log: errors only, unless LOG_LEVEL is debug or trace (then its warnings too). Its warnings
+ * are about its internals (for example "Serializing optimized model … hardware specific optimizations" each
+ * time the optimised model is cached, which Matte names by the CPU for that reason), not about a user's setup.
+ * @type {2 | 3}
  */
-export const DEFAULT_GRAPH_OPTIMIZATION = 'all';
-/** @type {GraphOptimization} */
-export const LOW_MEMORY_GRAPH_OPTIMIZATION = 'extended';
+export const ORT_LOG_SEVERITY = /^(debug|trace)$/.test(process.env.LOG_LEVEL ?? '') ? 2 : 3;
 
 /**
  * @param {number} threads
@@ -56,6 +56,7 @@ export function sessionOptions(threads, arena = true, optimization = DEFAULT_GRA
     interOpNumThreads: 1,
     graphOptimizationLevel: optimization,
     executionMode: 'sequential',
+    logSeverityLevel: ORT_LOG_SEVERITY,
     // Idle pool threads would otherwise spin on the CPU between runs, starving the API's event loop and sharp on 2 cores.
     extra: { session: { intra_op: { allow_spinning: '0' }, inter_op: { allow_spinning: '0' } } },
   });
@@ -87,6 +88,7 @@ export function sessionOptions(threads, arena = true, optimization = DEFAULT_GRA
  * @param {{ threads: number, arena?: boolean, optimization?: GraphOptimization, cacheDir?: string, float32?: boolean, int8?: boolean, freeSize?: boolean }} opts
  */
 export async function createSession(ort, bytes, opts) {
+  ort.env.logLevel = ORT_LOG_SEVERITY === 3 ? 'error' : 'warning'; // its process-wide log, read at its first session
   const precision = modelPrecision(bytes, opts);
   const optimization =
     opts.freeSize && precision === 'int8' && (opts.optimization ?? DEFAULT_GRAPH_OPTIMIZATION) === 'all'

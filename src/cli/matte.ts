@@ -2,7 +2,7 @@
 // operator verbs (operator.ts), each loaded only when asked for, so help and mistakes answer at once. Every
 // verb takes --json; help goes to standard output with exit 0; bad input prints one line and exits 2; a
 // failure of our own exits 1.
-import { parseArgs } from 'node:util';
+import { parseOptions } from './parse-options.ts';
 import { AppError } from '../errors.ts';
 import { CLIENT_NOUNS, helpFor, SECTIONS, wantsHelp } from './help.ts';
 
@@ -27,11 +27,7 @@ async function main(argv: string[]): Promise<number> {
     return new Promise<number>(() => undefined); // they exit on SIGTERM or SIGINT
   }
   if (noun === 'inference-server') {
-    const { values } = parseArgs({
-      args: argv.slice(1),
-      options: { port: { type: 'string' }, host: { type: 'string' } },
-      strict: true,
-    });
+    const { values } = parseOptions(argv.slice(1), { port: { type: 'string' }, host: { type: 'string' } });
     const port = Number(values.port ?? '8001');
     if (!/^\d{1,5}$/.test(values.port ?? '8001') || port > 65535)
       throw new AppError('VALIDATION', `--port must be a port number, got "${values.port}"`);

@@ -1,6 +1,7 @@
 // bin/matte's operator verbs: they open the server's database and work beside a running server (SQLite WAL
 // or PostgreSQL). Every verb takes --json; bad input throws VALIDATION (exit 2 in matte.ts).
-import { parseArgs } from 'node:util';
+import type { parseArgs } from 'node:util';
+import { parseOptions } from './parse-options.ts';
 import fs from 'node:fs';
 import { loadConfig } from '../config.ts';
 import { openAccountServices } from '../account-services.ts';
@@ -71,7 +72,7 @@ export async function runOperatorCommand(noun: string, verb: string, rest: strin
         ? [`--amount=${arg}`]
         : [arg],
   );
-  const { values } = parseArgs({ args, options: OPTIONS, strict: true });
+  const { values } = parseOptions(args, OPTIONS);
   const config = loadConfig();
   const { store, clock, credits, accounts, licenses, purchases } = await openAccountServices(config);
   const print = (obj: unknown, text: string) =>

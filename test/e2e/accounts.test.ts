@@ -313,12 +313,14 @@ describe.skipIf(!PG_AVAILABLE)('bin/matte beside the running servers', () => {
       [['keys', 'revoke', '--account', accountId, '--key', 'key_nope'], /No key/],
       [['purchases', 'approve', '--purchase', 'pur_nope'], /No purchase/],
       [['accounts', 'frobnicate'], /unknown command/],
-      [['credits', 'grant', '--bogus'], /Unknown option/],
+      [['credits', 'grant', '--bogus'], /^matte: unknown option --bogus \(known: --email, /],
+      [['credits', 'grant', '--acount', accountId], /^matte: unknown option --acount; did you mean --account\?\n$/],
     ];
-    for (const [args, message] of bad) {
-      const out = await a.run(args);
-      expect(out.code, args.join(' ')).toBe(2);
-      expect(out.stderr, args.join(' ')).toMatch(message);
+    // Each is refused before it changes anything, so they run at once.
+    const outs = await Promise.all(bad.map(([args]) => a.run(args)));
+    for (const [k, [args, message]] of bad.entries()) {
+      expect(outs[k].code, args.join(' ')).toBe(2);
+      expect(outs[k].stderr, args.join(' ')).toMatch(message);
     }
   });
 });

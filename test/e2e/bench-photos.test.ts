@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { startServer, type RunningServer, E2E_TEST_TIMEOUT } from '../helpers/server.ts';
+import { startServer, type RunningServer, E2E_TEST_TIMEOUT, MODEL_CACHE_DIR } from '../helpers/server.ts';
 import { evalEntries, evalFile, HAVE_EVAL_DATA, iou } from '../../tools/shared-data.ts';
 import { readModel } from '../../src/adapters/model-session.mjs';
 import { modelSource } from '../../src/adapters/mask-model.adapter.ts';
@@ -34,7 +34,13 @@ afterAll(async () => {
 const command = (folder: string, env: Record<string, string> = {}) =>
   run(process.execPath, ['--import', 'tsx', 'bench/photos.ts', folder], {
     cwd: ROOT,
-    env: { ...process.env, PHOTOS_CACHE: path.join(tmp, 'cache'), ...env },
+    // The servers' model cache, made before any file starts (global-setup.ts): no model optimised again here.
+    env: {
+      ...process.env,
+      PHOTOS_CACHE: path.join(tmp, 'cache'),
+      MATTE_MODEL_CACHE_DIR: MODEL_CACHE_DIR || 'off',
+      ...env,
+    },
     maxBuffer: 16 * 1024 * 1024,
   });
 

@@ -1,6 +1,6 @@
 // The scale-out tier: on PostgreSQL with files in s3rver, two API processes (MATTE_WORKER=0) and two
 // `bin/matte worker` processes, one of them running the model on `bin/matte inference-server`. Three batches
-// of 8 photos added through either API; one worker SIGKILLed mid-batch. Checked: every photo done, each
+// of 4 photos added through either API; one worker SIGKILLed mid-batch. Checked: every photo done, each
 // charged exactly once, the ledger balanced, events complete and in order on streams served by the other API,
 // results and ZIPs from either API, limits shared, and no result file under any process's DATA_DIR.
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -21,8 +21,9 @@ vi.setConfig({ testTimeout: E2E_TEST_TIMEOUT });
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const RUN = PG_AVAILABLE && HAVE_EVAL_DATA;
 const BATCHES = 3;
-// Eight a batch: enough for a worker to be killed with photos leased and others still queued.
-const PER_BATCH = 8;
+// Four a batch (even: half through each API): the first worker is killed once three of the first batch are done,
+// with photos of it or the next leased and the other batches' still queued.
+const PER_BATCH = 4;
 
 interface Proc {
   proc: ChildProcess;
@@ -84,7 +85,7 @@ afterAll(async () => {
 });
 
 describe.skipIf(!RUN)('two API processes and two workers on PostgreSQL and S3', () => {
-  it('runs three batches of 8 through either API, survives a SIGKILLed worker, and charges each photo once', async () => {
+  it('runs three batches of 4 through either API, survives a SIGKILLed worker, and charges each photo once', async () => {
     const [a, b] = apis;
     const sellerOf = (n: number) => sellers[n < 2 ? 0 : 1];
     // A client that keeps to the limits, as the spec asks: @matte/client's fetch waits out a 429's Retry-After

@@ -80,4 +80,30 @@ describe('bin/matte --help', () => {
       expect(stderr).toMatch(/^matte: /);
     }
   });
+
+  it('names the closest known option for a mistyped one, on every kind of command; exit 2, one line', async () => {
+    const cases: [string[], string][] = [
+      [['remove', '--outptu', 'x'], 'unknown option --outptu; did you mean --out?'],
+      [['batches', 'list', '--limt', '5'], 'unknown option --limt; did you mean --limit?'],
+      [['accounts', 'create', '--emial', 'a@b.c'], 'unknown option --emial; did you mean --email?'],
+      [['inference-server', '--prot', '9000'], 'unknown option --prot; did you mean --port?'],
+      [['account', '--jsno'], 'unknown option --jsno; did you mean --json?'],
+      [['remove', 'a', '-o'], '--out needs a value'],
+    ];
+    const answers = await limited(
+      cases.map(
+        ([args]) =>
+          () =>
+            matte(args),
+      ),
+      4,
+    );
+    for (const [i, [args, line]] of cases.entries()) {
+      expect(answers[i], args.join(' ')).toEqual({ code: 2, stdout: '', stderr: `matte: ${line}\n` });
+    }
+    // Nothing close: the known options are listed instead of a guess.
+    const far = await matte(['remove', '--zzzzzz']);
+    expect(far.code).toBe(2);
+    expect(far.stderr).toMatch(/^matte: unknown option --zzzzzz \(known: --url, .*--out, .*--json\)\n$/);
+  });
 });

@@ -10,6 +10,7 @@ import { ImageDecoder, type DecodedImage } from '../../src/adapters/images/decod
 import { CheckRasters } from '../../src/adapters/images/rasters.ts';
 import { OnnxMaskModel, MODEL_INPUT_SIZE, squareInput } from '../../src/adapters/mask-model.adapter.ts';
 import { int8Identity } from '../../src/adapters/model-session.mjs';
+import { modelCacheDir } from '../../src/config.ts';
 import { maskStatistics } from '../../src/imaging/model-io.mjs';
 import { PhotoError } from '../../src/errors.ts';
 import { diagnose } from '../../src/pipeline/diagnose.ts';
@@ -45,7 +46,9 @@ export class CachedMasks {
   async mask(bytes: Buffer, input: Buffer): Promise<Buffer> {
     const file = maskFile(this.cache, bytes, this.pass);
     if (fs.existsSync(file)) return fs.readFileSync(file);
-    this.model ??= new OnnxMaskModel({ modelPath: this.modelPath, threads: 2, int8: this.int8 });
+    // The server's optimised-model cache (MATTE_MODEL_CACHE_DIR): the model is optimised (and quantized) once.
+    const cacheDir = modelCacheDir(process.env) || undefined;
+    this.model ??= new OnnxMaskModel({ modelPath: this.modelPath, threads: 2, int8: this.int8, cacheDir });
     await this.model.ready();
     const mask = (await this.model.predict(squareInput(input))).mask;
     fs.writeFileSync(file, mask);

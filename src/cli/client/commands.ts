@@ -3,13 +3,13 @@
 // Ctrl-C during `remove` stops the batch and exits 130.
 import fs from 'node:fs';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createMatteClient, MatteApiError, MatteConnectionError, type MatteClient } from '@matte/client';
 import { normaliseUrl, readLogin, saveLogin } from './login-store.ts';
 import { removeBackgrounds, type RemoveOptions } from './remove.ts';
 import { UsageError } from './usage-error.ts';
+import { parseOptions } from '../parse-options.ts';
 
 const OPTIONS = {
   url: { type: 'string' },
@@ -89,7 +89,7 @@ function clientFor(env: NodeJS.ProcessEnv): MatteClient {
 
 async function run(argv: string[], env: NodeJS.ProcessEnv, interrupt: AbortSignal): Promise<number> {
   const [noun, ...rest] = argv;
-  const { values, positionals } = parseArgs({ args: rest, options: OPTIONS, strict: true, allowPositionals: true });
+  const { values, positionals } = parseOptions(rest, OPTIONS, true);
   const print = (obj: unknown, text: string) =>
     process.stdout.write(values.json ? `${JSON.stringify(obj)}\n` : `${text}\n`);
   switch (noun) {
