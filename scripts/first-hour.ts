@@ -153,34 +153,46 @@ const withKey = (block: string) => block.replaceAll('mk_…', apiKey!);
 await photos();
 const tour = bash(withKey(readme[3]!));
 const statuses = tour.stdout.split('\n').filter((l) => /^(draft|queued|running|paused|done)$/.test(l));
-step(magic('shoe.png', [0x89, 0x50, 0x4e, 0x47]), 'the tour: one photo in one call gives a PNG');
+step(magic('out/mug.png', [0x89, 0x50, 0x4e, 0x47]), 'the tour: one photo in one call gives a PNG');
 step(tour.stdout.includes('\n3\n') || tour.stdout.startsWith('3\n'), 'the tour: three photos added', tour.stdout);
 step(
   statuses.includes('paused') && statuses.at(-1) === 'done',
   'the tour: sample, paused, continue, done',
   statuses.join(' '),
 );
-step(magic('batch.zip', [0x50, 0x4b]), 'the tour: the ZIP downloaded');
+step(magic('out/batch.zip', [0x50, 0x4b]), 'the tour: the ZIP downloaded');
+step(
+  /^event: job\.paused$/m.test(tour.stdout),
+  'the tour: the event stream ends at job.paused',
+  tour.stdout.slice(0, 300),
+);
 step(!/NOTHING_HELD|"status":4\d\d/.test(tour.stdout), 'the tour: no refusals', tour.stdout.slice(0, 300));
 
 // ---- README: the command ---------------------------------------------------------------------------------
 const command = bash(readme[4]!, `${apiKey}\n`);
-step(command.code === 0, 'bin/matte login (key on standard input) and remove photos/', command.stderr.slice(-300));
-step(fs.readdirSync(path.join(repo, 'cutouts')).length === 2, 'bin/matte remove wrote two cut-outs');
+step(
+  command.code === 0,
+  'bin/matte login (key on standard input) and remove examples/photos',
+  command.stderr.slice(-300),
+);
+step(fs.readdirSync(path.join(repo, 'out', 'cutouts')).length === 3, 'bin/matte remove wrote three cut-outs');
 
 // ---- docs/quickstart.md ----------------------------------------------------------------------------------
 fs.rmSync(path.join(repo, 'cutouts'), { recursive: true, force: true });
 const quick = bash(quickstart[0]!.replace(/^# or, from a script:.*$/m, ''), `${apiKey}\n`);
 step(quick.code === 0, 'quickstart: login, remove (twice)', quick.stderr.slice(-300));
-fs.rmSync(path.join(repo, 'batch.zip'));
 const ts = bash(withKey(quickstart[1]!));
+const written = /^(\S+\.zip) written$/m.exec(ts.stdout)?.[1];
 step(
-  ts.code === 0 && magic('batch.zip', [0x50, 0x4b]),
-  'quickstart: the TypeScript example, as the docs run it',
-  ts.stderr.slice(-400),
+  ts.code === 0 &&
+    written !== undefined &&
+    !written.startsWith(repo) &&
+    fs.readFileSync(written).readUInt16BE(0) === 0x504b,
+  'quickstart: the TypeScript example, as the docs run it, writes its ZIP outside the repository',
+  `${ts.stdout.slice(-400)} ${ts.stderr.slice(-400)}`,
 );
-step(ts.stderr.includes('404 NOT_FOUND'), 'quickstart: the example shows a refusal as MatteApiError', ts.stderr);
-fs.rmSync(path.join(repo, 'batch.zip'));
+step(!ts.stdout.includes('undefined') && /score \d/.test(ts.stdout), 'quickstart: prints real values', ts.stdout);
+step(ts.stdout.includes('404 NOT_FOUND'), 'quickstart: the example shows a refusal as MatteApiError', ts.stdout);
 const curl = bash(withKey(quickstart[2]!));
 step(curl.stdout.includes('2\n') && magic('batch.zip', [0x50, 0x4b]), 'quickstart: curl', curl.stdout.slice(0, 300));
 const python = fs.readFileSync(path.join(repo, 'docs', 'quickstart.md'), 'utf8').match(/```python\n([\s\S]*?)```/)?.[1];

@@ -48,6 +48,8 @@ export class EventStreamService {
     lastEventId: number | null,
     emit: (m: StreamMessage) => void,
     left: AbortSignal,
+    /** `paused`: the stream also ends at job.paused (a sample run, a stop), and opened on a paused batch it ends after the snapshot. */
+    until: 'done' | 'paused' = 'done',
   ): Promise<void> {
     const { queries, bus, clock, keepAliveMs, maxMs } = this.deps;
     const signal = AbortSignal.any([left, this.closing.signal]);
@@ -69,7 +71,8 @@ export class EventStreamService {
       const snapshot = await queries.summarise(row);
       let after = lastEventId ?? seq;
       emit({ kind: 'snapshot', id: lastEventId === null ? seq : null, data: snapshot });
-      if (lastEventId === null && SETTLED.includes(snapshot.status)) return;
+      const ends = until === 'paused' ? [...SETTLED, 'paused'] : SETTLED;
+      if (lastEventId === null && ends.includes(snapshot.status)) return;
 
       let nextKeepAlive = clock() + keepAliveMs;
       while (!signal.aborted) {
@@ -82,13 +85,13 @@ export class EventStreamService {
               if (signal.aborted) return;
               emit({ kind: 'event', event });
               after = event.id;
-              if (event.event === 'job.done') return;
+              if (event.event === 'job.done' || (until === 'paused' && event.event === 'job.paused')) return;
             }
           } while (events.length === PAGE);
           // Nothing more to send: the batch may be gone, or settled with no done event to come.
           const job = await this.deps.store.repos.jobs.findById(jobId);
           if (!job || job.account_id !== accountId) return;
-          if (SETTLED.includes(job.status) && Number(job.event_seq) <= after) return;
+          if (ends.includes(job.status) && Number(job.event_seq) <= after) return;
         }
         const now = clock();
         if (now >= endsAt) return;

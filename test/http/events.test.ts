@@ -86,6 +86,7 @@ const start = (auth: Record<string, string>, id: string, body: object = {}, on: 
   on.app.inject({ method: 'POST', url: `/v1/jobs/${id}/start`, headers: auth, payload: body });
 const stream = (auth: Record<string, string>, id: string, extra: Record<string, string> = {}) =>
   openStream(`${base}/v1/jobs/${id}/events`, { ...auth, ...extra });
+const streamAt = (auth: Record<string, string>, path: string) => openStream(`${base}${path}`, auth);
 
 describe('GET /v1/jobs/{id}/events', () => {
   it('sends the snapshot first, then every event in id order, and ends after job.done', async () => {
@@ -220,6 +221,32 @@ describe('GET /v1/jobs/{id}/events', () => {
       [3, 'job.paused'],
       [4, 'job.started'],
     ]);
+  });
+
+  it('with ?until=paused ends at job.paused, and opened on a paused batch sends the snapshot and ends', async () => {
+    const { auth } = await t.account(10);
+    const job = await batch(auth, 3);
+    const s = await streamAt(auth, `/v1/jobs/${job.id}/events?until=paused`);
+    await s.next((m) => m.event === 'snapshot');
+    expect((await start(auth, job.id, { sample: 1 })).statusCode).toBe(202);
+    await s.ended;
+    expect(eventsOf(s.messages).map((e) => e.event)).toEqual(['job.started', 'item.done', 'job.paused']);
+    const again = await streamAt(auth, `/v1/jobs/${job.id}/events?until=paused`);
+    await again.ended;
+    expect(again.messages.map((m) => m.event)).toEqual(['snapshot']);
+    expect(JSON.parse(again.messages[0]!.data!).status).toBe('paused');
+    // Without it, the stream on the paused batch stays open for the continue.
+    const open = await stream(auth, job.id);
+    await open.next((m) => m.event === 'snapshot');
+    const settled = await Promise.race([
+      open.ended.then(() => 'ended'),
+      new Promise((r) => setTimeout(r, 300, 'open')),
+    ]);
+    expect(settled).toBe('open');
+    open.close();
+    const bad = await fetch(`${base}/v1/jobs/${job.id}/events?until=forever`, { headers: auth });
+    expect(bad.status).toBe(400);
+    expect((await bad.json()).code).toBe('VALIDATION');
   });
 
   it('sends a keep-alive comment while nothing happens', async () => {

@@ -243,7 +243,7 @@ export interface paths {
     };
     /**
      * Follow a batch live: Server-Sent Events
-     * @description The first message is `event: snapshot` with the batch without photos (JobSummary); then one message per event, with `id` (the event id), `event` (its name) and `data` (the JobEvent as JSON), in id order. A fresh stream's snapshot carries the id of the last event it reflects, so reconnecting with `Last-Event-ID` (EventSource does it by itself) continues with exactly the events after it; a resumed stream's snapshot has no id. A comment line `: keep-alive` every 15 s. The stream ends after `job.done`, after 10 minutes (reconnect for a fresh snapshot), when the batch is deleted, or when the client closes it. A stream opened on a finished batch sends the snapshot and ends. Works whichever process runs the photos (PostgreSQL LISTEN/NOTIFY between processes).
+     * @description The first message is `event: snapshot` with the batch without photos (JobSummary); then one message per event, with `id` (the event id), `event` (its name) and `data` (the JobEvent as JSON), in id order. A fresh stream's snapshot carries the id of the last event it reflects, so reconnecting with `Last-Event-ID` (EventSource does it by itself) continues with exactly the events after it; a resumed stream's snapshot has no id. A comment line `: keep-alive` every 15 s. The stream ends after `job.done` (also after `job.paused` with `?until=paused`), after 10 minutes (reconnect for a fresh snapshot), when the batch is deleted, or when the client closes it. A stream opened on a finished batch sends the snapshot and ends. Works whichever process runs the photos (PostgreSQL LISTEN/NOTIFY between processes).
      */
     get: operations['streamJobEvents'];
     put?: never;
@@ -3867,7 +3867,10 @@ export interface operations {
   };
   streamJobEvents: {
     parameters: {
-      query?: never;
+      query?: {
+        /** @description `done` (the default): the stream lasts to `job.done`, through a sample run's or a stop's `job.paused` and the continue after it. `paused`: it also ends after `job.paused`, and opened on a paused batch it sends the snapshot and ends: a command line that follows a sample run returns when the sample is done. */
+        until?: 'done' | 'paused';
+      };
       header?: {
         /** @description Resume after this event id: the snapshot comes first (without an id), then every event after it, none twice. */
         'last-event-id'?: string;

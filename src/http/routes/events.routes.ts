@@ -17,6 +17,19 @@ const LastEventId = Type.Object({
   ),
 });
 
+const StreamQuery = Type.Object(
+  {
+    until: Type.Optional(
+      Type.Union([Type.Literal('done'), Type.Literal('paused')], {
+        default: 'done',
+        description:
+          "`done` (the default): the stream lasts to `job.done`, through a sample run's or a stop's `job.paused` and the continue after it. `paused`: it also ends after `job.paused`, and opened on a paused batch it sends the snapshot and ends: a command line that follows a sample run returns when the sample is done.",
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
 export function registerEventRoutes(
   app: FastifyInstance,
   c: Pick<Container, 'config' | 'events' | 'queries' | 'webhooks'>,
@@ -35,10 +48,11 @@ export function registerEventRoutes(
         description:
           'The first message is `event: snapshot` with the batch without photos (JobSummary); then one message per event, with `id` (the event id), `event` (its name) and `data` (the JobEvent as JSON), in id order. ' +
           "A fresh stream's snapshot carries the id of the last event it reflects, so reconnecting with `Last-Event-ID` (EventSource does it by itself) continues with exactly the events after it; a resumed stream's snapshot has no id. " +
-          `A comment line \`: keep-alive\` every ${Math.round(c.config.sseKeepAliveMs / 1000)} s. The stream ends after \`job.done\`, after ${Math.round(c.config.sseMaxMs / 60_000)} minutes (reconnect for a fresh snapshot), when the batch is deleted, or when the client closes it. ` +
+          `A comment line \`: keep-alive\` every ${Math.round(c.config.sseKeepAliveMs / 1000)} s. The stream ends after \`job.done\` (also after \`job.paused\` with \`?until=paused\`), after ${Math.round(c.config.sseMaxMs / 60_000)} minutes (reconnect for a fresh snapshot), when the batch is deleted, or when the client closes it. ` +
           'A stream opened on a finished batch sends the snapshot and ends. Works whichever process runs the photos (PostgreSQL LISTEN/NOTIFY between processes).',
         tags: ['events'],
         params: IdParams,
+        querystring: StreamQuery,
         headers: LastEventId,
         produces: ['text/event-stream'],
         response: {
@@ -58,6 +72,7 @@ export function registerEventRoutes(
     },
     async (request, reply) => {
       const { id } = request.params as { id: string };
+      const { until = 'done' } = request.query as { until?: 'done' | 'paused' };
       const accountId = request.auth.accountId;
       const header = (request.headers as { 'last-event-id'?: string })['last-event-id'];
       // The header schema admits only digits (at most 15): a safe integer.
@@ -79,7 +94,7 @@ export function registerEventRoutes(
       res.on('close', leave);
       request.raw.on('close', leave);
       try {
-        await c.events.follow(accountId, id, lastEventId, (m) => res.write(sseFrame(m)), left.signal);
+        await c.events.follow(accountId, id, lastEventId, (m) => res.write(sseFrame(m)), left.signal, until);
       } catch (err) {
         request.log.error({ err }, 'event stream failed');
       } finally {
