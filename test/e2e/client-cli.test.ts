@@ -122,7 +122,7 @@ describe.skipIf(!HAVE_EVAL_DATA)('matte, the client command', () => {
     expect(JSON.parse(fs.readFileSync(path.join(home, 'config', 'matte', 'config.json'), 'utf8')).apiKey).toBe(apiKey);
   });
 
-  it('removes backgrounds from a folder of 10 (one broken file, one ZIP): 9 results, the broken one reported, no heavy re-run without a heavy model, nothing new on a second run', async () => {
+  it('removes backgrounds from a folder of 10 (one broken photo, a broken ZIP, a text file, one ZIP): 9 results, each file left out reported with its reason, exit 1; no heavy re-run without a heavy model, nothing new on a second run', async () => {
     const input = path.join(work, 'shop');
     fs.mkdirSync(path.join(input, 'shoes'), { recursive: true });
     const list = photos();
@@ -130,6 +130,12 @@ describe.skipIf(!HAVE_EVAL_DATA)('matte, the client command', () => {
       fs.writeFileSync(path.join(input, i < 3 ? 'shoes' : '', path.basename(e.image)), evalFile(e.image));
     fs.writeFileSync(path.join(input, 'broken.jpg'), evalFile(list[8].image).subarray(0, 3000));
     fs.writeFileSync(path.join(input, 'more.zip'), makeZip([{ name: 'zipped.jpg', data: evalFile(list[9].image) }]));
+    // Files the command cannot send: each is left out with its reason, and the rest is cut out.
+    fs.writeFileSync(
+      path.join(input, 'damaged.zip'),
+      makeZip([{ name: 'x.jpg', data: Buffer.alloc(9) }]).subarray(0, 20),
+    );
+    fs.writeFileSync(path.join(input, 'notes.txt'), 'sizes: S M L');
     const before = await credits();
     const out = path.join(work, 'out');
 
@@ -138,10 +144,14 @@ describe.skipIf(!HAVE_EVAL_DATA)('matte, the client command', () => {
       ['remove', input, '-o', out, '--background', 'white', '--format', 'jpeg', '--heavy', '--json'],
       { env: asUser() },
     );
-    expect(first.code, first.stderr).toBe(0);
+    expect(first.code, first.stderr).toBe(1);
     expect(first.stderr).toContain('no heavy re-run: this server runs no heavy model of its own');
     const summary = JSON.parse(first.stdout);
     expect(summary.written).toHaveLength(9);
+    expect(summary.unreadable).toEqual([
+      { origin: path.join(input, 'damaged.zip'), reason: 'The file is not a readable ZIP archive.' },
+      { origin: path.join(input, 'notes.txt'), reason: expect.stringMatching(/^not a photo Matte takes/) },
+    ]);
     expect(summary.rejected).toEqual([
       { name: path.join(input, 'broken.jpg'), reason: expect.stringMatching(/not a readable/) },
     ]);
@@ -161,11 +171,17 @@ describe.skipIf(!HAVE_EVAL_DATA)('matte, the client command', () => {
     expect(first.stderr).toMatch(/9\/9 /);
 
     const mtimes = files.map((f) => fs.statSync(path.join(out, f)).mtimeMs);
-    const second = await matte(['remove', input, '-o', out, '--background', 'white', '--format', 'jpeg', '--json'], {
+    // The second run, as a person reads it: one line per file left out, with its reason, under the summary.
+    const second = await matte(['remove', input, '-o', out, '--background', 'white', '--format', 'jpeg'], {
       env: asUser(),
     });
-    expect(second.code).toBe(0);
-    expect(JSON.parse(second.stdout)).toMatchObject({ written: [], skipped: 9 });
+    expect(second.code).toBe(1);
+    expect(second.stdout.trim().split('\n')).toEqual([
+      `0 written to ${out}, 9 already there; 3 not cut out (below)`,
+      `skipped: ${path.join(input, 'damaged.zip')}: The file is not a readable ZIP archive.`,
+      `skipped: ${path.join(input, 'notes.txt')}: not a photo Matte takes (JPEG, PNG or WebP, or a ZIP of them)`,
+      expect.stringMatching(new RegExp(`^refused: ${path.join(input, 'broken.jpg')}: .*not a readable`)),
+    ]);
     expect(files.map((f) => fs.statSync(path.join(out, f)).mtimeMs)).toEqual(mtimes);
 
     // The batch is listed, shown and downloadable by the client verbs too.
@@ -181,7 +197,7 @@ describe.skipIf(!HAVE_EVAL_DATA)('matte, the client command', () => {
     expect((await unzip(fs.readFileSync(zipFile))).size).toBe(9);
   });
 
-  it('Ctrl-C mid-batch stops the batch, releases the credits of photos not yet run, and a second run finishes it', async () => {
+  it('Ctrl-C mid-batch stops the batch, releases the credits of photos not yet run, and the same command again continues that batch: none left paused or holding photos', async () => {
     const input = path.join(work, 'big');
     fs.mkdirSync(input);
     for (const e of photos().slice(10, 18))
@@ -215,8 +231,24 @@ describe.skipIf(!HAVE_EVAL_DATA)('matte, the client command', () => {
 
     const resumed = await matte(['remove', input, '-o', out, '--json'], { env: asUser() });
     expect(resumed.code, resumed.stderr).toBe(0);
-    expect(JSON.parse(resumed.stdout)).toMatchObject({ skipped: done.length });
+    const again = JSON.parse(resumed.stdout);
+    expect(again).toMatchObject({ skipped: 0, resumed: [summary.batches[0]], batches: [summary.batches[0]] });
+    expect(again.written).toHaveLength(8 - done.length);
     expect(fs.readdirSync(out)).toHaveLength(8);
+    // The first batch ran to its end; no batch of this account is left paused, holding photos or credits.
+    const first = await (
+      await fetch(`${server.base}/v1/jobs/${summary.batches[0]}`, { headers: { authorization: `Bearer ${apiKey}` } })
+    ).json();
+    expect(first.status).toBe('done');
+    expect(first.counts).toMatchObject({ held: 0, done: 8 });
+    const paused = await (
+      await fetch(`${server.base}/v1/jobs?status=paused`, { headers: { authorization: `Bearer ${apiKey}` } })
+    ).json();
+    expect(paused.jobs).toEqual([]);
+    // Each photo charged once (8 less the flagged ones, not charged), and no credit left reserved: the balance
+    // the account shows is what is left after reservations.
+    const flagged = first.items.filter((i: any) => i.refunded).length;
+    expect(before - (await credits())).toBe(8 - flagged);
   });
 
   it('refuses bad input with one line and exit 2, before anything is sent', async () => {

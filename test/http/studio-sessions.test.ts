@@ -452,5 +452,13 @@ describe('batch labels (GET /v1/batch-labels)', () => {
     });
     expect(res.statusCode).toBe(200);
     expect(res.json().labels).toEqual([expect.objectContaining({ id: ownId, name: 'Spring shoes' })]);
+    // An API key reads them too (the command line finds its own batches by name), scoped the same way.
+    const byKey = await t.app.inject({
+      method: 'GET',
+      url: `/v1/batch-labels?ids=${ownId},${otherId}`,
+      headers: mine.auth,
+    });
+    expect(byKey.statusCode).toBe(200);
+    expect(byKey.json().labels).toEqual([{ id: ownId, name: 'Spring shoes', origin: 'batch' }]);
   });
 });

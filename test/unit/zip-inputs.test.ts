@@ -27,19 +27,26 @@ describe('ZIP inputs of the command', () => {
       { name: 'Thumbs.db', data: Buffer.from('junk') },
       { name: 'notes.txt', data: Buffer.from('not a photo') },
     ]);
-    const photos = await collectPhotos([file]);
+    const { sources: photos, skipped } = await collectPhotos([file]);
     expect(photos.map((p) => [p.key, p.name])).toEqual([['shop/shoes/red', 'red.JPG']]);
+    // What is not a photo is named, system files are not.
+    expect(skipped).toEqual([{ origin: `${file}:notes.txt`, reason: expect.stringMatching(/^not a photo/) }]);
     expect(Buffer.from(await photos[0]!.read()).equals(photo)).toBe(true);
   });
 
-  it('refuses a ZIP whose names would leave the output folder, or that is no ZIP, in one line', async () => {
+  it('leaves out a ZIP whose names would leave the output folder, or that is no ZIP, with its reason; the rest goes on', async () => {
     const escaping = zipOf('evil.zip', [{ name: '../../outside.jpg', data: Buffer.from('x') }]);
-    await expect(collectPhotos([escaping])).rejects.toThrow(UsageError);
-    await expect(collectPhotos([escaping])).rejects.toThrow(/outside\.jpg: Paths with "\.\." are not allowed/);
     const absolute = zipOf('abs.zip', [{ name: '/etc/x.jpg', data: Buffer.from('x') }]);
-    await expect(collectPhotos([absolute])).rejects.toThrow(/Absolute paths/);
     const notZip = path.join(dir, 'fake.zip');
     fs.writeFileSync(notZip, 'no archive here');
-    await expect(collectPhotos([notZip])).rejects.toThrow(/fake\.zip: The file is not a readable ZIP archive\./);
+    const good = zipOf('good.zip', [{ name: 'a.jpg', data: Buffer.from('x') }]);
+    const { sources, skipped } = await collectPhotos([escaping, absolute, notZip, good]);
+    expect(sources.map((s) => s.key)).toEqual(['good/a']);
+    expect(skipped.map((s) => s.origin)).toEqual([escaping, absolute, notZip]);
+    expect(skipped[0]!.reason).toMatch(/outside\.jpg: Paths with "\.\." are not allowed/);
+    expect(skipped[1]!.reason).toMatch(/Absolute paths/);
+    expect(skipped[2]!.reason).toBe('The file is not a readable ZIP archive.');
+    // A path that is not there is still a mistake in the command: usage, exit 2.
+    await expect(collectPhotos([path.join(dir, 'nothing-here')])).rejects.toThrow(UsageError);
   });
 });

@@ -1,6 +1,7 @@
 // The client verbs of bin/matte, built on @matte/client: login, remove, batches list|show|download,
-// account. Every verb takes --json. Bad input exits 2 with one line; a server or network failure exits 1;
-// Ctrl-C during `remove` stops the batch and exits 130.
+// account. Every verb takes --json. Bad input exits 2 with one line; a server or network failure exits 1, and
+// so does a `remove` that left a file out (unreadable, refused, failed) after cutting out the rest; Ctrl-C
+// during `remove` stops the batch and exits 130.
 import fs from 'node:fs';
 import path from 'node:path';
 import { Readable } from 'node:stream';
@@ -197,8 +198,11 @@ async function run(argv: string[], env: NodeJS.ProcessEnv, interrupt: AbortSigna
       };
       const client = clientFor(env);
       const summary = await removeBackgrounds(client, options, interrupt);
+      const left = summary.unreadable.length + summary.rejected.length + summary.failed.length;
       const lines = [
-        `${summary.written.length} written to ${options.out}${summary.skipped ? `, ${summary.skipped} already there` : ''}`,
+        `${summary.written.length} written to ${options.out}${summary.skipped ? `, ${summary.skipped} already there` : ''}${left ? `; ${left} not cut out (below)` : ''}`,
+        ...summary.resumed.map((id) => `continued ${id}, which an earlier run of this command left unfinished`),
+        ...summary.unreadable.map((u) => `skipped: ${u.origin}: ${u.reason}`),
         ...summary.rejected.map((r) => `refused: ${r.name}: ${r.reason}`),
         ...summary.failed.map((f) => `failed: ${f.name}: ${f.code} ${f.reason}`),
         ...summary.flagged.map((f) => `flagged by the check (not charged): ${f.name}: ${f.reason}`),
@@ -206,7 +210,8 @@ async function run(argv: string[], env: NodeJS.ProcessEnv, interrupt: AbortSigna
         ...(summary.interrupted ? ['stopped: run the same command again to finish'] : []),
       ];
       print(summary, lines.join('\n'));
-      return summary.interrupted ? 130 : 0;
+      // 130 stopped; 1 when a file was skipped, refused or failed (the rest was cut out); 0 all done.
+      return summary.interrupted ? 130 : left ? 1 : 0;
     }
     default:
       throw new UsageError(`unknown command "${noun}"`);

@@ -36,37 +36,80 @@ function walk(dir: string): string[] {
   return out;
 }
 
+/** A file left out, and why: one line of the summary. */
+export interface SkippedFile {
+  origin: string;
+  reason: string;
+}
+
 /** The photos of a ZIP, each read from it when sent; its entries judged by the server's ZIP rules (zip-archive.adapter.ts). */
-async function zipPhotos(file: string, prefix: string): Promise<PhotoSource[]> {
+async function zipPhotos(file: string, prefix: string, skipped: SkippedFile[]): Promise<PhotoSource[]> {
   let entries: Awaited<ReturnType<typeof listZip>>;
   try {
     entries = await listZip(file, MAX_ZIP_ENTRIES);
   } catch (err) {
-    throw new UsageError(`${file}: ${(err as Error).message}`);
+    skipped.push({ origin: file, reason: (err as Error).message });
+    return [];
   }
   const refused = entries.find((e) => 'reason' in e);
-  // A refused name (an absolute path, "..") would put a result outside OUT: the whole ZIP is refused.
-  if (refused && 'reason' in refused) throw new UsageError(`${file}: ${refused.name}: ${refused.reason}`);
-  return entries
-    .filter((e) => PHOTO_EXTENSIONS.has(path.posix.extname(e.name).toLowerCase()))
-    .map((entry) => ({
-      key: `${prefix}/${stripExt(entry.name)}`,
-      name: path.posix.basename(entry.name),
-      origin: `${file}:${entry.name}`,
-      read: () => readZipEntry(file, entry.name, MAX_ZIP_ENTRY_BYTES),
-    }));
+  // A refused name (an absolute path, "..") would put a result outside OUT: the whole ZIP is left out.
+  if (refused && 'reason' in refused) {
+    skipped.push({ origin: file, reason: `${refused.name}: ${refused.reason}` });
+    return [];
+  }
+  const out: PhotoSource[] = [];
+  for (const entry of entries) {
+    if (PHOTO_EXTENSIONS.has(path.posix.extname(entry.name).toLowerCase()))
+      out.push({
+        key: `${prefix}/${stripExt(entry.name)}`,
+        name: path.posix.basename(entry.name),
+        origin: `${file}:${entry.name}`,
+        read: () => readZipEntry(file, entry.name, MAX_ZIP_ENTRY_BYTES),
+      });
+    else if (!isJunk(entry.name)) skipped.push({ origin: `${file}:${entry.name}`, reason: UNSUPPORTED });
+  }
+  return out;
 }
+
+/** Files a system leaves beside photos, passed over without a word: hidden files, macOS forks, Windows thumbnails. */
+function isJunk(name: string): boolean {
+  const base = path.posix.basename(name);
+  return base.startsWith('.') || name.startsWith('__MACOSX/') || /^(thumbs\.db|desktop\.ini)$/i.test(base);
+}
+
+const UNSUPPORTED = 'not a photo Matte takes (JPEG, PNG or WebP, or a ZIP of them)';
 
 function fileSource(file: string, key: string): PhotoSource {
   return { key, name: path.basename(file), origin: file, read: () => fs.promises.readFile(file) };
 }
 
+/** Whether `file` can be read (its permissions, a broken link): a file that cannot is left out, with the reason. */
+function unreadable(file: string): string | null {
+  try {
+    fs.accessSync(file, fs.constants.R_OK);
+    return null;
+  } catch (err) {
+    return `cannot be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`;
+  }
+}
+
 /**
  * Every photo under `paths`: a file as it is (whatever its extension: the server says what it is not), a
  * folder's photos and ZIPs found recursively, a ZIP's photos. Keys are unique; a duplicate key is refused.
+ * A path that does not exist is a usage error; a file that cannot be read, a ZIP that cannot be opened and a
+ * file in a folder or ZIP that is not a photo are left out, each with its reason, and the rest goes on.
  */
-export async function collectPhotos(paths: string[]): Promise<PhotoSource[]> {
+export async function collectPhotos(paths: string[]): Promise<{ sources: PhotoSource[]; skipped: SkippedFile[] }> {
   const out: PhotoSource[] = [];
+  const skipped: SkippedFile[] = [];
+  const take = async (file: string, key: string, inFolder: boolean) => {
+    const ext = path.extname(file).toLowerCase();
+    const why = unreadable(file);
+    if (why) skipped.push({ origin: file, reason: why });
+    else if (ext === '.zip') out.push(...(await zipPhotos(file, key, skipped)));
+    else if (!inFolder || PHOTO_EXTENSIONS.has(ext)) out.push(fileSource(file, key));
+    else if (!isJunk(path.basename(file))) skipped.push({ origin: file, reason: UNSUPPORTED });
+  };
   for (const given of paths) {
     let stat: fs.Stats;
     try {
@@ -75,16 +118,9 @@ export async function collectPhotos(paths: string[]): Promise<PhotoSource[]> {
       throw new UsageError(`${given}: no such file or folder`);
     }
     if (stat.isDirectory()) {
-      for (const file of walk(given)) {
-        const rel = posix(path.relative(given, file));
-        const ext = path.extname(file).toLowerCase();
-        if (ext === '.zip') out.push(...(await zipPhotos(file, stripExt(rel))));
-        else if (PHOTO_EXTENSIONS.has(ext)) out.push(fileSource(file, stripExt(rel)));
-      }
-    } else if (path.extname(given).toLowerCase() === '.zip') {
-      out.push(...(await zipPhotos(given, stripExt(path.basename(given)))));
+      for (const file of walk(given)) await take(file, stripExt(posix(path.relative(given, file))), true);
     } else {
-      out.push(fileSource(given, stripExt(path.basename(given))));
+      await take(given, stripExt(path.basename(given)), false);
     }
   }
   const seen = new Map<string, string>();
@@ -96,5 +132,5 @@ export async function collectPhotos(paths: string[]): Promise<PhotoSource[]> {
       );
     seen.set(p.key.toLowerCase(), p.origin);
   }
-  return out;
+  return { sources: out, skipped };
 }

@@ -3,14 +3,17 @@
 // a terminal (plain lines otherwise); a summary of photos refused, failed and flagged by the check.
 // A photo whose result is already in OUT is skipped, so running the same command again resumes it; Ctrl-C
 // stops the batch on the server (photos not yet run are held and their credits released), keeps the
-// results that finished, and exits 130.
+// results that finished, and exits 130; the same command run again continues that batch first (its name
+// carries the command's run key), so no batch is left paused with photos held. A file that cannot be read,
+// is not a photo or is a broken ZIP is left out with its reason, and the rest is cut out.
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import cliProgress from 'cli-progress';
 import type { BatchDefaults, BatchItem, FullBatch, MatteClient } from '@matte/client';
-import { collectPhotos, type PhotoSource } from './inputs.ts';
+import { collectPhotos, type PhotoSource, type SkippedFile } from './inputs.ts';
 import { UsageError } from './usage-error.ts';
 
 export interface RemoveOptions {
@@ -27,7 +30,12 @@ export interface RemoveOptions {
 
 export interface RemoveSummary {
   written: string[];
+  /** Results already in OUT, not sent again. */
   skipped: number;
+  /** Files left out before anything was sent: unreadable, not a photo, a ZIP that cannot be opened. */
+  unreadable: SkippedFile[];
+  /** Batches of an earlier run of the same command that were left unfinished (Ctrl-C), continued by this one. */
+  resumed: string[];
   rejected: { name: string; reason: string }[];
   failed: { name: string; code: string; reason: string }[];
   flagged: { name: string; reason: string; file: string | null }[];
@@ -108,6 +116,8 @@ export async function removeBackgrounds(
   const summary: RemoveSummary = {
     written: [],
     skipped: 0,
+    unreadable: [],
+    resumed: [],
     rejected: [],
     failed: [],
     flagged: [],
@@ -115,16 +125,25 @@ export async function removeBackgrounds(
     batches: [],
     interrupted: false,
   };
-  const sources = await collectPhotos(options.paths);
-  if (sources.length === 0) throw new UsageError('no photos found (JPEG, PNG, WebP, or ZIPs of them)');
+  const { sources, skipped } = await collectPhotos(options.paths);
+  summary.unreadable = skipped;
+  const progress = new Progress();
+  if (sources.length === 0) {
+    if (skipped.length) return summary; // each said why; exit 1
+    throw new UsageError('no photos found (JPEG, PNG, WebP, or ZIPs of them)');
+  }
   const preset = options.preset ?? 'original';
+  const run = runKey(options, preset);
+  // An earlier run of this command stopped with Ctrl-C: its batch is continued first, so no batch is left
+  // paused with photos held (and their credits reserved), and nothing it finished is sent again.
+  await resumeEarlierRuns(client, run, sources, options, preset, summary, progress, interrupt);
+  if (interrupt.aborted) return summary;
   const planned: Planned[] = [];
   for (const source of sources) {
     const base = resultBase(options.out, source, options.pattern, preset);
     if (existingResult(base, options.format)) summary.skipped++;
     else planned.push({ source, base });
   }
-  const progress = new Progress();
   if (planned.length === 0) {
     progress.note(`nothing to do: all ${sources.length} results are already in ${options.out}`);
     return summary;
@@ -143,7 +162,7 @@ export async function removeBackgrounds(
     if (interrupt.aborted) break;
     const label = chunks.length > 1 ? `batch ${n + 1}/${chunks.length}` : 'batch';
     const batch = await client.createBatch({
-      name: `matte remove ${new Date().toISOString().slice(0, 16)}`,
+      name: `matte remove ${new Date().toISOString().slice(0, 16)} ${run}`,
       defaults: { presetId: preset, ...(background ? { background } : {}) },
     });
     summary.batches.push(batch.id);
@@ -189,6 +208,79 @@ export async function removeBackgrounds(
   }
   progress.end();
   return summary;
+}
+
+/**
+ * What makes two runs of `matte remove` the same command: the output folder and every option that shapes a
+ * result. Written into the batch's name, in brackets, so the next run finds the batches this one left.
+ */
+export function runKey(options: RemoveOptions, preset: string): string {
+  const what = JSON.stringify([
+    path.resolve(options.out),
+    preset,
+    options.background ?? null,
+    options.format ?? null,
+    options.pattern,
+  ]);
+  return `[run ${crypto.createHash('sha256').update(what).digest('hex').slice(0, 12)}]`;
+}
+
+/**
+ * The batches an earlier run of the same command left unfinished: a draft (stopped while uploading) is deleted,
+ * nothing was charged; a paused batch (stopped while running: its queued photos held, their credits released)
+ * is continued; a queued or running one is followed. Each then has its results written, as the run that made it
+ * would have, for the photos it can name (an upload name that one photo of this command has).
+ */
+async function resumeEarlierRuns(
+  client: MatteClient,
+  run: string,
+  sources: PhotoSource[],
+  options: RemoveOptions,
+  preset: string,
+  summary: RemoveSummary,
+  progress: Progress,
+  interrupt: AbortSignal,
+): Promise<void> {
+  const lists = await Promise.all(
+    (['draft', 'queued', 'running', 'paused'] as const).map((status) => client.listBatches({ status, limit: 100 })),
+  );
+  const open = lists.flatMap((l) => l.jobs);
+  if (open.length === 0) return;
+  // The batch answer carries no name; GET /v1/batch-labels gives the names, 100 ids at a time.
+  const names = new Map<string, string | null>();
+  for (let i = 0; i < open.length; i += 100) {
+    const ids = open.slice(i, i + 100).map((j) => j.id);
+    const { data, error } = await client.api.GET('/v1/batch-labels', { params: { query: { ids: ids.join(',') } } });
+    if (error) throw new Error(`batch names could not be read: ${JSON.stringify(error)}`);
+    for (const label of data.labels) names.set(label.id, label.name);
+  }
+  const earlier = open.filter((j) => names.get(j.id)?.endsWith(` ${run}`));
+  if (earlier.length === 0) return;
+  // Upload names are the photos' file names; one that two photos share cannot be told apart, and is sent again.
+  const byName = new Map<string, Planned | null>();
+  for (const source of sources) {
+    const name = source.name;
+    byName.set(
+      name,
+      byName.has(name) ? null : { source, base: resultBase(options.out, source, options.pattern, preset) },
+    );
+  }
+  const named = new Map([...byName].filter((e): e is [string, Planned] => e[1] !== null));
+  for (const job of earlier.sort((a, b) => a.createdAt - b.createdAt)) {
+    if (interrupt.aborted) return;
+    if (job.status === 'draft') {
+      await client.deleteBatch(job.id).catch(() => undefined);
+      continue;
+    }
+    progress.note(`continuing ${job.id}, left ${job.status} by an earlier run of this command`);
+    summary.resumed.push(job.id);
+    summary.batches.push(job.id);
+    if (job.status === 'paused') await client.continue(job.id);
+    const done = await follow(client, job.id, 'earlier batch', job.counts.total, progress, interrupt);
+    summary.interrupted ||= interrupt.aborted;
+    await writeResults(client, job.id, done.items, named, options, summary);
+    summary.held += done.items.filter((i) => i.status === 'held').length;
+  }
 }
 
 /** Follows the batch with a progress bar until it settles; on interrupt, stops it and waits for in-flight photos. */

@@ -116,16 +116,14 @@ export function registerStudioRoutes(
   app.get(
     '/v1/batch-labels',
     {
-      config: STUDIO,
       schema: {
         operationId: 'getBatchLabels',
         summary: 'The names sellers gave their batches, and which were one-photo calls',
         description:
-          'The batch answer, which the specification closes, carries neither; the studio reads them here for the batches it lists.',
-        tags: ['studio'],
-        security: studioSecurity,
+          'The batch answer, which the specification closes, carries neither; the studio reads them here for the batches it lists, and `matte remove` to find the batch an interrupted run of the same command left. An API key or a studio session; ids of other accounts and unknown ids are left out of the answer.',
+        tags: ['batches'],
         querystring: BatchLabelsQuery,
-        response: { 200: BatchLabels, ...problems(400, 403) },
+        response: { 200: BatchLabels, ...problems(400) },
       },
     },
     async (request) => {
