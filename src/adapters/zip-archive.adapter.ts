@@ -138,7 +138,9 @@ export async function* readZip(file: string, limits: ZipLimits): AsyncGenerator<
     const entries = await entriesOf(zip, limits.maxEntries);
     const declared = entries.reduce((sum, e) => sum + e.entry.uncompressedSize, 0);
     if (declared > limits.maxTotalBytes) {
-      throw new ZipError(`The ZIP unpacks to ${declared} bytes, more than the ${limits.maxTotalBytes}-byte limit.`);
+      throw new ZipError(
+        `The ZIP unpacks to ${declared.toLocaleString('en-US')} bytes, more than the ${limits.maxTotalBytes.toLocaleString('en-US')}-byte limit.`,
+      );
     }
     let inflated = 0;
     for (const { entry, rawName } of entries) {

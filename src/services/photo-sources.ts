@@ -7,6 +7,7 @@ import { fetchPublic, OutboundError } from '../adapters/outbound-http.adapter.ts
 import { readHead, readWhole, withTempFile } from '../adapters/temp-files.adapter.ts';
 import { AppError } from '../errors.ts';
 import type { PhotoSource } from './intake.service.ts';
+import { PHOTO_REFUSALS } from '../domain/photo-refusals.ts';
 
 /** A file of a multipart upload, received into a temporary file. */
 export interface UploadedFile {
@@ -21,8 +22,6 @@ type Limits = Pick<
   Config,
   'maxImageBytes' | 'maxUploadBytes' | 'maxZipEntries' | 'maxZipUncompressedBytes' | 'allowPrivateNetworks' | 'dataDir'
 >;
-
-const mib = (n: number) => `${Math.round((n / 1024 / 1024) * 10) / 10} MiB`;
 
 function zipSource(name: string, file: string, limits: Limits): PhotoSource {
   return {
@@ -49,11 +48,11 @@ export async function* sourcesFromFiles(files: UploadedFile[], limits: Limits): 
       continue;
     }
     if (file.truncated) {
-      yield { name: file.filename, reason: `File is larger than the ${mib(limits.maxUploadBytes)} upload limit.` };
+      yield { name: file.filename, reason: PHOTO_REFUSALS.overUploadLimit(limits.maxUploadBytes) };
       continue;
     }
     if (file.size === 0) {
-      yield { name: file.filename, reason: 'File is empty.' };
+      yield { name: file.filename, reason: PHOTO_REFUSALS.empty };
       continue;
     }
     if (looksLikeZip(await readHead(file.path, 4))) {
@@ -61,7 +60,7 @@ export async function* sourcesFromFiles(files: UploadedFile[], limits: Limits): 
       continue;
     }
     if (file.size > limits.maxImageBytes) {
-      yield { name: file.filename, reason: `Image is larger than the ${mib(limits.maxImageBytes)} per-image limit.` };
+      yield { name: file.filename, reason: PHOTO_REFUSALS.overImageLimit(limits.maxImageBytes) };
       continue;
     }
     yield { name: file.filename, data: await readWhole(file.path) };

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import zlib from 'node:zlib';
 import { createTestApp, multipart, type TestApp } from '../helpers/test-app.ts';
 import { hugePngHeader, makeZip, productPhoto, truncatedJpeg } from '../helpers/images.ts';
+import { PHOTO_REFUSALS } from '../../src/domain/photo-refusals.ts';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -66,8 +67,21 @@ describe('uploads that are not usable photos land in rejected, the rest is added
       'oversize.jpg',
       'truncated.jpg',
     ]);
-    expect(reasons['huge.png']).toMatch(/pixels/);
+    // Numbers with thousands separators; one wording for each refusal, from one place (PHOTO_REFUSALS).
+    expect(reasons['huge.png']).toBe(PHOTO_REFUSALS.tooManyPixels(t.c.config.maxInputPixels, 100000, 100000));
+    expect(reasons['huge.png']).toContain('100,000 x 100,000 pixels (10,000,000,000), more than the ');
+    expect(reasons['huge.png']).toMatch(/ \d{1,3}(,\d{3})+-pixel limit\.$/);
     expect(reasons['oversize.jpg']).toMatch(/limit/);
+    expect(reasons['empty.jpg']).toBe(PHOTO_REFUSALS.empty);
+    // The single-photo call words an empty file the same way (422 PROCESSING_FAILED, INVALID_IMAGE).
+    const form = multipart([{ name: 'file', filename: 'empty.jpg', data: Buffer.alloc(0), type: 'image/jpeg' }]);
+    const single = await t.app.inject({
+      method: 'POST',
+      url: '/v1/images',
+      headers: { ...auth, ...form.headers },
+      payload: form.payload,
+    });
+    expect(expectProblem(single, 422, 'PROCESSING_FAILED').detail).toBe(PHOTO_REFUSALS.empty);
     expect(reasons['notes.jpg']).toMatch(/not a readable/);
     // Nothing charged for adding; the account is untouched.
     expect((await t.c.store.repos.accounts.findById(accountId))!.plan_credits).toBe(10);

@@ -3,6 +3,7 @@ import sharp, { type Metadata, type Sharp } from 'sharp';
 import { PhotoError } from '../../errors.ts';
 import type { ModelInput } from '../mask-model.adapter.ts';
 import { ACCEPTED_FORMATS, asPhotoError, MAX_WORKING_EDGE, open, WHITE } from './sharp.ts';
+import { PHOTO_REFUSALS } from '../../domain/photo-refusals.ts';
 
 /** How a photo is scaled to the model's input (squeezed square, aspect ratio not kept, as the model was trained; or at its own aspect ratio). */
 const MODEL_RESIZE = { fit: 'fill', kernel: 'lanczos3' } as const;
@@ -28,22 +29,26 @@ export class ImageDecoder {
 
   /** Reads the header only: format and declared size, refusing oversized or unsupported images. */
   async probe(input: Buffer): Promise<ProbeResult> {
+    if (input.length === 0) throw new PhotoError('INVALID_IMAGE', PHOTO_REFUSALS.empty, true);
     let meta: Metadata;
     try {
       meta = await sharp(input, { limitInputPixels: this.maxPixels }).metadata();
     } catch (err) {
-      throw asPhotoError(err, this.maxPixels);
+      const refusal = asPhotoError(err, this.maxPixels);
+      if (refusal.code !== 'TOO_LARGE') throw refusal;
+      // Over the limit: the header read again without it (no pixels are decoded) names the size in the message.
+      const size = await sharp(input, { limitInputPixels: false })
+        .metadata()
+        .catch(() => null);
+      if (!size?.width || !size.height) throw refusal;
+      throw new PhotoError('TOO_LARGE', PHOTO_REFUSALS.tooManyPixels(this.maxPixels, size.width, size.height), true);
     }
     if (!meta.format || !ACCEPTED_FORMATS.has(meta.format))
-      throw new PhotoError(
-        'INVALID_IMAGE',
-        `Unsupported image format${meta.format ? ` (${meta.format})` : ''}; send JPEG, PNG or WebP.`,
-        true,
-      );
+      throw new PhotoError('INVALID_IMAGE', PHOTO_REFUSALS.unsupportedFormat(meta.format), true);
     const width = meta.width ?? 0;
     const height = meta.height ?? 0;
     if (width * height > this.maxPixels)
-      throw new PhotoError('TOO_LARGE', `Image is ${width}x${height}, more than ${this.maxPixels} pixels.`, true);
+      throw new PhotoError('TOO_LARGE', PHOTO_REFUSALS.tooManyPixels(this.maxPixels, width, height), true);
     const swap = (meta.orientation ?? 1) >= 5;
     return { format: meta.format, width: swap ? height : width, height: swap ? width : height };
   }

@@ -5,6 +5,7 @@
 // through limitInputPixels: libvips reads the declared size from the header and refuses before decoding.
 import sharp, { type Sharp } from 'sharp';
 import { PhotoError } from '../../errors.ts';
+import { PHOTO_REFUSALS } from '../../domain/photo-refusals.ts';
 
 // libvips' own cache holds decoded tiles of images we never read twice; turn it off to keep memory flat.
 sharp.cache(false);
@@ -34,9 +35,8 @@ export function open(input: Buffer, maxPixels: number): Sharp {
 /** libvips' refusal as the photo error the spec names. */
 export function asPhotoError(err: unknown, maxPixels: number): PhotoError {
   const message = err instanceof Error ? err.message : String(err);
-  if (/pixel limit/i.test(message))
-    return new PhotoError('TOO_LARGE', `Image has more than ${maxPixels} pixels.`, true);
-  return new PhotoError('INVALID_IMAGE', 'The file is not a readable JPEG, PNG or WebP image.', true);
+  if (/pixel limit/i.test(message)) return new PhotoError('TOO_LARGE', PHOTO_REFUSALS.tooManyPixels(maxPixels), true);
+  return new PhotoError('INVALID_IMAGE', PHOTO_REFUSALS.unreadable, true);
 }
 
 /** Straight RGBA from colours (grey or RGB, `channels` a pixel) and a separate alpha plane. */

@@ -16,6 +16,7 @@ import { fingerprint, IDEMPOTENCY_RULES, type StoredResponse } from '../../servi
 import { itemView, fileUrl } from '../../services/job-view.ts';
 import { fetchOnePhoto } from '../../services/photo-sources.ts';
 import { intakeLimits } from '../photo-budget.ts';
+import { PHOTO_REFUSALS } from '../../domain/photo-refusals.ts';
 
 interface ImageInput {
   name: string;
@@ -58,7 +59,7 @@ export function registerImageRoutes(
       if (file.truncated)
         throw new AppError(
           'PROCESSING_FAILED',
-          `The photo is larger than the ${config.maxImageBytes}-byte limit.`,
+          PHOTO_REFUSALS.overImageLimit(config.maxImageBytes),
           { reason: 'TOO_LARGE' },
           422,
         );
@@ -90,7 +91,7 @@ export function registerImageRoutes(
       if (data.length > config.maxImageBytes)
         throw new AppError(
           'PROCESSING_FAILED',
-          `The photo is larger than the ${config.maxImageBytes}-byte limit.`,
+          PHOTO_REFUSALS.overImageLimit(config.maxImageBytes),
           { reason: 'TOO_LARGE' },
           422,
         );
