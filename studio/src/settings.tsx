@@ -15,6 +15,20 @@ export interface Look {
 
 export const DEFAULT_LOOK: Look = { presetId: 'original', mode: 'transparent', color: '#f2f2f2' };
 
+/**
+ * The look that settings (a batch's defaults, a photo's own) give: its preset and background. A background the
+ * picker has no choice for (an image) reads as transparent, and a colour kept only for a solid background.
+ */
+export function lookOf(settings: { presetId: string; background: { mode: string; color?: string } }): Look {
+  const mode =
+    (['transparent', 'white', 'solid'] as const).find((m) => m === settings.background.mode) ?? 'transparent';
+  return {
+    presetId: settings.presetId,
+    mode,
+    color: mode === 'solid' && settings.background.color ? settings.background.color : DEFAULT_LOOK.color,
+  };
+}
+
 export function lookSettings(look: Look): Pick<BatchDefaults, 'presetId' | 'background'> {
   return {
     presetId: look.presetId,

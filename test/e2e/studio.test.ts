@@ -209,6 +209,10 @@ describe.skipIf(!HAVE_CHROMIUM || !HAVE_EVAL_DATA)(
         .poll(async () => (await api(secret, `/v1/jobs/${batchId}`)).body.items.map((i: any) => i.settings.presetId))
         .toEqual([preset.id, preset.id, preset.id]);
       expect((await api(secret, '/v1/account')).body.credits.plan).toBe(before);
+      // Opened again, "Apply settings" shows the look the photos have now, so applying without a change keeps it.
+      await page.reload();
+      await page.getByRole('heading', { name: 'Spring shoes' }).waitFor();
+      await expect.poll(() => page.getByLabel('Preset').inputValue()).toBe(preset.id);
 
       // The ZIP, with a pattern: the preview shows the names the server then uses.
       await page.getByLabel('File name pattern').fill('{n}-{name}');
@@ -240,6 +244,31 @@ describe.skipIf(!HAVE_CHROMIUM || !HAVE_EVAL_DATA)(
       expect(reported.claims).toHaveLength(1);
       await page.getByLabel('Before / after').fill('20');
       await shoot(page, 'review');
+      // The score on its scale, with what it means.
+      await page
+        .getByText(/the check: score \d+ of 100 \((50 or more passes|under 50: the cut-out is judged broken)\)/)
+        .waitFor();
+      // Before and after line up: the cut-out lies exactly over the original, on a phone and on a desktop.
+      for (const width of [375, 1280]) {
+        await page.setViewportSize({ width, height: 900 });
+        const before = page.getByRole('img', { name: 'product-1.jpg, before' });
+        const after = page.getByRole('img', { name: /^product-1\.jpg, after/ });
+        await expect
+          .poll(() => before.evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth > 0))
+          .toBe(true);
+        const [b, a] = [(await before.boundingBox())!, (await after.boundingBox())!];
+        for (const k of ['x', 'y', 'width', 'height'] as const)
+          expect(Math.abs(a[k] - b[k]), `${k} at ${width} px`).toBeLessThan(1);
+        expect(b.width, `fits the page at ${width} px`).toBeLessThanOrEqual(width);
+        // The stage keeps the photo's own proportions, so neither image is stretched.
+        const natural = await before.evaluate((img: HTMLImageElement) => img.naturalWidth / img.naturalHeight);
+        expect(Math.abs(b.width / b.height - natural)).toBeLessThan(0.02);
+      }
+      await page.setViewportSize({ width: 1280, height: 900 });
+      // Without a heavy model of its own the heavy re-run is not the lead button: the light re-run is.
+      const heavyButton = page.getByRole('button', { name: /^Re-run on heavy tier/ });
+      expect(await heavyButton.getAttribute('class')).toBe('secondary');
+      expect(await page.getByRole('button', { name: 'Re-run (1 credit)' }).getAttribute('class')).toBeNull();
       // A heavy re-run is confirmed first; on this server (no heavy model) the confirmation says it would run
       // the same model again.
       await page.getByRole('button', { name: 'Re-run on heavy tier' }).click();

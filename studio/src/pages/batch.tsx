@@ -4,7 +4,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { Account, BatchItem, FullBatch } from '@matte/client';
 import { api, client, describeError, ok, type Shown } from '../api.ts';
-import { DEFAULT_LOOK, lookSettings, LookPicker, type Look, type Preset } from '../settings.tsx';
+import { lookOf, lookSettings, LookPicker, type Look, type Preset } from '../settings.tsx';
 import { ErrorNote, Link, plural, TextField, useAction } from '../ui.tsx';
 import { DownloadPanel } from './download.tsx';
 import { batchLabels, batchTitle, type BatchLabel } from './batches.tsx';
@@ -296,13 +296,7 @@ function AddPhotos(props: {
 
 function StartPanel(props: { batch: FullBatch; presets: Preset[]; onStarted: (batch: FullBatch) => void }) {
   const { batch, presets, onStarted } = props;
-  const [look, setLook] = useState<Look>({
-    ...DEFAULT_LOOK,
-    presetId: batch.options.defaults.presetId,
-    mode:
-      (['transparent', 'white', 'solid'] as const).find((m) => m === batch.options.defaults.background.mode) ??
-      'transparent',
-  });
+  const [look, setLook] = useState<Look>(lookOf(batch.options.defaults));
   const [sample, setSample] = useState('');
   const n = batch.counts.total;
   const sampleN = sample ? Number(sample) : 0;
@@ -400,9 +394,11 @@ function Progress({ batch, onChange }: { batch: FullBatch; onChange: (batch: Ful
 function PhotoGrid(props: { batch: FullBatch; presets: Preset[]; onChange: (batch: FullBatch) => void }) {
   const { batch, presets, onChange } = props;
   const [selected, setSelected] = useState<Set<string>>(new Set());
-  const [look, setLook] = useState<Look>(DEFAULT_LOOK);
   const finished = batch.items.filter((item) => item.status === 'done');
   const chosen = finished.filter((item) => selected.has(item.id));
+  // Opens on the look the photos have now (a preset applied before, else the batch's own), so Apply without
+  // a change keeps it: the first finished photo's, or the batch's settings while none has finished.
+  const [look, setLook] = useState<Look>(lookOf(finished[0]?.settings ?? batch.options.defaults));
 
   const [applied, setApplied] = useState('');
   const [apply, applyError, applying] = useAction(async () => {

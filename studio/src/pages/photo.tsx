@@ -118,6 +118,16 @@ function ReviewList({ batch, queue, current }: { batch: FullBatch | null; queue:
   );
 }
 
+/**
+ * The check's score as a person reads it: on its 0-100 scale, with what it means (docs/check.md: below 50 the
+ * cut-out is judged broken and not charged).
+ */
+export function scoreText(score: number | undefined): string {
+  if (score === undefined) return 'no score';
+  const s = Math.round(score);
+  return `score ${s} of 100 (${s < 50 ? 'under 50: the cut-out is judged broken' : '50 or more passes'})`;
+}
+
 function PhotoDetail({
   batch,
   item,
@@ -161,9 +171,9 @@ function PhotoDetail({
         {item.status === 'failed'
           ? `Failed: ${item.error?.message ?? 'the model could not process it'}. Not charged.`
           : item.review === 'red'
-            ? `Flagged by the check (score ${Math.round(item.quality?.score ?? 0)}); not charged.`
+            ? `Flagged by the check: ${scoreText(item.quality?.score)}; not charged.`
             : item.status === 'done'
-              ? `Passed the check (score ${Math.round(item.quality?.score ?? 0)}); ${item.refunded ? 'refunded' : `${item.credits} credit${item.credits === 1 ? '' : 's'}`}.`
+              ? `Passed the check: ${scoreText(item.quality?.score)}; ${item.refunded ? 'refunded' : `${item.credits} credit${item.credits === 1 ? '' : 's'}`}.`
               : `Status: ${item.status}.`}
         {item.tier === 'heavy' ? ' Heavy tier.' : ''}
       </p>
@@ -262,10 +272,20 @@ function PhotoDetail({
             </div>
           ) : (
             <>
-              <button type="button" onClick={() => setConfirmHeavy(true)}>
-                Re-run on heavy tier
+              {/* The heavy re-run leads only where it runs a stronger model; otherwise it would give the same cut-out for 2 credits. */}
+              <button
+                type="button"
+                class={strongerHeavy ? undefined : 'secondary'}
+                onClick={() => setConfirmHeavy(true)}
+              >
+                Re-run on heavy tier{strongerHeavy ? ' (a stronger model)' : ''}
               </button>{' '}
-              <button type="button" class="secondary" onClick={() => void rerun('light')} disabled={rerunning}>
+              <button
+                type="button"
+                class={strongerHeavy ? 'secondary' : undefined}
+                onClick={() => void rerun('light')}
+                disabled={rerunning}
+              >
                 Re-run (1 credit)
               </button>
             </>
