@@ -190,7 +190,8 @@ describe.skipIf(!HAVE_EVAL_DATA)('a batch of real product photos through the rea
       const others = during.filter((t) => t.tid !== pid && !busiest.includes(t.tid));
       // libuv's pool, libvips' and V8's helpers were lowered; at most one idle onnxruntime thread was not.
       expect(others.filter((t) => t.nice === 10).length, table(during)).toBeGreaterThanOrEqual(4);
-      expect(others.filter((t) => t.nice === 0).length, table(during)).toBeLessThanOrEqual(1);
+      // Threads that have not run yet (started after the last lowering, 0 CPU) have no CPU to take from the model.
+      expect(others.filter((t) => t.nice === 0 && t.cpu > 0).length, table(during)).toBeLessThanOrEqual(1);
       // A photo alone has nothing to yield to: once the worker is idle the helpers have their priority back,
       // where raising a priority is allowed (root here; elsewhere they stay lowered, as before).
       if (process.getuid?.() === 0)
