@@ -35,7 +35,7 @@ export interface paths {
     };
     /**
      * The names sellers gave their batches, and which were one-photo calls
-     * @description The batch answer, which the specification closes, carries neither; the studio reads them here for the batches it lists.
+     * @description The batch answer, which the specification closes, carries neither; the studio reads them here for the batches it lists, and `matte remove` to find the batch an interrupted run of the same command left. An API key or a studio session; ids of other accounts and unknown ids are left out of the answer.
      */
     get: operations['getBatchLabels'];
     put?: never;
@@ -888,21 +888,6 @@ export interface operations {
       /** @description UNAUTHENTICATED or INVALID_KEY */
       401: {
         headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
-      /** @description Problem */
-      403: {
-        headers: {
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          'X-Matte-Photos-Limit': components['headers']['X-Matte-Photos-Limit'];
-          'X-Matte-Photos-Remaining': components['headers']['X-Matte-Photos-Remaining'];
-          'X-Matte-Photos-Reset': components['headers']['X-Matte-Photos-Reset'];
           [name: string]: unknown;
         };
         content: {
