@@ -139,13 +139,16 @@ export async function removeBackgrounds(
   await resumeEarlierRuns(client, run, sources, options, preset, summary, progress, interrupt);
   if (interrupt.aborted) return summary;
   const planned: Planned[] = [];
+  // What the earlier batch wrote just now is this run's work, not a result found in OUT.
+  const fresh = new Set(summary.written.map((f) => f.slice(0, f.length - path.extname(f).length)));
   for (const source of sources) {
     const base = resultBase(options.out, source, options.pattern, preset);
-    if (existingResult(base, options.format)) summary.skipped++;
-    else planned.push({ source, base });
+    if (!existingResult(base, options.format)) planned.push({ source, base });
+    else if (!fresh.has(base)) summary.skipped++;
   }
   if (planned.length === 0) {
-    progress.note(`nothing to do: all ${sources.length} results are already in ${options.out}`);
+    if (!summary.resumed.length)
+      progress.note(`nothing to do: all ${sources.length} results are already in ${options.out}`);
     return summary;
   }
   const { account, heavyModel } = await client.accountWithTiers();
@@ -265,7 +268,10 @@ async function resumeEarlierRuns(
       byName.has(name) ? null : { source, base: resultBase(options.out, source, options.pattern, preset) },
     );
   }
-  const named = new Map([...byName].filter((e): e is [string, Planned] => e[1] !== null));
+  // Results already in OUT (the interrupted run wrote what had finished) are not fetched again.
+  const named = new Map(
+    [...byName].filter((e): e is [string, Planned] => e[1] !== null && !existingResult(e[1].base, options.format)),
+  );
   for (const job of earlier.sort((a, b) => a.createdAt - b.createdAt)) {
     if (interrupt.aborted) return;
     if (job.status === 'draft') {
