@@ -67,6 +67,7 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
           'every answer carries RateLimit-Limit/-Remaining/-Reset and X-Matte-Photos-Limit/-Remaining/-Reset; over a limit: 429 RATE_LIMITED with Retry-After and `retryAfter`. Refused requests are not counted. ' +
           'Studio operations (keys, licences, purchases, deleting the account) need a signed-in session (POST /v1/session); a key gets 403 SESSION_REQUIRED.',
         license: { name: 'Proprietary', identifier: 'LicenseRef-Matte' },
+        contact: { name: 'The operator of this Matte server', url: baseUrl },
       },
       servers: [{ url: baseUrl }],
       tags: [
@@ -127,6 +128,8 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
       schema: {
         operationId: 'getOpenApiDocument',
         summary: 'This OpenAPI 3.1 description of /v1 (no key needed)',
+        description:
+          'This document: every operation, its parameters, bodies, answers and errors, with the shared objects named under `components/schemas`. Public: no key is needed. Generated from the same schemas that validate requests, so what it says is what the server checks.',
         tags: ['reference'],
         security: [],
         response: {

@@ -187,7 +187,7 @@ export const Counts = Type.Object(
     failed: Int(),
     refunded: Int({ description: 'Finished photos that were not charged.' }),
   },
-  closed,
+  { ...closed, examples: [{ total: 3, held: 2, pending: 0, processing: 0, done: 1, failed: 0, refunded: 0 }] },
 );
 export type Counts = Static<typeof Counts>;
 

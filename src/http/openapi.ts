@@ -4,6 +4,7 @@
 import { RATE_LIMIT_HEADERS } from './plugins/rate-limit-headers.ts';
 import { SESSION_COOKIE } from '../services/session.service.ts';
 import { JobEvent } from '../domain/event.schemas.ts';
+import { nameComponents } from './openapi-components.ts';
 
 interface Operation {
   operationId?: string;
@@ -13,7 +14,7 @@ interface Operation {
 interface Document {
   paths?: Record<string, Record<string, Operation>>;
   webhooks?: Record<string, unknown>;
-  components?: { headers?: Record<string, unknown> };
+  components?: { headers?: Record<string, unknown>; schemas?: Record<string, unknown> };
 }
 
 /** On GET /v1/account: whether the heavy tier is a model of its own on this server. */
@@ -64,7 +65,7 @@ export function finishOpenApiDocument(doc: Document): Document {
     }
   }
   doc.webhooks = { jobEvent: jobEventWebhook() };
-  return doc;
+  return nameComponents(doc) as Document;
 }
 
 const header = (name: string, description: string, schema: object = { type: 'string' }) => ({

@@ -7,6 +7,7 @@ import { SHARED_DIR } from '../../tools/shared-data.ts';
 import path from 'node:path';
 import { PreparedInputs } from '../../src/pipeline/prepared-inputs.ts';
 import { blobKeys, resultFiles } from '../../src/services/blob-keys.ts';
+import { resolveRefs } from '../helpers/openapi.ts';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -285,7 +286,7 @@ describe('GET /v1/openapi.json', () => {
     async () => {
       const res = await t.app.inject({ method: 'GET', url: '/v1/openapi.json' });
       expect(res.statusCode).toBe(200);
-      const doc = res.json();
+      const doc = resolveRefs(res.json());
       expect(doc.openapi).toBe('3.1.0');
       expect(doc.info.version).toBe('1.0.0');
       // Every endpoint the spec names, read from the spec itself.
@@ -313,7 +314,7 @@ describe('GET /v1/openapi.json', () => {
   );
 
   it('documents exactly what the routes validate: a field the document lacks is refused', async () => {
-    const doc = (await t.app.inject({ method: 'GET', url: '/v1/openapi.json' })).json();
+    const doc = resolveRefs((await t.app.inject({ method: 'GET', url: '/v1/openapi.json' })).json());
     const { auth } = await t.account();
     const props = Object.keys(doc.paths['/v1/jobs'].post.requestBody.content['application/json'].schema.properties);
     expect(props.sort()).toEqual(['defaults', 'name', 'webhookEvents', 'webhookUrl']);
@@ -326,7 +327,7 @@ describe('GET /v1/openapi.json', () => {
   });
 
   it('documents the multipart form of every endpoint that reads one, path parameters included', async () => {
-    const doc = (await t.app.inject({ method: 'GET', url: '/v1/openapi.json' })).json();
+    const doc = resolveRefs((await t.app.inject({ method: 'GET', url: '/v1/openapi.json' })).json());
     const form = (path: string) => doc.paths[path].post.requestBody.content['multipart/form-data']?.schema;
     expect(Object.keys(form('/v1/jobs/{id}/items').properties)).toEqual(['files']);
     expect(form('/v1/jobs/{id}/apply').required).toEqual(['payload']);

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createConfig, lintFromString } from '@redocly/openapi-core';
 import { addFiles, createTestApp, multipart, type TestApp } from '../helpers/test-app.ts';
 import { makeZip, productPhoto } from '../helpers/images.ts';
+import { resolveRefs } from '../helpers/openapi.ts';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -330,7 +331,7 @@ describe('the ledger', () => {
 describe('the OpenAPI document', () => {
   it('describes itself, every operation with an operationId, summary and error answers, and lints clean (Redocly recommended rules)', async () => {
     const res = await t.app.inject({ method: 'GET', url: '/v1/openapi.json' });
-    const doc = res.json();
+    const doc = resolveRefs(res.json());
     expect(doc.paths['/v1/openapi.json'].get.operationId).toBe('getOpenApiDocument');
     const ids = new Set<string>();
     for (const [path, methods] of Object.entries(

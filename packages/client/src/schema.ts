@@ -73,7 +73,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** Credit packs that can be bought */
+    /**
+     * Credit packs that can be bought
+     * @description The credit packs this server sells, with their credits and price. Buying one is POST /v1/credits/purchases.
+     */
     get: operations['listCreditPacks'];
     put?: never;
     post?: never;
@@ -90,7 +93,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** Credit pack purchases of the account, newest first */
+    /**
+     * Credit pack purchases of the account, newest first
+     * @description The account's pack purchases, newest first, with their status: `pending` until the operator confirms the payment, then `completed` (the credits added once) or `cancelled`.
+     */
     get: operations['listPurchases'];
     put?: never;
     /**
@@ -131,10 +137,16 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** List batches, newest first, without photos */
+    /**
+     * List batches, newest first, without photos
+     * @description The account's batches, newest first, each without its photos (JobSummary). Page with `before` (the `nextBefore` of the previous page) and filter by `status`.
+     */
     get: operations['listJobs'];
     put?: never;
-    /** Create an empty batch (step 1 of 3; nothing charged) */
+    /**
+     * Create an empty batch (step 1 of 3; nothing charged)
+     * @description Makes an empty batch (`draft`) with the settings every photo starts with (`defaults`), an optional name and an optional webhook. Nothing is reserved or charged until the batch starts. A webhook URL must be https and public; its secret is shown only in this answer. Also takes multipart (fields as JSON strings, and a `backgroundImage` file).
+     */
     post: operations['createJob'];
     delete?: never;
     options?: never;
@@ -149,11 +161,17 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** Read a batch; optionally only what changed since a time, optionally waiting for a change */
+    /**
+     * Read a batch; optionally only what changed since a time, optionally waiting for a change
+     * @description The batch with every photo. With `since` (a previous `updatedAt`), only the photos changed since then (`delta: true`); with `wait` (seconds, up to 60) as well, the answer waits for a change: a long-poll for clients that do not read the event stream. `fields=summary` leaves the photos out.
+     */
     get: operations['getJob'];
     put?: never;
     post?: never;
-    /** Delete a batch now (not while running) */
+    /**
+     * Delete a batch now (not while running)
+     * @description Deletes the batch with its photos, files, events and webhook deliveries. Refused with 409 while it is running: stop it first (POST /v1/jobs/{id}/cancel). What was charged stays charged.
+     */
     delete: operations['deleteJob'];
     options?: never;
     head?: never;
@@ -189,7 +207,10 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Stop a running batch; queued photos are held again and their credits released */
+    /**
+     * Stop a running batch; queued photos are held again and their credits released
+     * @description Stops a running batch: photos not yet at the model go back to `held` and their credits are released at once; a photo already at the model finishes and is charged as usual. Continue (POST /v1/jobs/{id}/continue) runs the held photos later.
+     */
     post: operations['cancelJob'];
     delete?: never;
     options?: never;
@@ -206,7 +227,10 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Run the held photos (after a sample run or a stop); charged here */
+    /**
+     * Run the held photos (after a sample run or a stop); charged here
+     * @description Runs the photos a sample run or a stop left `held`: their credits are reserved now (402 NO_CREDITS when the balance is short) and charged as each photo finishes clean. Idempotent with `Idempotency-Key`.
+     */
     post: operations['continueJob'];
     delete?: never;
     options?: never;
@@ -268,7 +292,10 @@ export interface paths {
      * @description Refused files and links come back in `rejected` with a reason; the rest is added. Counts against the key's hourly photo budget (2,000 by default; 429 RATE_LIMITED when it is spent, and photos past it are refused in `rejected`). Limits: 200 photos per batch (or the licence's lower batch limit); each uploaded file (ZIPs included) at most MATTE_MAX_UPLOAD_BYTES (default 256 MiB); each image at most MATTE_MAX_IMAGE_BYTES (default 50 MiB) and MATTE_MAX_INPUT_PIXELS (default 100 megapixels); a ZIP at most MATTE_MAX_ZIP_ENTRIES entries (default 1000) unpacking to at most MATTE_MAX_ZIP_UNCOMPRESSED_BYTES (default 1 GiB); entries with absolute or ".." paths are refused, folders inside are kept in the photo name; macOS metadata and hidden files are skipped. A ZIP inside a ZIP is refused.
      */
     post: operations['addItems'];
-    /** Remove several photos; photos in flight and unknown ids are skipped, nothing is refunded */
+    /**
+     * Remove several photos; photos in flight and unknown ids are skipped, nothing is refunded
+     * @description Removes the listed photos of a batch that is not running. Photos at the model and unknown ids are skipped and listed; a removed photo that was charged keeps its charge.
+     */
     delete: operations['deleteItems'];
     options?: never;
     head?: never;
@@ -285,7 +312,10 @@ export interface paths {
     get?: never;
     put?: never;
     post?: never;
-    /** Remove one photo (409 while it is at the model) */
+    /**
+     * Remove one photo (409 while it is at the model)
+     * @description Removes one photo and its files. 409 while it is queued or at the model; a charged photo keeps its charge.
+     */
     delete: operations['deleteItem'];
     options?: never;
     head?: never;
@@ -419,7 +449,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** Photos flagged by the check (not charged) or failed: failures first, then the lowest scores */
+    /**
+     * Photos flagged by the check (not charged) or failed: failures first, then the lowest scores
+     * @description What needs a person's eye in a batch: photos the check flagged (finished, not charged) and photos that failed, failures first, then the lowest scores, each with a one-line reason, its flags and what can be done (report, re-run).
+     */
     get: operations['getReviewQueue'];
     put?: never;
     post?: never;
@@ -476,7 +509,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** API keys of the account, active and revoked */
+    /**
+     * API keys of the account, active and revoked
+     * @description The account's API keys: name, the visible prefix, state, when each was made, last used and revoked. Secrets are never shown again after they are made.
+     */
     get: operations['listKeys'];
     put?: never;
     /**
@@ -537,7 +573,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** This OpenAPI 3.1 description of /v1 (no key needed) */
+    /**
+     * This OpenAPI 3.1 description of /v1 (no key needed)
+     * @description This document: every operation, its parameters, bodies, answers and errors, with the shared objects named under `components/schemas`. Public: no key is needed. Generated from the same schemas that validate requests, so what it says is what the server checks.
+     */
     get: operations['getOpenApiDocument'];
     put?: never;
     post?: never;
@@ -554,7 +593,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** Marketplace presets (canvas, fill, background, format, upload limit) */
+    /**
+     * Marketplace presets (canvas, fill, background, format, upload limit)
+     * @description Every preset a batch or a photo can use: its canvas, how much of it the product fills, the background, the format and, for marketplaces, the upload limit their rules set.
+     */
     get: operations['listPresets'];
     put?: never;
     post?: never;
@@ -571,7 +613,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** The signed-in studio session and its CSRF token */
+    /**
+     * The signed-in studio session and its CSRF token
+     * @description The studio session the cookie belongs to: the account, when it expires, and the CSRF token that changes must send as `X-CSRF-Token`. 401 when the cookie is missing or has expired.
+     */
     get: operations['getSession'];
     put?: never;
     /**
@@ -579,7 +624,10 @@ export interface paths {
      * @description Sets the HTTP-only, SameSite=Strict cookie `matte_session` (valid 168 h) and answers the CSRF token to send as X-CSRF-Token with every change made with the session.
      */
     post: operations['signIn'];
-    /** Sign out of the studio */
+    /**
+     * Sign out of the studio
+     * @description Ends the studio session on the server and clears its cookie. Keys are not affected.
+     */
     delete: operations['signOut'];
     options?: never;
     head?: never;
@@ -611,7 +659,641 @@ export interface webhooks {
 }
 export interface components {
   schemas: {
-    /** @description RFC 9457 problem details (application/problem+json); open object. */
+    Account: {
+      auth: {
+        key: string | null;
+        via: 'key' | 'session';
+      };
+      credits: {
+        expiring: {
+          at: string;
+          credits: number;
+          inDays: number;
+        } | null;
+        pack: number;
+        plan: number;
+        planResetsInDays: number | null;
+        total: number | null;
+      };
+      license: {
+        activatedAt: string | null;
+        allowance: number;
+        jobLimit: number;
+        nextRefreshAt: string | null;
+        status: 'purchased' | 'active' | 'deactivated' | 'refunded';
+        tier: number;
+      } | null;
+      limits: {
+        activeBatches: number;
+        photosPerBatch: number;
+        photosPerHour: number;
+        requestsPerMinute: number;
+        resultsKeptForHours: number;
+      };
+      spendOrder: ('plan' | 'pack')[];
+    };
+    Align: 'center' | 'top-left' | 'top-right' | 'bottom-left' | 'bottom-right';
+    ApiKeyInfo: {
+      createdAt: number;
+      id: string;
+      lastUsedAt: number | null;
+      name: string;
+      /** @description The first characters of the secret, to tell keys apart (GET /v1/account auth.key). */
+      prefix: string;
+      revokedAt: number | null;
+      state: 'active' | 'revoked';
+    };
+    ApiKeyList: {
+      /** @description Active and revoked keys, oldest first. */
+      keys: components['schemas']['ApiKeyInfo'][];
+    };
+    ApplyMultipart: {
+      /**
+       * Format: binary
+       * @description Background image shared by the selection.
+       */
+      image?: string;
+      /** @description JSON of the ApplyRequest shape. */
+      payload: string;
+    };
+    /** @description Which finished photos to re-render and the settings to change. As multipart: field `payload` (this object as JSON) and, for `background.mode` image, file `image` (JPEG, PNG or WebP), which becomes the batch's background image. */
+    ApplyRequest: {
+      /** @description Photos to re-render; default every finished photo of the batch. */
+      itemIds?: string[];
+      settings: components['schemas']['SettingsPatch'];
+    };
+    BackgroundMode: 'transparent' | 'white' | 'solid' | 'image';
+    BatchLabels: {
+      /** @description The account's batches among `ids`; unknown ids are left out. */
+      labels: {
+        id: string;
+        name: string | null;
+        /** @description `batch`: made with POST /v1/jobs. `image`: the batch of a one-photo call (POST /v1/images). */
+        origin: 'batch' | 'image';
+      }[];
+    };
+    /** @description A region in cutout pixels. */
+    BBox: {
+      height: number;
+      width: number;
+      x: number;
+      y: number;
+    };
+    Claim: {
+      /** @description When the report was judged. */
+      at: number;
+      confidence: number;
+      evidence: string;
+      reason: 'background-kept' | 'missing-part' | 'hole' | 'extra-object' | 'rough-edges';
+      region: components['schemas']['BBox'];
+      verdict: 'accepted' | 'rejected';
+    };
+    /** @description background-kept: background left in the cut-out; missing-part: part of the product cut away at its edge; hole: a transparent hole inside the product; extra-object: a separate object kept beside the product; rough-edges: a ragged or noisy outline. */
+    ClaimReason: 'background-kept' | 'missing-part' | 'hole' | 'extra-object' | 'rough-edges';
+    /** @description Whether the stored output meets its marketplace preset, checked on the encoded file: pixel size, pure white border, product fill, upload size. */
+    Compliance: {
+      checks: {
+        actual: string;
+        check: 'size' | 'background' | 'fill' | 'bytes';
+        expected: string;
+        ok: boolean;
+      }[];
+      /** @description What was done automatically to meet the preset. */
+      fixed: string[];
+      /** @description Every check passed. */
+      meets: boolean;
+      presetId: string;
+    };
+    /**
+     * @example {
+     *       "total": 3,
+     *       "held": 2,
+     *       "pending": 0,
+     *       "processing": 0,
+     *       "done": 1,
+     *       "failed": 0,
+     *       "refunded": 0
+     *     }
+     */
+    Counts: {
+      done: number;
+      failed: number;
+      held: number;
+      pending: number;
+      processing: number;
+      /** @description Finished photos that were not charged. */
+      refunded: number;
+      total: number;
+    };
+    CreatedKey: {
+      /** @description The secret, shown only in this answer; only its hash is stored. */
+      apiKey: string;
+      key: components['schemas']['ApiKeyInfo'];
+    };
+    CreateJobMultipart: {
+      /**
+       * Format: binary
+       * @description Background image for background.mode = image (JPEG, PNG or WebP).
+       */
+      background?: string;
+      /** @description JSON of the JobDefaults shape. */
+      options?: string;
+    };
+    CreateJobRequest: {
+      defaults?: components['schemas']['JobDefaults'];
+      name?: string;
+      /** @description Omitted = all six. */
+      webhookEvents?: components['schemas']['EventName'][];
+      /** @description https URL on a public host; receives the selected events, signed. */
+      webhookUrl?: string;
+    };
+    CreateKeyRequest: {
+      name: string;
+    };
+    CreditPack: {
+      credits: number;
+      id: string;
+    };
+    CreditPackList: {
+      packs: components['schemas']['CreditPack'][];
+    };
+    DeleteAccountRequest: {
+      /** @description The account's password, to confirm. */
+      password: string;
+    };
+    DeleteItemsRequest: {
+      /** @description Photos to remove; photos in flight and unknown ids are skipped. */
+      itemIds: string[];
+    };
+    /** Delivery */
+    Delivery: {
+      /** @description Attempts made so far (at most maxAttempts). */
+      attempts: number;
+      createdAt: number;
+      deliveredAt: number | null;
+      event: components['schemas']['EventName'];
+      givenUpAt: number | null;
+      /** @description Sent as X-Matte-Delivery; the same on every attempt: deduplicate by it. */
+      id: string;
+      lastError: string | null;
+      lastStatus: number | null;
+      nextAttemptAt: number | null;
+      payload: components['schemas']['JobEvent'];
+      status: components['schemas']['DeliveryStatus'];
+    };
+    DeliveryStatus: 'pending' | 'delivered' | 'given_up';
+    Estimate: {
+      /** @description Rough time the held photos would take once continued. */
+      heldMs: number;
+      /** @description Server clock at serialisation. */
+      now: number;
+      /** @description Recent average time a photo takes. */
+      perImageMs: number;
+      /** @description Rough time to finish what is queued or in flight. */
+      remainingMs: number;
+    };
+    EventName: 'job.started' | 'item.done' | 'item.needs_review' | 'item.failed' | 'job.paused' | 'job.done';
+    ImageFormat: 'png' | 'jpeg' | 'webp';
+    ImageMultipart: {
+      /** Format: binary */
+      file: string;
+      format?: components['schemas']['ImageFormat'];
+      optimize?: components['schemas']['Optimize'];
+      /** @default image */
+      response: 'image' | 'json';
+      /** @description JSON of the JobDefaults shape. */
+      settings?: string;
+      /** @description Seconds, 5-60, default 60. */
+      timeout?: string;
+    };
+    /** @description JSON form of POST /v1/images: exactly one of imageUrl and imageBase64. */
+    ImageRequest: {
+      format?: components['schemas']['ImageFormat'];
+      /** @description The image bytes, base64 (standard or URL-safe alphabet, optional data: prefix). */
+      imageBase64?: string;
+      /** @description Public http(s) link to a JPEG, PNG or WebP, fetched server-side. Give this or imageBase64. */
+      imageUrl?: string;
+      /** @description File name for the photo; default from the link, else "image". */
+      name?: string;
+      optimize?: components['schemas']['Optimize'];
+      /** @default image */
+      response: 'image' | 'json';
+      settings?: components['schemas']['JobDefaults'];
+      /** @default 60 */
+      timeout: number;
+    };
+    ImageResult: {
+      /** @description 1 for a clean result, 0 otherwise. */
+      charged: number;
+      fileUrl: string;
+      item: components['schemas']['Item'];
+      itemId: string;
+      jobId: string;
+      refunded: boolean;
+      review: 'none' | 'red';
+      reviewUrl: string;
+      status: 'done' | 'processing';
+      statusUrl: string;
+    };
+    Item: {
+      attempts: number;
+      /** @description True when the photo is finished with an output, was charged (not refunded), and its current result has had fewer than two reports. */
+      canReport: boolean;
+      canRerun: boolean;
+      /** @description Every report on this photo and its verdict, oldest first (all results, also those before a re-run). */
+      claims: components['schemas']['Claim'][];
+      /** @description What the photo costs: its tier price while waiting or when charged; 0 once refunded or failed. */
+      credits: number;
+      cutoutUrl?: string;
+      error?: components['schemas']['ItemError'];
+      finishedAt?: number;
+      id: string;
+      inputThumbUrl?: string;
+      inputUrl: string;
+      meta?: components['schemas']['ItemMeta'];
+      /** @description File name it was uploaded with (the path inside a ZIP). */
+      name: string;
+      outputName?: string;
+      /** @description Current output; append `&format=png|jpeg|webp` to convert, `&download=1` for an attachment; same API key required. */
+      outputUrl?: string;
+      pngUrl?: string;
+      quality?: components['schemas']['Quality'];
+      /** @description Not charged: flagged by the check, or a report the pixel check confirmed. */
+      refunded: boolean;
+      /** @description Bumped on every render; cache-busts file URLs. */
+      rev: number;
+      /** @description red: the automatic check judged the cut-out broken (quality.score below 50); the credit was refunded. */
+      review: 'none' | 'red';
+      settings: components['schemas']['Settings'];
+      stage?: components['schemas']['Stage'];
+      stageStartedAt?: number;
+      startedAt?: number;
+      status: components['schemas']['ItemStatus'];
+      thumbUrl?: string;
+      tier: components['schemas']['Tier'];
+      /** @description Server clock of last change; use as `since`. */
+      updatedAt: number;
+    };
+    ItemError: {
+      code: components['schemas']['ItemErrorCode'];
+      message: string;
+    };
+    ItemErrorCode:
+      | 'INVALID_IMAGE'
+      | 'TOO_LARGE'
+      | 'REMOTE_NOT_CONFIGURED'
+      | 'REMOTE_AUTH'
+      | 'REMOTE_CREDIT'
+      | 'REMOTE_RATE_LIMIT'
+      | 'REMOTE_BAD_INPUT'
+      | 'REMOTE_UNAVAILABLE'
+      | 'PROCESSING_FAILED'
+      | 'NO_SUBJECT'
+      | 'CANCELLED';
+    /**
+     * ItemEventData
+     * @description data of item.done, item.needs_review and item.failed: the photo as it was when the event happened.
+     */
+    ItemEventData: {
+      attempts: number;
+      /** @description What the photo cost: 0 when it was flagged (refunded) or failed. */
+      credits: number;
+      error: components['schemas']['ItemError'] | null;
+      inputThumbUrl: string | null;
+      itemId: string;
+      name: string;
+      outputUrl: string | null;
+      review: 'none' | 'red';
+      score: number | null;
+      status: components['schemas']['ItemStatus'];
+      thumbUrl: string | null;
+    };
+    ItemMeta: {
+      bbox?: components['schemas']['BBox'] | null;
+      cutout?: {
+        height: number;
+        width: number;
+      };
+      output?: {
+        bytes: number;
+        format: components['schemas']['ImageFormat'];
+        height: number;
+        width: number;
+      };
+      presetId?: string;
+      source?: {
+        format?: string;
+        height: number;
+        width: number;
+      };
+      subjectFill?: number | null;
+      /** @description Milliseconds per stage of the last run: decode (near 0 when the process that received the upload decoded it ahead), inference (the model's own run), diagnose (the automatic check; the cut-out is refined and written beside it), compose (the rest of the cut-out, and drawing the output), encode (the output's encoding and thumbnail), total. */
+      timings?: {
+        compose: number;
+        decode: number;
+        diagnose: number;
+        encode: number;
+        inference: number;
+        total: number;
+      };
+      warnings?: string[];
+    };
+    /** @description `tier` light (1 credit, the default) or heavy (2 credits). */
+    ItemRetryRequest: {
+      tier?: components['schemas']['Tier'];
+    };
+    ItemsMultipart: {
+      /** @description JPEG, PNG, WebP, or ZIPs of them (folders inside included). */
+      files: string[];
+    };
+    /** @description held = waiting (a draft, a sample run or a stopped batch; photos are held when added); pending = queued; processing = at the model. */
+    ItemStatus: 'held' | 'pending' | 'processing' | 'done' | 'failed';
+    Job: {
+      cancelRequestedAt?: number;
+      continueUrl: string | null;
+      counts: components['schemas']['Counts'];
+      createdAt: number;
+      /** @description True for a `since` response: merge `items` by id. */
+      delta?: boolean;
+      downloadUrl: string | null;
+      estimate: components['schemas']['Estimate'];
+      finishedAt?: number;
+      id: string;
+      /** @description Every photo, or only those changed since `since` when `delta` is true. */
+      items: components['schemas']['Item'][];
+      options: components['schemas']['JobOptions'];
+      rejected: components['schemas']['Rejected'][];
+      status: components['schemas']['JobStatus'];
+      /** @description Server clock of last change; pass back as `since`. */
+      updatedAt: number;
+    };
+    JobCreated: {
+      cancelRequestedAt?: number;
+      continueUrl: string | null;
+      counts: components['schemas']['Counts'];
+      createdAt: number;
+      /** @description True for a `since` response: merge `items` by id. */
+      delta?: boolean;
+      downloadUrl: string | null;
+      estimate: components['schemas']['Estimate'];
+      finishedAt?: number;
+      id: string;
+      /** @description Every photo, or only those changed since `since` when `delta` is true. */
+      items: components['schemas']['Item'][];
+      options: components['schemas']['JobOptions'];
+      rejected: components['schemas']['Rejected'][];
+      status: components['schemas']['JobStatus'];
+      /** @description Server clock of last change; pass back as `since`. */
+      updatedAt: number;
+      webhookEvents?: 'all' | components['schemas']['EventName'][];
+      /** @description Shown only in this answer. */
+      webhookSecret?: string;
+      webhookUrl?: string;
+    };
+    /** @description Settings every photo starts with; every field has a default (presetId `original`, background transparent, align center, scale 1, corrections 0). */
+    JobDefaults: {
+      align?: components['schemas']['Align'];
+      background?: {
+        /** @description Hex colour for mode `solid`. */
+        color?: string;
+        mode: components['schemas']['BackgroundMode'];
+      };
+      brightness?: number;
+      contrast?: number;
+      customSize?: {
+        height: number;
+        width: number;
+      };
+      /** @description How much of the canvas the subject spans. */
+      fill?: number;
+      /** @description Mirror horizontally. */
+      flip?: boolean;
+      foregroundScale?: number;
+      /** @description Marketplace preset id (GET /v1/presets), `original` or `custom`. */
+      presetId?: string;
+      rotate?: 0 | 90 | 180 | 270;
+      saturation?: number;
+      scale?: 1 | 2 | 4;
+      sharpen?: number;
+      /** @description Alias of `sample`. */
+      trial?: number;
+    };
+    /** JobEvent */
+    JobEvent: {
+      /** @description Server clock, ms, when the change happened. */
+      at: number;
+      /** @description JobEventData for job.* events, ItemEventData for item.* events. */
+      data: components['schemas']['JobEventData'] | components['schemas']['ItemEventData'];
+      event: components['schemas']['EventName'];
+      /** @description Counts up per batch from 1: sort by it, and notice a gap with it. */
+      id: number;
+      jobId: string;
+    };
+    /**
+     * JobEventData
+     * @description data of job.started, job.paused and job.done: the batch as it was when the event happened.
+     */
+    JobEventData: {
+      continueUrl: string | null;
+      counts: components['schemas']['Counts'];
+      downloadUrl: string | null;
+      /** @description The review queue of the batch. */
+      reviewUrl: string;
+      status: components['schemas']['JobStatus'];
+    };
+    JobOptions: {
+      defaults: components['schemas']['Settings'];
+      /** @description Photos run first by a sample start. */
+      sample?: number;
+    };
+    /** @description draft = photos still being added, nothing charged; paused = queued photos finished, some still held (a stopped batch is paused); failed = every photo failed; cancelled = a one-photo request whose photo never started. */
+    JobStatus: 'draft' | 'queued' | 'running' | 'paused' | 'done' | 'failed' | 'cancelled';
+    JobSummary: {
+      cancelRequestedAt?: number;
+      continueUrl: string | null;
+      counts: components['schemas']['Counts'];
+      createdAt: number;
+      downloadUrl: string | null;
+      estimate: components['schemas']['Estimate'];
+      finishedAt?: number;
+      id: string;
+      options: components['schemas']['JobOptions'];
+      status: components['schemas']['JobStatus'];
+      /** @description Server clock of last change; pass back as `since`. */
+      updatedAt: number;
+    };
+    JobWithAdded: {
+      added: number;
+      cancelRequestedAt?: number;
+      continueUrl: string | null;
+      counts: components['schemas']['Counts'];
+      createdAt: number;
+      /** @description True for a `since` response: merge `items` by id. */
+      delta?: boolean;
+      downloadUrl: string | null;
+      estimate: components['schemas']['Estimate'];
+      finishedAt?: number;
+      id: string;
+      /** @description Every photo, or only those changed since `since` when `delta` is true. */
+      items: components['schemas']['Item'][];
+      options: components['schemas']['JobOptions'];
+      rejected: components['schemas']['Rejected'][];
+      status: components['schemas']['JobStatus'];
+      /** @description Server clock of last change; pass back as `since`. */
+      updatedAt: number;
+    };
+    JobWithCharged: {
+      cancelRequestedAt?: number;
+      charged: number;
+      continueUrl: string | null;
+      counts: components['schemas']['Counts'];
+      createdAt: number;
+      /** @description True for a `since` response: merge `items` by id. */
+      delta?: boolean;
+      downloadUrl: string | null;
+      estimate: components['schemas']['Estimate'];
+      finishedAt?: number;
+      id: string;
+      /** @description Every photo, or only those changed since `since` when `delta` is true. */
+      items: components['schemas']['Item'][];
+      options: components['schemas']['JobOptions'];
+      rejected: components['schemas']['Rejected'][];
+      status: components['schemas']['JobStatus'];
+      tier: components['schemas']['Tier'];
+      /** @description Server clock of last change; pass back as `since`. */
+      updatedAt: number;
+    };
+    JobWithRemoved: {
+      cancelRequestedAt?: number;
+      continueUrl: string | null;
+      counts: components['schemas']['Counts'];
+      createdAt: number;
+      /** @description True for a `since` response: merge `items` by id. */
+      delta?: boolean;
+      downloadUrl: string | null;
+      estimate: components['schemas']['Estimate'];
+      finishedAt?: number;
+      id: string;
+      /** @description Every photo, or only those changed since `since` when `delta` is true. */
+      items: components['schemas']['Item'][];
+      options: components['schemas']['JobOptions'];
+      rejected: components['schemas']['Rejected'][];
+      removed: number;
+      status: components['schemas']['JobStatus'];
+      /** @description Server clock of last change; pass back as `since`. */
+      updatedAt: number;
+    };
+    JobWithRetried: {
+      cancelRequestedAt?: number;
+      charged: number;
+      continueUrl: string | null;
+      counts: components['schemas']['Counts'];
+      createdAt: number;
+      /** @description True for a `since` response: merge `items` by id. */
+      delta?: boolean;
+      downloadUrl: string | null;
+      estimate: components['schemas']['Estimate'];
+      finishedAt?: number;
+      id: string;
+      /** @description Every photo, or only those changed since `since` when `delta` is true. */
+      items: components['schemas']['Item'][];
+      options: components['schemas']['JobOptions'];
+      rejected: components['schemas']['Rejected'][];
+      retried: number;
+      status: components['schemas']['JobStatus'];
+      /** @description Server clock of last change; pass back as `since`. */
+      updatedAt: number;
+    };
+    JobWithStopped: {
+      cancelRequestedAt?: number;
+      continueUrl: string | null;
+      counts: components['schemas']['Counts'];
+      createdAt: number;
+      /** @description True for a `since` response: merge `items` by id. */
+      delta?: boolean;
+      downloadUrl: string | null;
+      estimate: components['schemas']['Estimate'];
+      finishedAt?: number;
+      id: string;
+      inFlight: number;
+      /** @description Every photo, or only those changed since `since` when `delta` is true. */
+      items: components['schemas']['Item'][];
+      options: components['schemas']['JobOptions'];
+      rejected: components['schemas']['Rejected'][];
+      status: components['schemas']['JobStatus'];
+      stopped: number;
+      /** @description Server clock of last change; pass back as `since`. */
+      updatedAt: number;
+    };
+    LedgerEntry: {
+      /** @description Signed movement. */
+      amount: number;
+      balanceAfter: number;
+      /**
+       * Format: date-time
+       * @description ISO 8601 with microseconds; unique per account, and the cursor for `before`.
+       */
+      createdAt: string;
+      id: number;
+      itemId: string | null;
+      jobId: string | null;
+      /** @description reserve, commit, release, claim, grant, purchase, welcome, refresh, expire or adjust */
+      kind: string;
+      pool: 'plan' | 'pack';
+      reason: string | null;
+      /** @description Credits the row concerns, unsigned (a commit moves nothing: its units are the credits charged). */
+      units: number;
+    };
+    LedgerPage: {
+      entries: components['schemas']['LedgerEntry'][];
+      hasMore: boolean;
+      nextBefore: string | null;
+    };
+    Optimize: 'marketplace' | 'lossless' | 'web' | 'off';
+    Preset: {
+      align: 'center' | 'bottom';
+      background: 'white' | 'transparent' | 'inherit';
+      /** @description Share of the canvas the subject spans; 0 = not set (the photo keeps its framing). */
+      fillPercent: number;
+      format: 'png' | 'jpeg' | 'webp' | 'auto';
+      height: number;
+      id: string;
+      label: string;
+      /** @description Marketplace upload limit. */
+      maxBytes?: number;
+      notes?: string;
+      /** @description 0 = not set. */
+      paddingPercent: number;
+      /** @description Encoder quality; 90 where the marketplace documents none. */
+      quality: number;
+      source?: string;
+      sourceUrl?: string;
+      /** @description True only where the marketplace's own documentation backs the figures. */
+      verified: boolean;
+      verifiedAt?: string;
+      /** @description Canvas width; 0 = same as source. */
+      width: number;
+    };
+    PresetList: {
+      presets: components['schemas']['Preset'][];
+    };
+    /** @description Settings to try on one finished photo (fields left out keep the photo's), and optionally the format to answer in (default: what the settings would store). Nothing is saved. */
+    PreviewRequest: {
+      format?: components['schemas']['ImageFormat'];
+      settings?: components['schemas']['SettingsPatch'];
+    };
+    /**
+     * @description RFC 9457 problem details (application/problem+json); open object.
+     * @example {
+     *       "type": "https://matte.example.com/docs/errors#NO_CREDITS",
+     *       "title": "Not enough credits",
+     *       "status": 402,
+     *       "code": "NO_CREDITS",
+     *       "detail": "This batch needs 3 credits; the account has 1. Nothing was charged.",
+     *       "needed": 3,
+     *       "balance": 1
+     *     }
+     */
     Problem: {
       balance?: number;
       /** @description Stable error code; branch on this, never on `detail`. */
@@ -633,8 +1315,327 @@ export interface components {
     } & {
       [key: string]: unknown;
     };
+    Purchase: {
+      completedAt: string | null;
+      /** Format: date-time */
+      createdAt: string;
+      credits: number;
+      id: string;
+      instructions: string | null;
+      packId: string;
+      provider: string;
+      /** @description pending until the payment provider (this installation: the operator) confirms it; completed adds the credits to the pack pool, once. */
+      status: 'pending' | 'completed' | 'cancelled';
+    };
+    PurchaseList: {
+      purchases: components['schemas']['Purchase'][];
+    };
+    PurchaseRequest: {
+      packId: string;
+    };
+    Quality: {
+      flags: components['schemas']['QualityFlag'][];
+      /** @description Lower = more likely broken. */
+      score: number;
+    };
+    QualityFlag: {
+      bbox: components['schemas']['BBox'] | null;
+      code: components['schemas']['QualityFlagCode'];
+      label: string;
+      severity: number;
+    };
+    QualityFlagCode:
+      | 'background-kept'
+      | 'hole-in-subject'
+      | 'low-confidence'
+      | 'subject-too-small'
+      | 'colour-spill'
+      | 'subject-touches-edge'
+      | 'multiple-objects'
+      | 'uncertain-edges'
+      | 'halo';
+    RedeemLicenseRequest: {
+      /** @description A licence code (lic_…) from the operator. */
+      code: string;
+    };
+    Rejected: {
+      name: string;
+      reason: string;
+    };
+    /** @description A report of a broken result: the reason and the region where it shows. */
+    ReportRequest: {
+      /** @description Free text kept with the report; the check does not read it. */
+      note?: string;
+      reason: components['schemas']['ClaimReason'];
+      /** @description Where the fault is, in cutout pixels (the size is `meta.cutout` of the photo; flag boxes use the same pixels). It must lie inside the cut-out. Mark the wrong part closely: the check judges the share of the region that shows the fault, so a box mostly over correct subject or background can be rejected. `background-kept` is also judged in windows of the region (down to half its width and height), so a box a quarter larger on each side than the kept background still passes (97% of true reports on the calibration set, as with the tight box); it counts only kept pixels in background colours that join the dropped background or the edge of the frame, so a part of the product in backdrop colours is not kept background. `missing-part` held at 92% either way. */
+      region: {
+        /** @description Height, cutout pixels */
+        height: number;
+        /** @description Width, cutout pixels */
+        width: number;
+        /** @description Left edge, cutout pixels */
+        x: number;
+        /** @description Top edge, cutout pixels */
+        y: number;
+      };
+    };
+    /** @description Exactly one of `itemIds` and `failed: true`. `tier` light (1 credit a photo, the default) or heavy (2). */
+    RetryRequest: {
+      /**
+       * @description Run every failed photo of the batch again.
+       * @enum {boolean}
+       */
+      failed?: true;
+      /** @description Photos to run again (finished or failed). */
+      itemIds?: string[];
+      tier?: components['schemas']['Tier'];
+    };
+    ReviewEntry: {
+      attempts: number;
+      bbox: components['schemas']['BBox'] | null;
+      canReport: boolean;
+      canRerun: boolean;
+      /** @description A quality flag code, `low-score`, or a failure code (ItemError.code). */
+      code: string;
+      credits: number;
+      cutoutUrl?: string;
+      flags: components['schemas']['QualityFlag'][];
+      id: string;
+      inputThumbUrl?: string;
+      /** @description review = finished but flagged by the check (not charged); failed = could not be processed. */
+      kind: 'review' | 'failed';
+      name: string;
+      outputUrl?: string;
+      /** @description One line: the top flag, "Low overall score", or the failure message. */
+      reason: string;
+      refunded: boolean;
+      score: number | null;
+      severity: number | null;
+      thumbUrl?: string;
+    };
+    ReviewQueue: {
+      counts: components['schemas']['Counts'];
+      /** @description Failed photos in the list. */
+      failed: number;
+      /** @description Failures first, then the lowest scores; ties in upload order. */
+      items: components['schemas']['ReviewEntry'][];
+      jobId: string;
+      /** @description Flagged photos in the list. */
+      review: number;
+      status: components['schemas']['JobStatus'];
+      /** @description Photos in this list. */
+      total: number;
+      updatedAt: number;
+    };
+    SessionInfo: {
+      accountId: string;
+      /** @description Send as X-CSRF-Token on every request that changes something with this session. */
+      csrfToken: string;
+      email: string;
+      /** @description Server-clock ms; sign in again after it. */
+      expiresAt: number;
+    };
+    /** @description How a photo is rendered; changing them never runs the model. */
+    Settings: {
+      align: components['schemas']['Align'];
+      background: {
+        color?: string;
+        /** @description A background image is set (never returned). */
+        hasImage: boolean;
+        mode: components['schemas']['BackgroundMode'];
+      };
+      brightness: number;
+      contrast: number;
+      customSize?: {
+        height: number;
+        width: number;
+      };
+      /** @description How much of the canvas the subject spans. */
+      fill?: number;
+      /** @description Mirror horizontally. */
+      flip?: boolean;
+      foregroundScale?: number;
+      /** @description Marketplace preset id (GET /v1/presets), `original` or `custom`. */
+      presetId: string;
+      rotate?: 0 | 90 | 180 | 270;
+      saturation: number;
+      scale: 1 | 2 | 4;
+      sharpen: number;
+    };
+    /** @description The Settings fields to change; fields left out keep their value. `background` is replaced whole. A new `presetId` without `background` takes the preset's background (white for presets that ask for it). */
+    SettingsPatch: {
+      align?: components['schemas']['Align'];
+      background?: {
+        /** @description Hex colour for mode `solid`. */
+        color?: string;
+        mode: components['schemas']['BackgroundMode'];
+      };
+      brightness?: number;
+      contrast?: number;
+      customSize?: {
+        height: number;
+        width: number;
+      };
+      /** @description How much of the canvas the subject spans. */
+      fill?: number;
+      /** @description Mirror horizontally. */
+      flip?: boolean;
+      foregroundScale?: number;
+      /** @description Marketplace preset id (GET /v1/presets), `original` or `custom`. */
+      presetId?: string;
+      rotate?: 0 | 90 | 180 | 270;
+      saturation?: number;
+      scale?: 1 | 2 | 4;
+      sharpen?: number;
+    };
+    /** @description Studio sign-in. Ten attempts per address in 15 minutes, then 429. */
+    SignInRequest: {
+      email: string;
+      password: string;
+    };
+    Stage: 'decode' | 'inference' | 'diagnose' | 'compose' | 'encode';
+    StartRequest: {
+      defaults?: components['schemas']['JobDefaults'];
+      /** @description Run a spread sample of N photos first; the rest are held for continue. */
+      sample?: number;
+      /** @description Alias of sample. */
+      trial?: number;
+    };
+    /** @description light = one pass of the model (1 credit); heavy = the strongest model this server runs (2 credits; chosen per photo on a re-run): its heavy model when the operator configured one, else the same model as light. */
+    Tier: 'light' | 'heavy';
+    /** @description Public http(s) links, fetched server-side; refusals come back in `rejected`. */
+    UrlItemsRequest: {
+      /** @default [] */
+      urls: string[];
+      zipUrl?: string;
+    };
+    /** WebhookDeliveries */
+    WebhookDeliveries: {
+      /** @description One per event sent to the webhook, by event id. */
+      deliveries: components['schemas']['Delivery'][];
+      events: ('all' | components['schemas']['EventName'][]) | null;
+      jobId: string;
+      maxAttempts: number;
+      webhookUrl: string | null;
+    };
   };
-  responses: never;
+  responses: {
+    /** @description VALIDATION: a field is missing or out of range; nothing happened */
+    BadRequest: {
+      headers: {
+        'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+        'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+        'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+        'X-Matte-Photos-Limit': components['headers']['X-Matte-Photos-Limit'];
+        'X-Matte-Photos-Remaining': components['headers']['X-Matte-Photos-Remaining'];
+        'X-Matte-Photos-Reset': components['headers']['X-Matte-Photos-Reset'];
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['Problem'];
+      };
+    };
+    /** @description Conflict with the current state (code and reason say which) */
+    Conflict: {
+      headers: {
+        'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+        'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+        'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+        'X-Matte-Photos-Limit': components['headers']['X-Matte-Photos-Limit'];
+        'X-Matte-Photos-Remaining': components['headers']['X-Matte-Photos-Remaining'];
+        'X-Matte-Photos-Reset': components['headers']['X-Matte-Photos-Reset'];
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['Problem'];
+      };
+    };
+    /** @description Problem */
+    Forbidden: {
+      headers: {
+        'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+        'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+        'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+        'X-Matte-Photos-Limit': components['headers']['X-Matte-Photos-Limit'];
+        'X-Matte-Photos-Remaining': components['headers']['X-Matte-Photos-Remaining'];
+        'X-Matte-Photos-Reset': components['headers']['X-Matte-Photos-Reset'];
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['Problem'];
+      };
+    };
+    /** @description NO_CREDITS (needed, balance); nothing changed */
+    NoCredits: {
+      headers: {
+        'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+        'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+        'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+        'X-Matte-Photos-Limit': components['headers']['X-Matte-Photos-Limit'];
+        'X-Matte-Photos-Remaining': components['headers']['X-Matte-Photos-Remaining'];
+        'X-Matte-Photos-Reset': components['headers']['X-Matte-Photos-Reset'];
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['Problem'];
+      };
+    };
+    /** @description NOT_FOUND: no such batch or photo on this account */
+    NotFound: {
+      headers: {
+        'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+        'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+        'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+        'X-Matte-Photos-Limit': components['headers']['X-Matte-Photos-Limit'];
+        'X-Matte-Photos-Remaining': components['headers']['X-Matte-Photos-Remaining'];
+        'X-Matte-Photos-Reset': components['headers']['X-Matte-Photos-Reset'];
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['Problem'];
+      };
+    };
+    /** @description RATE_LIMITED */
+    RateLimited: {
+      headers: {
+        'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+        'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+        'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+        'Retry-After': components['headers']['Retry-After'];
+        'X-Matte-Photos-Limit': components['headers']['X-Matte-Photos-Limit'];
+        'X-Matte-Photos-Remaining': components['headers']['X-Matte-Photos-Remaining'];
+        'X-Matte-Photos-Reset': components['headers']['X-Matte-Photos-Reset'];
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['Problem'];
+      };
+    };
+    /** @description UNAUTHENTICATED or INVALID_KEY */
+    Unauthenticated: {
+      headers: {
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['Problem'];
+      };
+    };
+    /** @description SERVICE_UNAVAILABLE; nothing charged */
+    Unavailable: {
+      headers: {
+        'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+        'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+        'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+        'X-Matte-Photos-Limit': components['headers']['X-Matte-Photos-Limit'];
+        'X-Matte-Photos-Remaining': components['headers']['X-Matte-Photos-Remaining'];
+        'X-Matte-Photos-Reset': components['headers']['X-Matte-Photos-Reset'];
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['Problem'];
+      };
+    };
+  };
   parameters: never;
   requestBodies: never;
   headers: {
@@ -687,66 +1688,11 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': {
-            auth: {
-              key: string | null;
-              via: 'key' | 'session';
-            };
-            credits: {
-              expiring: {
-                at: string;
-                credits: number;
-                inDays: number;
-              } | null;
-              pack: number;
-              plan: number;
-              planResetsInDays: number | null;
-              total: number | null;
-            };
-            license: {
-              activatedAt: string | null;
-              allowance: number;
-              jobLimit: number;
-              nextRefreshAt: string | null;
-              status: 'purchased' | 'active' | 'deactivated' | 'refunded';
-              tier: number;
-            } | null;
-            limits: {
-              activeBatches: number;
-              photosPerBatch: number;
-              photosPerHour: number;
-              requestsPerMinute: number;
-              resultsKeptForHours: number;
-            };
-            spendOrder: ('plan' | 'pack')[];
-          };
+          'application/json': components['schemas']['Account'];
         };
       };
-      /** @description UNAUTHENTICATED or INVALID_KEY */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
-      /** @description RATE_LIMITED */
-      429: {
-        headers: {
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Matte-Photos-Limit': components['headers']['X-Matte-Photos-Limit'];
-          'X-Matte-Photos-Remaining': components['headers']['X-Matte-Photos-Remaining'];
-          'X-Matte-Photos-Reset': components['headers']['X-Matte-Photos-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
+      401: components['responses']['Unauthenticated'];
+      429: components['responses']['RateLimited'];
     };
   };
   deleteAccount: {
@@ -758,10 +1704,7 @@ export interface operations {
     };
     requestBody: {
       content: {
-        'application/json': {
-          /** @description The account's password, to confirm. */
-          password: string;
-        };
+        'application/json': components['schemas']['DeleteAccountRequest'];
       };
     };
     responses: {
@@ -778,61 +1721,10 @@ export interface operations {
         };
         content?: never;
       };
-      /** @description VALIDATION: a field is missing or out of range; nothing happened */
-      400: {
-        headers: {
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          'X-Matte-Photos-Limit': components['headers']['X-Matte-Photos-Limit'];
-          'X-Matte-Photos-Remaining': components['headers']['X-Matte-Photos-Remaining'];
-          'X-Matte-Photos-Reset': components['headers']['X-Matte-Photos-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
-      /** @description UNAUTHENTICATED or INVALID_KEY */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
-      /** @description Problem */
-      403: {
-        headers: {
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          'X-Matte-Photos-Limit': components['headers']['X-Matte-Photos-Limit'];
-          'X-Matte-Photos-Remaining': components['headers']['X-Matte-Photos-Remaining'];
-          'X-Matte-Photos-Reset': components['headers']['X-Matte-Photos-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
-      /** @description RATE_LIMITED */
-      429: {
-        headers: {
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Matte-Photos-Limit': components['headers']['X-Matte-Photos-Limit'];
-          'X-Matte-Photos-Remaining': components['headers']['X-Matte-Photos-Remaining'];
-          'X-Matte-Photos-Reset': components['headers']['X-Matte-Photos-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthenticated'];
+      403: components['responses']['Forbidden'];
+      429: components['responses']['RateLimited'];
     };
   };
   getBatchLabels: {
@@ -859,57 +1751,12 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': {
-            /** @description The account's batches among `ids`; unknown ids are left out. */
-            labels: {
-              id: string;
-              name: string | null;
-              /** @description `batch`: made with POST /v1/jobs. `image`: the batch of a one-photo call (POST /v1/images). */
-              origin: 'batch' | 'image';
-            }[];
-          };
+          'application/json': components['schemas']['BatchLabels'];
         };
       };
-      /** @description VALIDATION: a field is missing or out of range; nothing happened */
-      400: {
-        headers: {
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          'X-Matte-Photos-Limit': components['headers']['X-Matte-Photos-Limit'];
-          'X-Matte-Photos-Remaining': components['headers']['X-Matte-Photos-Remaining'];
-          'X-Matte-Photos-Reset': components['headers']['X-Matte-Photos-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
-      /** @description UNAUTHENTICATED or INVALID_KEY */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
-      /** @description RATE_LIMITED */
-      429: {
-        headers: {
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Matte-Photos-Limit': components['headers']['X-Matte-Photos-Limit'];
-          'X-Matte-Photos-Remaining': components['headers']['X-Matte-Photos-Remaining'];
-          'X-Matte-Photos-Reset': components['headers']['X-Matte-Photos-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthenticated'];
+      429: components['responses']['RateLimited'];
     };
   };
   listLedger: {
@@ -939,71 +1786,12 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': {
-            entries: {
-              /** @description Signed movement. */
-              amount: number;
-              balanceAfter: number;
-              /**
-               * Format: date-time
-               * @description ISO 8601 with microseconds; unique per account, and the cursor for `before`.
-               */
-              createdAt: string;
-              id: number;
-              itemId: string | null;
-              jobId: string | null;
-              /** @description reserve, commit, release, claim, grant, purchase, welcome, refresh, expire or adjust */
-              kind: string;
-              pool: 'plan' | 'pack';
-              reason: string | null;
-              /** @description Credits the row concerns, unsigned (a commit moves nothing: its units are the credits charged). */
-              units: number;
-            }[];
-            hasMore: boolean;
-            nextBefore: string | null;
-          };
+          'application/json': components['schemas']['LedgerPage'];
         };
       };
-      /** @description VALIDATION: a field is missing or out of range; nothing happened */
-      400: {
-        headers: {
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          'X-Matte-Photos-Limit': components['headers']['X-Matte-Photos-Limit'];
-          'X-Matte-Photos-Remaining': components['headers']['X-Matte-Photos-Remaining'];
-          'X-Matte-Photos-Reset': components['headers']['X-Matte-Photos-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
-      /** @description UNAUTHENTICATED or INVALID_KEY */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
-      /** @description RATE_LIMITED */
-      429: {
-        headers: {
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Matte-Photos-Limit': components['headers']['X-Matte-Photos-Limit'];
-          'X-Matte-Photos-Remaining': components['headers']['X-Matte-Photos-Remaining'];
-          'X-Matte-Photos-Reset': components['headers']['X-Matte-Photos-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthenticated'];
+      429: components['responses']['RateLimited'];
     };
   };
   listCreditPacks: {
@@ -1027,39 +1815,11 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': {
-            packs: {
-              credits: number;
-              id: string;
-            }[];
-          };
+          'application/json': components['schemas']['CreditPackList'];
         };
       };
-      /** @description UNAUTHENTICATED or INVALID_KEY */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
-      /** @description RATE_LIMITED */
-      429: {
-        headers: {
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Matte-Photos-Limit': components['headers']['X-Matte-Photos-Limit'];
-          'X-Matte-Photos-Remaining': components['headers']['X-Matte-Photos-Remaining'];
-          'X-Matte-Photos-Reset': components['headers']['X-Matte-Photos-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
+      401: components['responses']['Unauthenticated'];
+      429: components['responses']['RateLimited'];
     };
   };
   listPurchases: {
@@ -1083,62 +1843,12 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': {
-            purchases: {
-              completedAt: string | null;
-              /** Format: date-time */
-              createdAt: string;
-              credits: number;
-              id: string;
-              instructions: string | null;
-              packId: string;
-              provider: string;
-              /** @description pending until the payment provider (this installation: the operator) confirms it; completed adds the credits to the pack pool, once. */
-              status: 'pending' | 'completed' | 'cancelled';
-            }[];
-          };
+          'application/json': components['schemas']['PurchaseList'];
         };
       };
-      /** @description UNAUTHENTICATED or INVALID_KEY */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
-      /** @description Problem */
-      403: {
-        headers: {
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          'X-Matte-Photos-Limit': components['headers']['X-Matte-Photos-Limit'];
-          'X-Matte-Photos-Remaining': components['headers']['X-Matte-Photos-Remaining'];
-          'X-Matte-Photos-Reset': components['headers']['X-Matte-Photos-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
-      /** @description RATE_LIMITED */
-      429: {
-        headers: {
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Matte-Photos-Limit': components['headers']['X-Matte-Photos-Limit'];
-          'X-Matte-Photos-Remaining': components['headers']['X-Matte-Photos-Remaining'];
-          'X-Matte-Photos-Reset': components['headers']['X-Matte-Photos-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
+      401: components['responses']['Unauthenticated'];
+      403: components['responses']['Forbidden'];
+      429: components['responses']['RateLimited'];
     };
   };
   buyCreditPack: {
@@ -1150,9 +1860,7 @@ export interface operations {
     };
     requestBody: {
       content: {
-        'application/json': {
-          packId: string;
-        };
+        'application/json': components['schemas']['PurchaseRequest'];
       };
     };
     responses: {
@@ -1168,75 +1876,13 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': {
-            completedAt: string | null;
-            /** Format: date-time */
-            createdAt: string;
-            credits: number;
-            id: string;
-            instructions: string | null;
-            packId: string;
-            provider: string;
-            /** @description pending until the payment provider (this installation: the operator) confirms it; completed adds the credits to the pack pool, once. */
-            status: 'pending' | 'completed' | 'cancelled';
-          };
+          'application/json': components['schemas']['Purchase'];
         };
       };
-      /** @description VALIDATION: a field is missing or out of range; nothing happened */
-      400: {
-        headers: {
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          'X-Matte-Photos-Limit': components['headers']['X-Matte-Photos-Limit'];
-          'X-Matte-Photos-Remaining': components['headers']['X-Matte-Photos-Remaining'];
-          'X-Matte-Photos-Reset': components['headers']['X-Matte-Photos-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
-      /** @description UNAUTHENTICATED or INVALID_KEY */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
-      /** @description Problem */
-      403: {
-        headers: {
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          'X-Matte-Photos-Limit': components['headers']['X-Matte-Photos-Limit'];
-          'X-Matte-Photos-Remaining': components['headers']['X-Matte-Photos-Remaining'];
-          'X-Matte-Photos-Reset': components['headers']['X-Matte-Photos-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
-      /** @description RATE_LIMITED */
-      429: {
-        headers: {
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Matte-Photos-Limit': components['headers']['X-Matte-Photos-Limit'];
-          'X-Matte-Photos-Remaining': components['headers']['X-Matte-Photos-Remaining'];
-          'X-Matte-Photos-Reset': components['headers']['X-Matte-Photos-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthenticated'];
+      403: components['responses']['Forbidden'];
+      429: components['responses']['RateLimited'];
     };
   };
   cutOutImage: {
@@ -1250,60 +1896,20 @@ export interface operations {
     };
     requestBody: {
       content: {
-        'application/json': {
-          format?: 'png' | 'jpeg' | 'webp';
-          /** @description The image bytes, base64 (standard or URL-safe alphabet, optional data: prefix). */
-          imageBase64?: string;
-          /** @description Public http(s) link to a JPEG, PNG or WebP, fetched server-side. Give this or imageBase64. */
-          imageUrl?: string;
-          /** @description File name for the photo; default from the link, else "image". */
-          name?: string;
-          optimize?: 'marketplace' | 'lossless' | 'web' | 'off';
-          /** @default image */
-          response?: 'image' | 'json';
-          /** @description Settings every photo starts with; every field has a default (presetId `original`, background transparent, align center, scale 1, corrections 0). */
-          settings?: {
-            align?: 'center' | 'top-left' | 'top-right' | 'bottom-left' | 'bottom-right';
-            background?: {
-              /** @description Hex colour for mode `solid`. */
-              color?: string;
-              mode: 'transparent' | 'white' | 'solid' | 'image';
-            };
-            brightness?: number;
-            contrast?: number;
-            customSize?: {
-              height: number;
-              width: number;
-            };
-            /** @description How much of the canvas the subject spans. */
-            fill?: number;
-            /** @description Mirror horizontally. */
-            flip?: boolean;
-            foregroundScale?: number;
-            /** @description Marketplace preset id (GET /v1/presets), `original` or `custom`. */
-            presetId?: string;
-            rotate?: 0 | 90 | 180 | 270;
-            saturation?: number;
-            scale?: 1 | 2 | 4;
-            sharpen?: number;
-            /** @description Alias of `sample`. */
-            trial?: number;
-          };
-          /** @default 60 */
-          timeout?: number;
-        };
-        'multipart/form-data': {
-          /** Format: binary */
-          file: string;
-          format?: 'png' | 'jpeg' | 'webp';
-          optimize?: 'marketplace' | 'lossless' | 'web' | 'off';
-          /** @default image */
-          response?: 'image' | 'json';
-          /** @description JSON of the JobDefaults shape. */
-          settings?: string;
-          /** @description Seconds, 5-60, default 60. */
-          timeout?: string;
-        };
+        /**
+         * @example {
+         *       "imageUrl": "https://shop.example.com/photos/mug.jpg",
+         *       "settings": {
+         *         "presetId": "amazon-main",
+         *         "background": {
+         *           "mode": "white"
+         *         }
+         *       },
+         *       "response": "json"
+         *     }
+         */
+        'application/json': components['schemas']['ImageRequest'];
+        'multipart/form-data': components['schemas']['ImageMultipart'];
       };
     };
     responses: {
@@ -1319,170 +1925,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': {
-            /** @description 1 for a clean result, 0 otherwise. */
-            charged: number;
-            fileUrl: string;
-            item: {
-              attempts: number;
-              /** @description True when the photo is finished with an output, was charged (not refunded), and its current result has had fewer than two reports. */
-              canReport: boolean;
-              canRerun: boolean;
-              /** @description Every report on this photo and its verdict, oldest first (all results, also those before a re-run). */
-              claims: {
-                /** @description When the report was judged. */
-                at: number;
-                confidence: number;
-                evidence: string;
-                reason: 'background-kept' | 'missing-part' | 'hole' | 'extra-object' | 'rough-edges';
-                /** @description A region in cutout pixels. */
-                region: {
-                  height: number;
-                  width: number;
-                  x: number;
-                  y: number;
-                };
-                verdict: 'accepted' | 'rejected';
-              }[];
-              /** @description What the photo costs: its tier price while waiting or when charged; 0 once refunded or failed. */
-              credits: number;
-              cutoutUrl?: string;
-              error?: {
-                code:
-                  | 'INVALID_IMAGE'
-                  | 'TOO_LARGE'
-                  | 'REMOTE_NOT_CONFIGURED'
-                  | 'REMOTE_AUTH'
-                  | 'REMOTE_CREDIT'
-                  | 'REMOTE_RATE_LIMIT'
-                  | 'REMOTE_BAD_INPUT'
-                  | 'REMOTE_UNAVAILABLE'
-                  | 'PROCESSING_FAILED'
-                  | 'NO_SUBJECT'
-                  | 'CANCELLED';
-                message: string;
-              };
-              finishedAt?: number;
-              id: string;
-              inputThumbUrl?: string;
-              inputUrl: string;
-              meta?: {
-                bbox?: {
-                  height: number;
-                  width: number;
-                  x: number;
-                  y: number;
-                } | null;
-                cutout?: {
-                  height: number;
-                  width: number;
-                };
-                output?: {
-                  bytes: number;
-                  format: 'png' | 'jpeg' | 'webp';
-                  height: number;
-                  width: number;
-                };
-                presetId?: string;
-                source?: {
-                  format?: string;
-                  height: number;
-                  width: number;
-                };
-                subjectFill?: number | null;
-                /** @description Milliseconds per stage of the last run: decode (near 0 when the process that received the upload decoded it ahead), inference (the model's own run), diagnose (the automatic check; the cut-out is refined and written beside it), compose (the rest of the cut-out, and drawing the output), encode (the output's encoding and thumbnail), total. */
-                timings?: {
-                  compose: number;
-                  decode: number;
-                  diagnose: number;
-                  encode: number;
-                  inference: number;
-                  total: number;
-                };
-                warnings?: string[];
-              };
-              /** @description File name it was uploaded with (the path inside a ZIP). */
-              name: string;
-              outputName?: string;
-              /** @description Current output; append `&format=png|jpeg|webp` to convert, `&download=1` for an attachment; same API key required. */
-              outputUrl?: string;
-              pngUrl?: string;
-              quality?: {
-                flags: {
-                  bbox: {
-                    height: number;
-                    width: number;
-                    x: number;
-                    y: number;
-                  } | null;
-                  code:
-                    | 'background-kept'
-                    | 'hole-in-subject'
-                    | 'low-confidence'
-                    | 'subject-too-small'
-                    | 'colour-spill'
-                    | 'subject-touches-edge'
-                    | 'multiple-objects'
-                    | 'uncertain-edges'
-                    | 'halo';
-                  label: string;
-                  severity: number;
-                }[];
-                /** @description Lower = more likely broken. */
-                score: number;
-              };
-              /** @description Not charged: flagged by the check, or a report the pixel check confirmed. */
-              refunded: boolean;
-              /** @description Bumped on every render; cache-busts file URLs. */
-              rev: number;
-              /** @description red: the automatic check judged the cut-out broken (quality.score below 50); the credit was refunded. */
-              review: 'none' | 'red';
-              /** @description How a photo is rendered; changing them never runs the model. */
-              settings: {
-                align: 'center' | 'top-left' | 'top-right' | 'bottom-left' | 'bottom-right';
-                background: {
-                  color?: string;
-                  /** @description A background image is set (never returned). */
-                  hasImage: boolean;
-                  mode: 'transparent' | 'white' | 'solid' | 'image';
-                };
-                brightness: number;
-                contrast: number;
-                customSize?: {
-                  height: number;
-                  width: number;
-                };
-                /** @description How much of the canvas the subject spans. */
-                fill?: number;
-                /** @description Mirror horizontally. */
-                flip?: boolean;
-                foregroundScale?: number;
-                /** @description Marketplace preset id (GET /v1/presets), `original` or `custom`. */
-                presetId: string;
-                rotate?: 0 | 90 | 180 | 270;
-                saturation: number;
-                scale: 1 | 2 | 4;
-                sharpen: number;
-              };
-              stage?: 'decode' | 'inference' | 'diagnose' | 'compose' | 'encode';
-              stageStartedAt?: number;
-              startedAt?: number;
-              /** @description held = waiting (a draft, a sample run or a stopped batch; photos are held when added); pending = queued; processing = at the model. */
-              status: 'held' | 'pending' | 'processing' | 'done' | 'failed';
-              thumbUrl?: string;
-              /** @description light = one pass of the model (1 credit); heavy = the strongest model this server runs (2 credits; chosen per photo on a re-run): its heavy model when the operator configured one, else the same model as light. */
-              tier: 'light' | 'heavy';
-              /** @description Server clock of last change; use as `since`. */
-              updatedAt: number;
-            };
-            itemId: string;
-            jobId: string;
-            refunded: boolean;
-            review: 'none' | 'red';
-            reviewUrl: string;
-            status: 'done' | 'processing';
-            statusUrl: string;
-          };
+          'application/json': components['schemas']['ImageResult'];
           'image/jpeg': string;
           'image/png': string;
           'image/webp': string;
@@ -1500,226 +1943,13 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': {
-            /** @description 1 for a clean result, 0 otherwise. */
-            charged: number;
-            fileUrl: string;
-            item: {
-              attempts: number;
-              /** @description True when the photo is finished with an output, was charged (not refunded), and its current result has had fewer than two reports. */
-              canReport: boolean;
-              canRerun: boolean;
-              /** @description Every report on this photo and its verdict, oldest first (all results, also those before a re-run). */
-              claims: {
-                /** @description When the report was judged. */
-                at: number;
-                confidence: number;
-                evidence: string;
-                reason: 'background-kept' | 'missing-part' | 'hole' | 'extra-object' | 'rough-edges';
-                /** @description A region in cutout pixels. */
-                region: {
-                  height: number;
-                  width: number;
-                  x: number;
-                  y: number;
-                };
-                verdict: 'accepted' | 'rejected';
-              }[];
-              /** @description What the photo costs: its tier price while waiting or when charged; 0 once refunded or failed. */
-              credits: number;
-              cutoutUrl?: string;
-              error?: {
-                code:
-                  | 'INVALID_IMAGE'
-                  | 'TOO_LARGE'
-                  | 'REMOTE_NOT_CONFIGURED'
-                  | 'REMOTE_AUTH'
-                  | 'REMOTE_CREDIT'
-                  | 'REMOTE_RATE_LIMIT'
-                  | 'REMOTE_BAD_INPUT'
-                  | 'REMOTE_UNAVAILABLE'
-                  | 'PROCESSING_FAILED'
-                  | 'NO_SUBJECT'
-                  | 'CANCELLED';
-                message: string;
-              };
-              finishedAt?: number;
-              id: string;
-              inputThumbUrl?: string;
-              inputUrl: string;
-              meta?: {
-                bbox?: {
-                  height: number;
-                  width: number;
-                  x: number;
-                  y: number;
-                } | null;
-                cutout?: {
-                  height: number;
-                  width: number;
-                };
-                output?: {
-                  bytes: number;
-                  format: 'png' | 'jpeg' | 'webp';
-                  height: number;
-                  width: number;
-                };
-                presetId?: string;
-                source?: {
-                  format?: string;
-                  height: number;
-                  width: number;
-                };
-                subjectFill?: number | null;
-                /** @description Milliseconds per stage of the last run: decode (near 0 when the process that received the upload decoded it ahead), inference (the model's own run), diagnose (the automatic check; the cut-out is refined and written beside it), compose (the rest of the cut-out, and drawing the output), encode (the output's encoding and thumbnail), total. */
-                timings?: {
-                  compose: number;
-                  decode: number;
-                  diagnose: number;
-                  encode: number;
-                  inference: number;
-                  total: number;
-                };
-                warnings?: string[];
-              };
-              /** @description File name it was uploaded with (the path inside a ZIP). */
-              name: string;
-              outputName?: string;
-              /** @description Current output; append `&format=png|jpeg|webp` to convert, `&download=1` for an attachment; same API key required. */
-              outputUrl?: string;
-              pngUrl?: string;
-              quality?: {
-                flags: {
-                  bbox: {
-                    height: number;
-                    width: number;
-                    x: number;
-                    y: number;
-                  } | null;
-                  code:
-                    | 'background-kept'
-                    | 'hole-in-subject'
-                    | 'low-confidence'
-                    | 'subject-too-small'
-                    | 'colour-spill'
-                    | 'subject-touches-edge'
-                    | 'multiple-objects'
-                    | 'uncertain-edges'
-                    | 'halo';
-                  label: string;
-                  severity: number;
-                }[];
-                /** @description Lower = more likely broken. */
-                score: number;
-              };
-              /** @description Not charged: flagged by the check, or a report the pixel check confirmed. */
-              refunded: boolean;
-              /** @description Bumped on every render; cache-busts file URLs. */
-              rev: number;
-              /** @description red: the automatic check judged the cut-out broken (quality.score below 50); the credit was refunded. */
-              review: 'none' | 'red';
-              /** @description How a photo is rendered; changing them never runs the model. */
-              settings: {
-                align: 'center' | 'top-left' | 'top-right' | 'bottom-left' | 'bottom-right';
-                background: {
-                  color?: string;
-                  /** @description A background image is set (never returned). */
-                  hasImage: boolean;
-                  mode: 'transparent' | 'white' | 'solid' | 'image';
-                };
-                brightness: number;
-                contrast: number;
-                customSize?: {
-                  height: number;
-                  width: number;
-                };
-                /** @description How much of the canvas the subject spans. */
-                fill?: number;
-                /** @description Mirror horizontally. */
-                flip?: boolean;
-                foregroundScale?: number;
-                /** @description Marketplace preset id (GET /v1/presets), `original` or `custom`. */
-                presetId: string;
-                rotate?: 0 | 90 | 180 | 270;
-                saturation: number;
-                scale: 1 | 2 | 4;
-                sharpen: number;
-              };
-              stage?: 'decode' | 'inference' | 'diagnose' | 'compose' | 'encode';
-              stageStartedAt?: number;
-              startedAt?: number;
-              /** @description held = waiting (a draft, a sample run or a stopped batch; photos are held when added); pending = queued; processing = at the model. */
-              status: 'held' | 'pending' | 'processing' | 'done' | 'failed';
-              thumbUrl?: string;
-              /** @description light = one pass of the model (1 credit); heavy = the strongest model this server runs (2 credits; chosen per photo on a re-run): its heavy model when the operator configured one, else the same model as light. */
-              tier: 'light' | 'heavy';
-              /** @description Server clock of last change; use as `since`. */
-              updatedAt: number;
-            };
-            itemId: string;
-            jobId: string;
-            refunded: boolean;
-            review: 'none' | 'red';
-            reviewUrl: string;
-            status: 'done' | 'processing';
-            statusUrl: string;
-          };
+          'application/json': components['schemas']['ImageResult'];
         };
       };
-      /** @description VALIDATION: a field is missing or out of range; nothing happened */
-      400: {
-        headers: {
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          'X-Matte-Photos-Limit': components['headers']['X-Matte-Photos-Limit'];
-          'X-Matte-Photos-Remaining': components['headers']['X-Matte-Photos-Remaining'];
-          'X-Matte-Photos-Reset': components['headers']['X-Matte-Photos-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
-      /** @description UNAUTHENTICATED or INVALID_KEY */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
-      /** @description NO_CREDITS (needed, balance); nothing changed */
-      402: {
-        headers: {
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          'X-Matte-Photos-Limit': components['headers']['X-Matte-Photos-Limit'];
-          'X-Matte-Photos-Remaining': components['headers']['X-Matte-Photos-Remaining'];
-          'X-Matte-Photos-Reset': components['headers']['X-Matte-Photos-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
-      /** @description Conflict with the current state (code and reason say which) */
-      409: {
-        headers: {
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          'X-Matte-Photos-Limit': components['headers']['X-Matte-Photos-Limit'];
-          'X-Matte-Photos-Remaining': components['headers']['X-Matte-Photos-Remaining'];
-          'X-Matte-Photos-Reset': components['headers']['X-Matte-Photos-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthenticated'];
+      402: components['responses']['NoCredits'];
+      409: components['responses']['Conflict'];
       /** @description PROCESSING_FAILED: the input is at fault; nothing charged */
       422: {
         headers: {
@@ -1735,37 +1965,8 @@ export interface operations {
           'application/json': components['schemas']['Problem'];
         };
       };
-      /** @description RATE_LIMITED */
-      429: {
-        headers: {
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Matte-Photos-Limit': components['headers']['X-Matte-Photos-Limit'];
-          'X-Matte-Photos-Remaining': components['headers']['X-Matte-Photos-Remaining'];
-          'X-Matte-Photos-Reset': components['headers']['X-Matte-Photos-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
-      /** @description SERVICE_UNAVAILABLE; nothing charged */
-      503: {
-        headers: {
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          'X-Matte-Photos-Limit': components['headers']['X-Matte-Photos-Limit'];
-          'X-Matte-Photos-Remaining': components['headers']['X-Matte-Photos-Remaining'];
-          'X-Matte-Photos-Reset': components['headers']['X-Matte-Photos-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
+      429: components['responses']['RateLimited'];
+      503: components['responses']['Unavailable'];
       /** @description TIMEOUT */
       504: {
         headers: {
@@ -1812,113 +2013,14 @@ export interface operations {
         content: {
           'application/json': {
             hasMore: boolean;
-            jobs: {
-              cancelRequestedAt?: number;
-              continueUrl: string | null;
-              counts: {
-                done: number;
-                failed: number;
-                held: number;
-                pending: number;
-                processing: number;
-                /** @description Finished photos that were not charged. */
-                refunded: number;
-                total: number;
-              };
-              createdAt: number;
-              downloadUrl: string | null;
-              estimate: {
-                /** @description Rough time the held photos would take once continued. */
-                heldMs: number;
-                /** @description Server clock at serialisation. */
-                now: number;
-                /** @description Recent average time a photo takes. */
-                perImageMs: number;
-                /** @description Rough time to finish what is queued or in flight. */
-                remainingMs: number;
-              };
-              finishedAt?: number;
-              id: string;
-              options: {
-                /** @description How a photo is rendered; changing them never runs the model. */
-                defaults: {
-                  align: 'center' | 'top-left' | 'top-right' | 'bottom-left' | 'bottom-right';
-                  background: {
-                    color?: string;
-                    /** @description A background image is set (never returned). */
-                    hasImage: boolean;
-                    mode: 'transparent' | 'white' | 'solid' | 'image';
-                  };
-                  brightness: number;
-                  contrast: number;
-                  customSize?: {
-                    height: number;
-                    width: number;
-                  };
-                  /** @description How much of the canvas the subject spans. */
-                  fill?: number;
-                  /** @description Mirror horizontally. */
-                  flip?: boolean;
-                  foregroundScale?: number;
-                  /** @description Marketplace preset id (GET /v1/presets), `original` or `custom`. */
-                  presetId: string;
-                  rotate?: 0 | 90 | 180 | 270;
-                  saturation: number;
-                  scale: 1 | 2 | 4;
-                  sharpen: number;
-                };
-                /** @description Photos run first by a sample start. */
-                sample?: number;
-              };
-              /** @description draft = photos still being added, nothing charged; paused = queued photos finished, some still held (a stopped batch is paused); failed = every photo failed; cancelled = a one-photo request whose photo never started. */
-              status: 'draft' | 'queued' | 'running' | 'paused' | 'done' | 'failed' | 'cancelled';
-              /** @description Server clock of last change; pass back as `since`. */
-              updatedAt: number;
-            }[];
+            jobs: components['schemas']['JobSummary'][];
             nextBefore: number | null;
           };
         };
       };
-      /** @description VALIDATION: a field is missing or out of range; nothing happened */
-      400: {
-        headers: {
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          'X-Matte-Photos-Limit': components['headers']['X-Matte-Photos-Limit'];
-          'X-Matte-Photos-Remaining': components['headers']['X-Matte-Photos-Remaining'];
-          'X-Matte-Photos-Reset': components['headers']['X-Matte-Photos-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
-      /** @description UNAUTHENTICATED or INVALID_KEY */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
-      /** @description RATE_LIMITED */
-      429: {
-        headers: {
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Matte-Photos-Limit': components['headers']['X-Matte-Photos-Limit'];
-          'X-Matte-Photos-Remaining': components['headers']['X-Matte-Photos-Remaining'];
-          'X-Matte-Photos-Reset': components['headers']['X-Matte-Photos-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthenticated'];
+      429: components['responses']['RateLimited'];
     };
   };
   createJob: {
@@ -1930,52 +2032,24 @@ export interface operations {
     };
     requestBody: {
       content: {
-        'application/json': {
-          /** @description Settings every photo starts with; every field has a default (presetId `original`, background transparent, align center, scale 1, corrections 0). */
-          defaults?: {
-            align?: 'center' | 'top-left' | 'top-right' | 'bottom-left' | 'bottom-right';
-            background?: {
-              /** @description Hex colour for mode `solid`. */
-              color?: string;
-              mode: 'transparent' | 'white' | 'solid' | 'image';
-            };
-            brightness?: number;
-            contrast?: number;
-            customSize?: {
-              height: number;
-              width: number;
-            };
-            /** @description How much of the canvas the subject spans. */
-            fill?: number;
-            /** @description Mirror horizontally. */
-            flip?: boolean;
-            foregroundScale?: number;
-            /** @description Marketplace preset id (GET /v1/presets), `original` or `custom`. */
-            presetId?: string;
-            rotate?: 0 | 90 | 180 | 270;
-            saturation?: number;
-            scale?: 1 | 2 | 4;
-            sharpen?: number;
-            /** @description Alias of `sample`. */
-            trial?: number;
-          };
-          name?: string;
-          /** @description Omitted = all six. */
-          webhookEvents?: (
-            'job.started' | 'item.done' | 'item.needs_review' | 'item.failed' | 'job.paused' | 'job.done'
-          )[];
-          /** @description https URL on a public host; receives the selected events, signed. */
-          webhookUrl?: string;
-        };
-        'multipart/form-data': {
-          /**
-           * Format: binary
-           * @description Background image for background.mode = image (JPEG, PNG or WebP).
-           */
-          background?: string;
-          /** @description JSON of the JobDefaults shape. */
-          options?: string;
-        };
+        /**
+         * @example {
+         *       "name": "Spring shoes",
+         *       "defaults": {
+         *         "presetId": "amazon-main",
+         *         "background": {
+         *           "mode": "white"
+         *         }
+         *       },
+         *       "webhookUrl": "https://shop.example.com/hooks/matte",
+         *       "webhookEvents": [
+         *         "item.needs_review",
+         *         "job.done"
+         *       ]
+         *     }
+         */
+        'application/json': components['schemas']['CreateJobRequest'];
+        'multipart/form-data': components['schemas']['CreateJobMultipart'];
       };
     };
     responses: {
@@ -1991,290 +2065,13 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': {
-            cancelRequestedAt?: number;
-            continueUrl: string | null;
-            counts: {
-              done: number;
-              failed: number;
-              held: number;
-              pending: number;
-              processing: number;
-              /** @description Finished photos that were not charged. */
-              refunded: number;
-              total: number;
-            };
-            createdAt: number;
-            /** @description True for a `since` response: merge `items` by id. */
-            delta?: boolean;
-            downloadUrl: string | null;
-            estimate: {
-              /** @description Rough time the held photos would take once continued. */
-              heldMs: number;
-              /** @description Server clock at serialisation. */
-              now: number;
-              /** @description Recent average time a photo takes. */
-              perImageMs: number;
-              /** @description Rough time to finish what is queued or in flight. */
-              remainingMs: number;
-            };
-            finishedAt?: number;
-            id: string;
-            /** @description Every photo, or only those changed since `since` when `delta` is true. */
-            items: {
-              attempts: number;
-              /** @description True when the photo is finished with an output, was charged (not refunded), and its current result has had fewer than two reports. */
-              canReport: boolean;
-              canRerun: boolean;
-              /** @description Every report on this photo and its verdict, oldest first (all results, also those before a re-run). */
-              claims: {
-                /** @description When the report was judged. */
-                at: number;
-                confidence: number;
-                evidence: string;
-                reason: 'background-kept' | 'missing-part' | 'hole' | 'extra-object' | 'rough-edges';
-                /** @description A region in cutout pixels. */
-                region: {
-                  height: number;
-                  width: number;
-                  x: number;
-                  y: number;
-                };
-                verdict: 'accepted' | 'rejected';
-              }[];
-              /** @description What the photo costs: its tier price while waiting or when charged; 0 once refunded or failed. */
-              credits: number;
-              cutoutUrl?: string;
-              error?: {
-                code:
-                  | 'INVALID_IMAGE'
-                  | 'TOO_LARGE'
-                  | 'REMOTE_NOT_CONFIGURED'
-                  | 'REMOTE_AUTH'
-                  | 'REMOTE_CREDIT'
-                  | 'REMOTE_RATE_LIMIT'
-                  | 'REMOTE_BAD_INPUT'
-                  | 'REMOTE_UNAVAILABLE'
-                  | 'PROCESSING_FAILED'
-                  | 'NO_SUBJECT'
-                  | 'CANCELLED';
-                message: string;
-              };
-              finishedAt?: number;
-              id: string;
-              inputThumbUrl?: string;
-              inputUrl: string;
-              meta?: {
-                bbox?: {
-                  height: number;
-                  width: number;
-                  x: number;
-                  y: number;
-                } | null;
-                cutout?: {
-                  height: number;
-                  width: number;
-                };
-                output?: {
-                  bytes: number;
-                  format: 'png' | 'jpeg' | 'webp';
-                  height: number;
-                  width: number;
-                };
-                presetId?: string;
-                source?: {
-                  format?: string;
-                  height: number;
-                  width: number;
-                };
-                subjectFill?: number | null;
-                /** @description Milliseconds per stage of the last run: decode (near 0 when the process that received the upload decoded it ahead), inference (the model's own run), diagnose (the automatic check; the cut-out is refined and written beside it), compose (the rest of the cut-out, and drawing the output), encode (the output's encoding and thumbnail), total. */
-                timings?: {
-                  compose: number;
-                  decode: number;
-                  diagnose: number;
-                  encode: number;
-                  inference: number;
-                  total: number;
-                };
-                warnings?: string[];
-              };
-              /** @description File name it was uploaded with (the path inside a ZIP). */
-              name: string;
-              outputName?: string;
-              /** @description Current output; append `&format=png|jpeg|webp` to convert, `&download=1` for an attachment; same API key required. */
-              outputUrl?: string;
-              pngUrl?: string;
-              quality?: {
-                flags: {
-                  bbox: {
-                    height: number;
-                    width: number;
-                    x: number;
-                    y: number;
-                  } | null;
-                  code:
-                    | 'background-kept'
-                    | 'hole-in-subject'
-                    | 'low-confidence'
-                    | 'subject-too-small'
-                    | 'colour-spill'
-                    | 'subject-touches-edge'
-                    | 'multiple-objects'
-                    | 'uncertain-edges'
-                    | 'halo';
-                  label: string;
-                  severity: number;
-                }[];
-                /** @description Lower = more likely broken. */
-                score: number;
-              };
-              /** @description Not charged: flagged by the check, or a report the pixel check confirmed. */
-              refunded: boolean;
-              /** @description Bumped on every render; cache-busts file URLs. */
-              rev: number;
-              /** @description red: the automatic check judged the cut-out broken (quality.score below 50); the credit was refunded. */
-              review: 'none' | 'red';
-              /** @description How a photo is rendered; changing them never runs the model. */
-              settings: {
-                align: 'center' | 'top-left' | 'top-right' | 'bottom-left' | 'bottom-right';
-                background: {
-                  color?: string;
-                  /** @description A background image is set (never returned). */
-                  hasImage: boolean;
-                  mode: 'transparent' | 'white' | 'solid' | 'image';
-                };
-                brightness: number;
-                contrast: number;
-                customSize?: {
-                  height: number;
-                  width: number;
-                };
-                /** @description How much of the canvas the subject spans. */
-                fill?: number;
-                /** @description Mirror horizontally. */
-                flip?: boolean;
-                foregroundScale?: number;
-                /** @description Marketplace preset id (GET /v1/presets), `original` or `custom`. */
-                presetId: string;
-                rotate?: 0 | 90 | 180 | 270;
-                saturation: number;
-                scale: 1 | 2 | 4;
-                sharpen: number;
-              };
-              stage?: 'decode' | 'inference' | 'diagnose' | 'compose' | 'encode';
-              stageStartedAt?: number;
-              startedAt?: number;
-              /** @description held = waiting (a draft, a sample run or a stopped batch; photos are held when added); pending = queued; processing = at the model. */
-              status: 'held' | 'pending' | 'processing' | 'done' | 'failed';
-              thumbUrl?: string;
-              /** @description light = one pass of the model (1 credit); heavy = the strongest model this server runs (2 credits; chosen per photo on a re-run): its heavy model when the operator configured one, else the same model as light. */
-              tier: 'light' | 'heavy';
-              /** @description Server clock of last change; use as `since`. */
-              updatedAt: number;
-            }[];
-            options: {
-              /** @description How a photo is rendered; changing them never runs the model. */
-              defaults: {
-                align: 'center' | 'top-left' | 'top-right' | 'bottom-left' | 'bottom-right';
-                background: {
-                  color?: string;
-                  /** @description A background image is set (never returned). */
-                  hasImage: boolean;
-                  mode: 'transparent' | 'white' | 'solid' | 'image';
-                };
-                brightness: number;
-                contrast: number;
-                customSize?: {
-                  height: number;
-                  width: number;
-                };
-                /** @description How much of the canvas the subject spans. */
-                fill?: number;
-                /** @description Mirror horizontally. */
-                flip?: boolean;
-                foregroundScale?: number;
-                /** @description Marketplace preset id (GET /v1/presets), `original` or `custom`. */
-                presetId: string;
-                rotate?: 0 | 90 | 180 | 270;
-                saturation: number;
-                scale: 1 | 2 | 4;
-                sharpen: number;
-              };
-              /** @description Photos run first by a sample start. */
-              sample?: number;
-            };
-            rejected: {
-              name: string;
-              reason: string;
-            }[];
-            /** @description draft = photos still being added, nothing charged; paused = queued photos finished, some still held (a stopped batch is paused); failed = every photo failed; cancelled = a one-photo request whose photo never started. */
-            status: 'draft' | 'queued' | 'running' | 'paused' | 'done' | 'failed' | 'cancelled';
-            /** @description Server clock of last change; pass back as `since`. */
-            updatedAt: number;
-            webhookEvents?:
-              'all' | ('job.started' | 'item.done' | 'item.needs_review' | 'item.failed' | 'job.paused' | 'job.done')[];
-            /** @description Shown only in this answer. */
-            webhookSecret?: string;
-            webhookUrl?: string;
-          };
+          'application/json': components['schemas']['JobCreated'];
         };
       };
-      /** @description VALIDATION: a field is missing or out of range; nothing happened */
-      400: {
-        headers: {
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          'X-Matte-Photos-Limit': components['headers']['X-Matte-Photos-Limit'];
-          'X-Matte-Photos-Remaining': components['headers']['X-Matte-Photos-Remaining'];
-          'X-Matte-Photos-Reset': components['headers']['X-Matte-Photos-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
-      /** @description UNAUTHENTICATED or INVALID_KEY */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
-      /** @description RATE_LIMITED */
-      429: {
-        headers: {
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Matte-Photos-Limit': components['headers']['X-Matte-Photos-Limit'];
-          'X-Matte-Photos-Remaining': components['headers']['X-Matte-Photos-Remaining'];
-          'X-Matte-Photos-Reset': components['headers']['X-Matte-Photos-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
-      /** @description SERVICE_UNAVAILABLE; nothing charged */
-      503: {
-        headers: {
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          'X-Matte-Photos-Limit': components['headers']['X-Matte-Photos-Limit'];
-          'X-Matte-Photos-Remaining': components['headers']['X-Matte-Photos-Remaining'];
-          'X-Matte-Photos-Reset': components['headers']['X-Matte-Photos-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthenticated'];
+      429: components['responses']['RateLimited'];
+      503: components['responses']['Unavailable'];
       /** @description STORAGE_FULL */
       507: {
         headers: {
@@ -2321,349 +2118,13 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json':
-            | {
-                cancelRequestedAt?: number;
-                continueUrl: string | null;
-                counts: {
-                  done: number;
-                  failed: number;
-                  held: number;
-                  pending: number;
-                  processing: number;
-                  /** @description Finished photos that were not charged. */
-                  refunded: number;
-                  total: number;
-                };
-                createdAt: number;
-                /** @description True for a `since` response: merge `items` by id. */
-                delta?: boolean;
-                downloadUrl: string | null;
-                estimate: {
-                  /** @description Rough time the held photos would take once continued. */
-                  heldMs: number;
-                  /** @description Server clock at serialisation. */
-                  now: number;
-                  /** @description Recent average time a photo takes. */
-                  perImageMs: number;
-                  /** @description Rough time to finish what is queued or in flight. */
-                  remainingMs: number;
-                };
-                finishedAt?: number;
-                id: string;
-                /** @description Every photo, or only those changed since `since` when `delta` is true. */
-                items: {
-                  attempts: number;
-                  /** @description True when the photo is finished with an output, was charged (not refunded), and its current result has had fewer than two reports. */
-                  canReport: boolean;
-                  canRerun: boolean;
-                  /** @description Every report on this photo and its verdict, oldest first (all results, also those before a re-run). */
-                  claims: {
-                    /** @description When the report was judged. */
-                    at: number;
-                    confidence: number;
-                    evidence: string;
-                    reason: 'background-kept' | 'missing-part' | 'hole' | 'extra-object' | 'rough-edges';
-                    /** @description A region in cutout pixels. */
-                    region: {
-                      height: number;
-                      width: number;
-                      x: number;
-                      y: number;
-                    };
-                    verdict: 'accepted' | 'rejected';
-                  }[];
-                  /** @description What the photo costs: its tier price while waiting or when charged; 0 once refunded or failed. */
-                  credits: number;
-                  cutoutUrl?: string;
-                  error?: {
-                    code:
-                      | 'INVALID_IMAGE'
-                      | 'TOO_LARGE'
-                      | 'REMOTE_NOT_CONFIGURED'
-                      | 'REMOTE_AUTH'
-                      | 'REMOTE_CREDIT'
-                      | 'REMOTE_RATE_LIMIT'
-                      | 'REMOTE_BAD_INPUT'
-                      | 'REMOTE_UNAVAILABLE'
-                      | 'PROCESSING_FAILED'
-                      | 'NO_SUBJECT'
-                      | 'CANCELLED';
-                    message: string;
-                  };
-                  finishedAt?: number;
-                  id: string;
-                  inputThumbUrl?: string;
-                  inputUrl: string;
-                  meta?: {
-                    bbox?: {
-                      height: number;
-                      width: number;
-                      x: number;
-                      y: number;
-                    } | null;
-                    cutout?: {
-                      height: number;
-                      width: number;
-                    };
-                    output?: {
-                      bytes: number;
-                      format: 'png' | 'jpeg' | 'webp';
-                      height: number;
-                      width: number;
-                    };
-                    presetId?: string;
-                    source?: {
-                      format?: string;
-                      height: number;
-                      width: number;
-                    };
-                    subjectFill?: number | null;
-                    /** @description Milliseconds per stage of the last run: decode (near 0 when the process that received the upload decoded it ahead), inference (the model's own run), diagnose (the automatic check; the cut-out is refined and written beside it), compose (the rest of the cut-out, and drawing the output), encode (the output's encoding and thumbnail), total. */
-                    timings?: {
-                      compose: number;
-                      decode: number;
-                      diagnose: number;
-                      encode: number;
-                      inference: number;
-                      total: number;
-                    };
-                    warnings?: string[];
-                  };
-                  /** @description File name it was uploaded with (the path inside a ZIP). */
-                  name: string;
-                  outputName?: string;
-                  /** @description Current output; append `&format=png|jpeg|webp` to convert, `&download=1` for an attachment; same API key required. */
-                  outputUrl?: string;
-                  pngUrl?: string;
-                  quality?: {
-                    flags: {
-                      bbox: {
-                        height: number;
-                        width: number;
-                        x: number;
-                        y: number;
-                      } | null;
-                      code:
-                        | 'background-kept'
-                        | 'hole-in-subject'
-                        | 'low-confidence'
-                        | 'subject-too-small'
-                        | 'colour-spill'
-                        | 'subject-touches-edge'
-                        | 'multiple-objects'
-                        | 'uncertain-edges'
-                        | 'halo';
-                      label: string;
-                      severity: number;
-                    }[];
-                    /** @description Lower = more likely broken. */
-                    score: number;
-                  };
-                  /** @description Not charged: flagged by the check, or a report the pixel check confirmed. */
-                  refunded: boolean;
-                  /** @description Bumped on every render; cache-busts file URLs. */
-                  rev: number;
-                  /** @description red: the automatic check judged the cut-out broken (quality.score below 50); the credit was refunded. */
-                  review: 'none' | 'red';
-                  /** @description How a photo is rendered; changing them never runs the model. */
-                  settings: {
-                    align: 'center' | 'top-left' | 'top-right' | 'bottom-left' | 'bottom-right';
-                    background: {
-                      color?: string;
-                      /** @description A background image is set (never returned). */
-                      hasImage: boolean;
-                      mode: 'transparent' | 'white' | 'solid' | 'image';
-                    };
-                    brightness: number;
-                    contrast: number;
-                    customSize?: {
-                      height: number;
-                      width: number;
-                    };
-                    /** @description How much of the canvas the subject spans. */
-                    fill?: number;
-                    /** @description Mirror horizontally. */
-                    flip?: boolean;
-                    foregroundScale?: number;
-                    /** @description Marketplace preset id (GET /v1/presets), `original` or `custom`. */
-                    presetId: string;
-                    rotate?: 0 | 90 | 180 | 270;
-                    saturation: number;
-                    scale: 1 | 2 | 4;
-                    sharpen: number;
-                  };
-                  stage?: 'decode' | 'inference' | 'diagnose' | 'compose' | 'encode';
-                  stageStartedAt?: number;
-                  startedAt?: number;
-                  /** @description held = waiting (a draft, a sample run or a stopped batch; photos are held when added); pending = queued; processing = at the model. */
-                  status: 'held' | 'pending' | 'processing' | 'done' | 'failed';
-                  thumbUrl?: string;
-                  /** @description light = one pass of the model (1 credit); heavy = the strongest model this server runs (2 credits; chosen per photo on a re-run): its heavy model when the operator configured one, else the same model as light. */
-                  tier: 'light' | 'heavy';
-                  /** @description Server clock of last change; use as `since`. */
-                  updatedAt: number;
-                }[];
-                options: {
-                  /** @description How a photo is rendered; changing them never runs the model. */
-                  defaults: {
-                    align: 'center' | 'top-left' | 'top-right' | 'bottom-left' | 'bottom-right';
-                    background: {
-                      color?: string;
-                      /** @description A background image is set (never returned). */
-                      hasImage: boolean;
-                      mode: 'transparent' | 'white' | 'solid' | 'image';
-                    };
-                    brightness: number;
-                    contrast: number;
-                    customSize?: {
-                      height: number;
-                      width: number;
-                    };
-                    /** @description How much of the canvas the subject spans. */
-                    fill?: number;
-                    /** @description Mirror horizontally. */
-                    flip?: boolean;
-                    foregroundScale?: number;
-                    /** @description Marketplace preset id (GET /v1/presets), `original` or `custom`. */
-                    presetId: string;
-                    rotate?: 0 | 90 | 180 | 270;
-                    saturation: number;
-                    scale: 1 | 2 | 4;
-                    sharpen: number;
-                  };
-                  /** @description Photos run first by a sample start. */
-                  sample?: number;
-                };
-                rejected: {
-                  name: string;
-                  reason: string;
-                }[];
-                /** @description draft = photos still being added, nothing charged; paused = queued photos finished, some still held (a stopped batch is paused); failed = every photo failed; cancelled = a one-photo request whose photo never started. */
-                status: 'draft' | 'queued' | 'running' | 'paused' | 'done' | 'failed' | 'cancelled';
-                /** @description Server clock of last change; pass back as `since`. */
-                updatedAt: number;
-              }
-            | {
-                cancelRequestedAt?: number;
-                continueUrl: string | null;
-                counts: {
-                  done: number;
-                  failed: number;
-                  held: number;
-                  pending: number;
-                  processing: number;
-                  /** @description Finished photos that were not charged. */
-                  refunded: number;
-                  total: number;
-                };
-                createdAt: number;
-                downloadUrl: string | null;
-                estimate: {
-                  /** @description Rough time the held photos would take once continued. */
-                  heldMs: number;
-                  /** @description Server clock at serialisation. */
-                  now: number;
-                  /** @description Recent average time a photo takes. */
-                  perImageMs: number;
-                  /** @description Rough time to finish what is queued or in flight. */
-                  remainingMs: number;
-                };
-                finishedAt?: number;
-                id: string;
-                options: {
-                  /** @description How a photo is rendered; changing them never runs the model. */
-                  defaults: {
-                    align: 'center' | 'top-left' | 'top-right' | 'bottom-left' | 'bottom-right';
-                    background: {
-                      color?: string;
-                      /** @description A background image is set (never returned). */
-                      hasImage: boolean;
-                      mode: 'transparent' | 'white' | 'solid' | 'image';
-                    };
-                    brightness: number;
-                    contrast: number;
-                    customSize?: {
-                      height: number;
-                      width: number;
-                    };
-                    /** @description How much of the canvas the subject spans. */
-                    fill?: number;
-                    /** @description Mirror horizontally. */
-                    flip?: boolean;
-                    foregroundScale?: number;
-                    /** @description Marketplace preset id (GET /v1/presets), `original` or `custom`. */
-                    presetId: string;
-                    rotate?: 0 | 90 | 180 | 270;
-                    saturation: number;
-                    scale: 1 | 2 | 4;
-                    sharpen: number;
-                  };
-                  /** @description Photos run first by a sample start. */
-                  sample?: number;
-                };
-                /** @description draft = photos still being added, nothing charged; paused = queued photos finished, some still held (a stopped batch is paused); failed = every photo failed; cancelled = a one-photo request whose photo never started. */
-                status: 'draft' | 'queued' | 'running' | 'paused' | 'done' | 'failed' | 'cancelled';
-                /** @description Server clock of last change; pass back as `since`. */
-                updatedAt: number;
-              };
+          'application/json': components['schemas']['Job'] | components['schemas']['JobSummary'];
         };
       };
-      /** @description VALIDATION: a field is missing or out of range; nothing happened */
-      400: {
-        headers: {
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          'X-Matte-Photos-Limit': components['headers']['X-Matte-Photos-Limit'];
-          'X-Matte-Photos-Remaining': components['headers']['X-Matte-Photos-Remaining'];
-          'X-Matte-Photos-Reset': components['headers']['X-Matte-Photos-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
-      /** @description UNAUTHENTICATED or INVALID_KEY */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
-      /** @description NOT_FOUND: no such batch or photo on this account */
-      404: {
-        headers: {
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          'X-Matte-Photos-Limit': components['headers']['X-Matte-Photos-Limit'];
-          'X-Matte-Photos-Remaining': components['headers']['X-Matte-Photos-Remaining'];
-          'X-Matte-Photos-Reset': components['headers']['X-Matte-Photos-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
-      /** @description RATE_LIMITED */
-      429: {
-        headers: {
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Matte-Photos-Limit': components['headers']['X-Matte-Photos-Limit'];
-          'X-Matte-Photos-Remaining': components['headers']['X-Matte-Photos-Remaining'];
-          'X-Matte-Photos-Reset': components['headers']['X-Matte-Photos-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthenticated'];
+      404: components['responses']['NotFound'];
+      429: components['responses']['RateLimited'];
     };
   };
   deleteJob: {
@@ -2690,61 +2151,10 @@ export interface operations {
         };
         content?: never;
       };
-      /** @description UNAUTHENTICATED or INVALID_KEY */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
-      /** @description NOT_FOUND: no such batch or photo on this account */
-      404: {
-        headers: {
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          'X-Matte-Photos-Limit': components['headers']['X-Matte-Photos-Limit'];
-          'X-Matte-Photos-Remaining': components['headers']['X-Matte-Photos-Remaining'];
-          'X-Matte-Photos-Reset': components['headers']['X-Matte-Photos-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
-      /** @description Conflict with the current state (code and reason say which) */
-      409: {
-        headers: {
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          'X-Matte-Photos-Limit': components['headers']['X-Matte-Photos-Limit'];
-          'X-Matte-Photos-Remaining': components['headers']['X-Matte-Photos-Remaining'];
-          'X-Matte-Photos-Reset': components['headers']['X-Matte-Photos-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
-      /** @description RATE_LIMITED */
-      429: {
-        headers: {
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Matte-Photos-Limit': components['headers']['X-Matte-Photos-Limit'];
-          'X-Matte-Photos-Remaining': components['headers']['X-Matte-Photos-Remaining'];
-          'X-Matte-Photos-Reset': components['headers']['X-Matte-Photos-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
+      401: components['responses']['Unauthenticated'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      429: components['responses']['RateLimited'];
     };
   };
   applySettings: {
@@ -2758,45 +2168,8 @@ export interface operations {
     };
     requestBody: {
       content: {
-        'application/json': {
-          /** @description Photos to re-render; default every finished photo of the batch. */
-          itemIds?: string[];
-          /** @description The Settings fields to change; fields left out keep their value. `background` is replaced whole. A new `presetId` without `background` takes the preset's background (white for presets that ask for it). */
-          settings: {
-            align?: 'center' | 'top-left' | 'top-right' | 'bottom-left' | 'bottom-right';
-            background?: {
-              /** @description Hex colour for mode `solid`. */
-              color?: string;
-              mode: 'transparent' | 'white' | 'solid' | 'image';
-            };
-            brightness?: number;
-            contrast?: number;
-            customSize?: {
-              height: number;
-              width: number;
-            };
-            /** @description How much of the canvas the subject spans. */
-            fill?: number;
-            /** @description Mirror horizontally. */
-            flip?: boolean;
-            foregroundScale?: number;
-            /** @description Marketplace preset id (GET /v1/presets), `original` or `custom`. */
-            presetId?: string;
-            rotate?: 0 | 90 | 180 | 270;
-            saturation?: number;
-            scale?: 1 | 2 | 4;
-            sharpen?: number;
-          };
-        };
-        'multipart/form-data': {
-          /**
-           * Format: binary
-           * @description Background image shared by the selection.
-           */
-          image?: string;
-          /** @description JSON of the ApplyRequest shape. */
-          payload: string;
-        };
+        'application/json': components['schemas']['ApplyRequest'];
+        'multipart/form-data': components['schemas']['ApplyMultipart'];
       };
     };
     responses: {
@@ -2814,300 +2187,14 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': {
-            cancelRequestedAt?: number;
-            continueUrl: string | null;
-            counts: {
-              done: number;
-              failed: number;
-              held: number;
-              pending: number;
-              processing: number;
-              /** @description Finished photos that were not charged. */
-              refunded: number;
-              total: number;
-            };
-            createdAt: number;
-            /** @description True for a `since` response: merge `items` by id. */
-            delta?: boolean;
-            downloadUrl: string | null;
-            estimate: {
-              /** @description Rough time the held photos would take once continued. */
-              heldMs: number;
-              /** @description Server clock at serialisation. */
-              now: number;
-              /** @description Recent average time a photo takes. */
-              perImageMs: number;
-              /** @description Rough time to finish what is queued or in flight. */
-              remainingMs: number;
-            };
-            finishedAt?: number;
-            id: string;
-            /** @description Every photo, or only those changed since `since` when `delta` is true. */
-            items: {
-              attempts: number;
-              /** @description True when the photo is finished with an output, was charged (not refunded), and its current result has had fewer than two reports. */
-              canReport: boolean;
-              canRerun: boolean;
-              /** @description Every report on this photo and its verdict, oldest first (all results, also those before a re-run). */
-              claims: {
-                /** @description When the report was judged. */
-                at: number;
-                confidence: number;
-                evidence: string;
-                reason: 'background-kept' | 'missing-part' | 'hole' | 'extra-object' | 'rough-edges';
-                /** @description A region in cutout pixels. */
-                region: {
-                  height: number;
-                  width: number;
-                  x: number;
-                  y: number;
-                };
-                verdict: 'accepted' | 'rejected';
-              }[];
-              /** @description What the photo costs: its tier price while waiting or when charged; 0 once refunded or failed. */
-              credits: number;
-              cutoutUrl?: string;
-              error?: {
-                code:
-                  | 'INVALID_IMAGE'
-                  | 'TOO_LARGE'
-                  | 'REMOTE_NOT_CONFIGURED'
-                  | 'REMOTE_AUTH'
-                  | 'REMOTE_CREDIT'
-                  | 'REMOTE_RATE_LIMIT'
-                  | 'REMOTE_BAD_INPUT'
-                  | 'REMOTE_UNAVAILABLE'
-                  | 'PROCESSING_FAILED'
-                  | 'NO_SUBJECT'
-                  | 'CANCELLED';
-                message: string;
-              };
-              finishedAt?: number;
-              id: string;
-              inputThumbUrl?: string;
-              inputUrl: string;
-              meta?: {
-                bbox?: {
-                  height: number;
-                  width: number;
-                  x: number;
-                  y: number;
-                } | null;
-                cutout?: {
-                  height: number;
-                  width: number;
-                };
-                output?: {
-                  bytes: number;
-                  format: 'png' | 'jpeg' | 'webp';
-                  height: number;
-                  width: number;
-                };
-                presetId?: string;
-                source?: {
-                  format?: string;
-                  height: number;
-                  width: number;
-                };
-                subjectFill?: number | null;
-                /** @description Milliseconds per stage of the last run: decode (near 0 when the process that received the upload decoded it ahead), inference (the model's own run), diagnose (the automatic check; the cut-out is refined and written beside it), compose (the rest of the cut-out, and drawing the output), encode (the output's encoding and thumbnail), total. */
-                timings?: {
-                  compose: number;
-                  decode: number;
-                  diagnose: number;
-                  encode: number;
-                  inference: number;
-                  total: number;
-                };
-                warnings?: string[];
-              };
-              /** @description File name it was uploaded with (the path inside a ZIP). */
-              name: string;
-              outputName?: string;
-              /** @description Current output; append `&format=png|jpeg|webp` to convert, `&download=1` for an attachment; same API key required. */
-              outputUrl?: string;
-              pngUrl?: string;
-              quality?: {
-                flags: {
-                  bbox: {
-                    height: number;
-                    width: number;
-                    x: number;
-                    y: number;
-                  } | null;
-                  code:
-                    | 'background-kept'
-                    | 'hole-in-subject'
-                    | 'low-confidence'
-                    | 'subject-too-small'
-                    | 'colour-spill'
-                    | 'subject-touches-edge'
-                    | 'multiple-objects'
-                    | 'uncertain-edges'
-                    | 'halo';
-                  label: string;
-                  severity: number;
-                }[];
-                /** @description Lower = more likely broken. */
-                score: number;
-              };
-              /** @description Not charged: flagged by the check, or a report the pixel check confirmed. */
-              refunded: boolean;
-              /** @description Bumped on every render; cache-busts file URLs. */
-              rev: number;
-              /** @description red: the automatic check judged the cut-out broken (quality.score below 50); the credit was refunded. */
-              review: 'none' | 'red';
-              /** @description How a photo is rendered; changing them never runs the model. */
-              settings: {
-                align: 'center' | 'top-left' | 'top-right' | 'bottom-left' | 'bottom-right';
-                background: {
-                  color?: string;
-                  /** @description A background image is set (never returned). */
-                  hasImage: boolean;
-                  mode: 'transparent' | 'white' | 'solid' | 'image';
-                };
-                brightness: number;
-                contrast: number;
-                customSize?: {
-                  height: number;
-                  width: number;
-                };
-                /** @description How much of the canvas the subject spans. */
-                fill?: number;
-                /** @description Mirror horizontally. */
-                flip?: boolean;
-                foregroundScale?: number;
-                /** @description Marketplace preset id (GET /v1/presets), `original` or `custom`. */
-                presetId: string;
-                rotate?: 0 | 90 | 180 | 270;
-                saturation: number;
-                scale: 1 | 2 | 4;
-                sharpen: number;
-              };
-              stage?: 'decode' | 'inference' | 'diagnose' | 'compose' | 'encode';
-              stageStartedAt?: number;
-              startedAt?: number;
-              /** @description held = waiting (a draft, a sample run or a stopped batch; photos are held when added); pending = queued; processing = at the model. */
-              status: 'held' | 'pending' | 'processing' | 'done' | 'failed';
-              thumbUrl?: string;
-              /** @description light = one pass of the model (1 credit); heavy = the strongest model this server runs (2 credits; chosen per photo on a re-run): its heavy model when the operator configured one, else the same model as light. */
-              tier: 'light' | 'heavy';
-              /** @description Server clock of last change; use as `since`. */
-              updatedAt: number;
-            }[];
-            options: {
-              /** @description How a photo is rendered; changing them never runs the model. */
-              defaults: {
-                align: 'center' | 'top-left' | 'top-right' | 'bottom-left' | 'bottom-right';
-                background: {
-                  color?: string;
-                  /** @description A background image is set (never returned). */
-                  hasImage: boolean;
-                  mode: 'transparent' | 'white' | 'solid' | 'image';
-                };
-                brightness: number;
-                contrast: number;
-                customSize?: {
-                  height: number;
-                  width: number;
-                };
-                /** @description How much of the canvas the subject spans. */
-                fill?: number;
-                /** @description Mirror horizontally. */
-                flip?: boolean;
-                foregroundScale?: number;
-                /** @description Marketplace preset id (GET /v1/presets), `original` or `custom`. */
-                presetId: string;
-                rotate?: 0 | 90 | 180 | 270;
-                saturation: number;
-                scale: 1 | 2 | 4;
-                sharpen: number;
-              };
-              /** @description Photos run first by a sample start. */
-              sample?: number;
-            };
-            rejected: {
-              name: string;
-              reason: string;
-            }[];
-            /** @description draft = photos still being added, nothing charged; paused = queued photos finished, some still held (a stopped batch is paused); failed = every photo failed; cancelled = a one-photo request whose photo never started. */
-            status: 'draft' | 'queued' | 'running' | 'paused' | 'done' | 'failed' | 'cancelled';
-            /** @description Server clock of last change; pass back as `since`. */
-            updatedAt: number;
-          };
+          'application/json': components['schemas']['Job'];
         };
       };
-      /** @description VALIDATION: a field is missing or out of range; nothing happened */
-      400: {
-        headers: {
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          'X-Matte-Photos-Limit': components['headers']['X-Matte-Photos-Limit'];
-          'X-Matte-Photos-Remaining': components['headers']['X-Matte-Photos-Remaining'];
-          'X-Matte-Photos-Reset': components['headers']['X-Matte-Photos-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
-      /** @description UNAUTHENTICATED or INVALID_KEY */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
-      /** @description NOT_FOUND: no such batch or photo on this account */
-      404: {
-        headers: {
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          'X-Matte-Photos-Limit': components['headers']['X-Matte-Photos-Limit'];
-          'X-Matte-Photos-Remaining': components['headers']['X-Matte-Photos-Remaining'];
-          'X-Matte-Photos-Reset': components['headers']['X-Matte-Photos-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
-      /** @description Conflict with the current state (code and reason say which) */
-      409: {
-        headers: {
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          'X-Matte-Photos-Limit': components['headers']['X-Matte-Photos-Limit'];
-          'X-Matte-Photos-Remaining': components['headers']['X-Matte-Photos-Remaining'];
-          'X-Matte-Photos-Reset': components['headers']['X-Matte-Photos-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
-      /** @description RATE_LIMITED */
-      429: {
-        headers: {
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Matte-Photos-Limit': components['headers']['X-Matte-Photos-Limit'];
-          'X-Matte-Photos-Remaining': components['headers']['X-Matte-Photos-Remaining'];
-          'X-Matte-Photos-Reset': components['headers']['X-Matte-Photos-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthenticated'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      429: components['responses']['RateLimited'];
     };
   };
   cancelJob: {
@@ -3133,287 +2220,13 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': {
-            cancelRequestedAt?: number;
-            continueUrl: string | null;
-            counts: {
-              done: number;
-              failed: number;
-              held: number;
-              pending: number;
-              processing: number;
-              /** @description Finished photos that were not charged. */
-              refunded: number;
-              total: number;
-            };
-            createdAt: number;
-            /** @description True for a `since` response: merge `items` by id. */
-            delta?: boolean;
-            downloadUrl: string | null;
-            estimate: {
-              /** @description Rough time the held photos would take once continued. */
-              heldMs: number;
-              /** @description Server clock at serialisation. */
-              now: number;
-              /** @description Recent average time a photo takes. */
-              perImageMs: number;
-              /** @description Rough time to finish what is queued or in flight. */
-              remainingMs: number;
-            };
-            finishedAt?: number;
-            id: string;
-            inFlight: number;
-            /** @description Every photo, or only those changed since `since` when `delta` is true. */
-            items: {
-              attempts: number;
-              /** @description True when the photo is finished with an output, was charged (not refunded), and its current result has had fewer than two reports. */
-              canReport: boolean;
-              canRerun: boolean;
-              /** @description Every report on this photo and its verdict, oldest first (all results, also those before a re-run). */
-              claims: {
-                /** @description When the report was judged. */
-                at: number;
-                confidence: number;
-                evidence: string;
-                reason: 'background-kept' | 'missing-part' | 'hole' | 'extra-object' | 'rough-edges';
-                /** @description A region in cutout pixels. */
-                region: {
-                  height: number;
-                  width: number;
-                  x: number;
-                  y: number;
-                };
-                verdict: 'accepted' | 'rejected';
-              }[];
-              /** @description What the photo costs: its tier price while waiting or when charged; 0 once refunded or failed. */
-              credits: number;
-              cutoutUrl?: string;
-              error?: {
-                code:
-                  | 'INVALID_IMAGE'
-                  | 'TOO_LARGE'
-                  | 'REMOTE_NOT_CONFIGURED'
-                  | 'REMOTE_AUTH'
-                  | 'REMOTE_CREDIT'
-                  | 'REMOTE_RATE_LIMIT'
-                  | 'REMOTE_BAD_INPUT'
-                  | 'REMOTE_UNAVAILABLE'
-                  | 'PROCESSING_FAILED'
-                  | 'NO_SUBJECT'
-                  | 'CANCELLED';
-                message: string;
-              };
-              finishedAt?: number;
-              id: string;
-              inputThumbUrl?: string;
-              inputUrl: string;
-              meta?: {
-                bbox?: {
-                  height: number;
-                  width: number;
-                  x: number;
-                  y: number;
-                } | null;
-                cutout?: {
-                  height: number;
-                  width: number;
-                };
-                output?: {
-                  bytes: number;
-                  format: 'png' | 'jpeg' | 'webp';
-                  height: number;
-                  width: number;
-                };
-                presetId?: string;
-                source?: {
-                  format?: string;
-                  height: number;
-                  width: number;
-                };
-                subjectFill?: number | null;
-                /** @description Milliseconds per stage of the last run: decode (near 0 when the process that received the upload decoded it ahead), inference (the model's own run), diagnose (the automatic check; the cut-out is refined and written beside it), compose (the rest of the cut-out, and drawing the output), encode (the output's encoding and thumbnail), total. */
-                timings?: {
-                  compose: number;
-                  decode: number;
-                  diagnose: number;
-                  encode: number;
-                  inference: number;
-                  total: number;
-                };
-                warnings?: string[];
-              };
-              /** @description File name it was uploaded with (the path inside a ZIP). */
-              name: string;
-              outputName?: string;
-              /** @description Current output; append `&format=png|jpeg|webp` to convert, `&download=1` for an attachment; same API key required. */
-              outputUrl?: string;
-              pngUrl?: string;
-              quality?: {
-                flags: {
-                  bbox: {
-                    height: number;
-                    width: number;
-                    x: number;
-                    y: number;
-                  } | null;
-                  code:
-                    | 'background-kept'
-                    | 'hole-in-subject'
-                    | 'low-confidence'
-                    | 'subject-too-small'
-                    | 'colour-spill'
-                    | 'subject-touches-edge'
-                    | 'multiple-objects'
-                    | 'uncertain-edges'
-                    | 'halo';
-                  label: string;
-                  severity: number;
-                }[];
-                /** @description Lower = more likely broken. */
-                score: number;
-              };
-              /** @description Not charged: flagged by the check, or a report the pixel check confirmed. */
-              refunded: boolean;
-              /** @description Bumped on every render; cache-busts file URLs. */
-              rev: number;
-              /** @description red: the automatic check judged the cut-out broken (quality.score below 50); the credit was refunded. */
-              review: 'none' | 'red';
-              /** @description How a photo is rendered; changing them never runs the model. */
-              settings: {
-                align: 'center' | 'top-left' | 'top-right' | 'bottom-left' | 'bottom-right';
-                background: {
-                  color?: string;
-                  /** @description A background image is set (never returned). */
-                  hasImage: boolean;
-                  mode: 'transparent' | 'white' | 'solid' | 'image';
-                };
-                brightness: number;
-                contrast: number;
-                customSize?: {
-                  height: number;
-                  width: number;
-                };
-                /** @description How much of the canvas the subject spans. */
-                fill?: number;
-                /** @description Mirror horizontally. */
-                flip?: boolean;
-                foregroundScale?: number;
-                /** @description Marketplace preset id (GET /v1/presets), `original` or `custom`. */
-                presetId: string;
-                rotate?: 0 | 90 | 180 | 270;
-                saturation: number;
-                scale: 1 | 2 | 4;
-                sharpen: number;
-              };
-              stage?: 'decode' | 'inference' | 'diagnose' | 'compose' | 'encode';
-              stageStartedAt?: number;
-              startedAt?: number;
-              /** @description held = waiting (a draft, a sample run or a stopped batch; photos are held when added); pending = queued; processing = at the model. */
-              status: 'held' | 'pending' | 'processing' | 'done' | 'failed';
-              thumbUrl?: string;
-              /** @description light = one pass of the model (1 credit); heavy = the strongest model this server runs (2 credits; chosen per photo on a re-run): its heavy model when the operator configured one, else the same model as light. */
-              tier: 'light' | 'heavy';
-              /** @description Server clock of last change; use as `since`. */
-              updatedAt: number;
-            }[];
-            options: {
-              /** @description How a photo is rendered; changing them never runs the model. */
-              defaults: {
-                align: 'center' | 'top-left' | 'top-right' | 'bottom-left' | 'bottom-right';
-                background: {
-                  color?: string;
-                  /** @description A background image is set (never returned). */
-                  hasImage: boolean;
-                  mode: 'transparent' | 'white' | 'solid' | 'image';
-                };
-                brightness: number;
-                contrast: number;
-                customSize?: {
-                  height: number;
-                  width: number;
-                };
-                /** @description How much of the canvas the subject spans. */
-                fill?: number;
-                /** @description Mirror horizontally. */
-                flip?: boolean;
-                foregroundScale?: number;
-                /** @description Marketplace preset id (GET /v1/presets), `original` or `custom`. */
-                presetId: string;
-                rotate?: 0 | 90 | 180 | 270;
-                saturation: number;
-                scale: 1 | 2 | 4;
-                sharpen: number;
-              };
-              /** @description Photos run first by a sample start. */
-              sample?: number;
-            };
-            rejected: {
-              name: string;
-              reason: string;
-            }[];
-            /** @description draft = photos still being added, nothing charged; paused = queued photos finished, some still held (a stopped batch is paused); failed = every photo failed; cancelled = a one-photo request whose photo never started. */
-            status: 'draft' | 'queued' | 'running' | 'paused' | 'done' | 'failed' | 'cancelled';
-            stopped: number;
-            /** @description Server clock of last change; pass back as `since`. */
-            updatedAt: number;
-          };
+          'application/json': components['schemas']['JobWithStopped'];
         };
       };
-      /** @description UNAUTHENTICATED or INVALID_KEY */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
-      /** @description NOT_FOUND: no such batch or photo on this account */
-      404: {
-        headers: {
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          'X-Matte-Photos-Limit': components['headers']['X-Matte-Photos-Limit'];
-          'X-Matte-Photos-Remaining': components['headers']['X-Matte-Photos-Remaining'];
-          'X-Matte-Photos-Reset': components['headers']['X-Matte-Photos-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
-      /** @description Conflict with the current state (code and reason say which) */
-      409: {
-        headers: {
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          'X-Matte-Photos-Limit': components['headers']['X-Matte-Photos-Limit'];
-          'X-Matte-Photos-Remaining': components['headers']['X-Matte-Photos-Remaining'];
-          'X-Matte-Photos-Reset': components['headers']['X-Matte-Photos-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
-      /** @description RATE_LIMITED */
-      429: {
-        headers: {
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Matte-Photos-Limit': components['headers']['X-Matte-Photos-Limit'];
-          'X-Matte-Photos-Remaining': components['headers']['X-Matte-Photos-Remaining'];
-          'X-Matte-Photos-Reset': components['headers']['X-Matte-Photos-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
+      401: components['responses']['Unauthenticated'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      429: components['responses']['RateLimited'];
     };
   };
   continueJob: {
@@ -3439,313 +2252,27 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': {
-            cancelRequestedAt?: number;
-            continueUrl: string | null;
-            counts: {
-              done: number;
-              failed: number;
-              held: number;
-              pending: number;
-              processing: number;
-              /** @description Finished photos that were not charged. */
-              refunded: number;
-              total: number;
-            };
-            createdAt: number;
-            /** @description True for a `since` response: merge `items` by id. */
-            delta?: boolean;
-            downloadUrl: string | null;
-            estimate: {
-              /** @description Rough time the held photos would take once continued. */
-              heldMs: number;
-              /** @description Server clock at serialisation. */
-              now: number;
-              /** @description Recent average time a photo takes. */
-              perImageMs: number;
-              /** @description Rough time to finish what is queued or in flight. */
-              remainingMs: number;
-            };
-            finishedAt?: number;
-            id: string;
-            /** @description Every photo, or only those changed since `since` when `delta` is true. */
-            items: {
-              attempts: number;
-              /** @description True when the photo is finished with an output, was charged (not refunded), and its current result has had fewer than two reports. */
-              canReport: boolean;
-              canRerun: boolean;
-              /** @description Every report on this photo and its verdict, oldest first (all results, also those before a re-run). */
-              claims: {
-                /** @description When the report was judged. */
-                at: number;
-                confidence: number;
-                evidence: string;
-                reason: 'background-kept' | 'missing-part' | 'hole' | 'extra-object' | 'rough-edges';
-                /** @description A region in cutout pixels. */
-                region: {
-                  height: number;
-                  width: number;
-                  x: number;
-                  y: number;
-                };
-                verdict: 'accepted' | 'rejected';
-              }[];
-              /** @description What the photo costs: its tier price while waiting or when charged; 0 once refunded or failed. */
-              credits: number;
-              cutoutUrl?: string;
-              error?: {
-                code:
-                  | 'INVALID_IMAGE'
-                  | 'TOO_LARGE'
-                  | 'REMOTE_NOT_CONFIGURED'
-                  | 'REMOTE_AUTH'
-                  | 'REMOTE_CREDIT'
-                  | 'REMOTE_RATE_LIMIT'
-                  | 'REMOTE_BAD_INPUT'
-                  | 'REMOTE_UNAVAILABLE'
-                  | 'PROCESSING_FAILED'
-                  | 'NO_SUBJECT'
-                  | 'CANCELLED';
-                message: string;
-              };
-              finishedAt?: number;
-              id: string;
-              inputThumbUrl?: string;
-              inputUrl: string;
-              meta?: {
-                bbox?: {
-                  height: number;
-                  width: number;
-                  x: number;
-                  y: number;
-                } | null;
-                cutout?: {
-                  height: number;
-                  width: number;
-                };
-                output?: {
-                  bytes: number;
-                  format: 'png' | 'jpeg' | 'webp';
-                  height: number;
-                  width: number;
-                };
-                presetId?: string;
-                source?: {
-                  format?: string;
-                  height: number;
-                  width: number;
-                };
-                subjectFill?: number | null;
-                /** @description Milliseconds per stage of the last run: decode (near 0 when the process that received the upload decoded it ahead), inference (the model's own run), diagnose (the automatic check; the cut-out is refined and written beside it), compose (the rest of the cut-out, and drawing the output), encode (the output's encoding and thumbnail), total. */
-                timings?: {
-                  compose: number;
-                  decode: number;
-                  diagnose: number;
-                  encode: number;
-                  inference: number;
-                  total: number;
-                };
-                warnings?: string[];
-              };
-              /** @description File name it was uploaded with (the path inside a ZIP). */
-              name: string;
-              outputName?: string;
-              /** @description Current output; append `&format=png|jpeg|webp` to convert, `&download=1` for an attachment; same API key required. */
-              outputUrl?: string;
-              pngUrl?: string;
-              quality?: {
-                flags: {
-                  bbox: {
-                    height: number;
-                    width: number;
-                    x: number;
-                    y: number;
-                  } | null;
-                  code:
-                    | 'background-kept'
-                    | 'hole-in-subject'
-                    | 'low-confidence'
-                    | 'subject-too-small'
-                    | 'colour-spill'
-                    | 'subject-touches-edge'
-                    | 'multiple-objects'
-                    | 'uncertain-edges'
-                    | 'halo';
-                  label: string;
-                  severity: number;
-                }[];
-                /** @description Lower = more likely broken. */
-                score: number;
-              };
-              /** @description Not charged: flagged by the check, or a report the pixel check confirmed. */
-              refunded: boolean;
-              /** @description Bumped on every render; cache-busts file URLs. */
-              rev: number;
-              /** @description red: the automatic check judged the cut-out broken (quality.score below 50); the credit was refunded. */
-              review: 'none' | 'red';
-              /** @description How a photo is rendered; changing them never runs the model. */
-              settings: {
-                align: 'center' | 'top-left' | 'top-right' | 'bottom-left' | 'bottom-right';
-                background: {
-                  color?: string;
-                  /** @description A background image is set (never returned). */
-                  hasImage: boolean;
-                  mode: 'transparent' | 'white' | 'solid' | 'image';
-                };
-                brightness: number;
-                contrast: number;
-                customSize?: {
-                  height: number;
-                  width: number;
-                };
-                /** @description How much of the canvas the subject spans. */
-                fill?: number;
-                /** @description Mirror horizontally. */
-                flip?: boolean;
-                foregroundScale?: number;
-                /** @description Marketplace preset id (GET /v1/presets), `original` or `custom`. */
-                presetId: string;
-                rotate?: 0 | 90 | 180 | 270;
-                saturation: number;
-                scale: 1 | 2 | 4;
-                sharpen: number;
-              };
-              stage?: 'decode' | 'inference' | 'diagnose' | 'compose' | 'encode';
-              stageStartedAt?: number;
-              startedAt?: number;
-              /** @description held = waiting (a draft, a sample run or a stopped batch; photos are held when added); pending = queued; processing = at the model. */
-              status: 'held' | 'pending' | 'processing' | 'done' | 'failed';
-              thumbUrl?: string;
-              /** @description light = one pass of the model (1 credit); heavy = the strongest model this server runs (2 credits; chosen per photo on a re-run): its heavy model when the operator configured one, else the same model as light. */
-              tier: 'light' | 'heavy';
-              /** @description Server clock of last change; use as `since`. */
-              updatedAt: number;
-            }[];
-            options: {
-              /** @description How a photo is rendered; changing them never runs the model. */
-              defaults: {
-                align: 'center' | 'top-left' | 'top-right' | 'bottom-left' | 'bottom-right';
-                background: {
-                  color?: string;
-                  /** @description A background image is set (never returned). */
-                  hasImage: boolean;
-                  mode: 'transparent' | 'white' | 'solid' | 'image';
-                };
-                brightness: number;
-                contrast: number;
-                customSize?: {
-                  height: number;
-                  width: number;
-                };
-                /** @description How much of the canvas the subject spans. */
-                fill?: number;
-                /** @description Mirror horizontally. */
-                flip?: boolean;
-                foregroundScale?: number;
-                /** @description Marketplace preset id (GET /v1/presets), `original` or `custom`. */
-                presetId: string;
-                rotate?: 0 | 90 | 180 | 270;
-                saturation: number;
-                scale: 1 | 2 | 4;
-                sharpen: number;
-              };
-              /** @description Photos run first by a sample start. */
-              sample?: number;
-            };
-            rejected: {
-              name: string;
-              reason: string;
-            }[];
-            /** @description draft = photos still being added, nothing charged; paused = queued photos finished, some still held (a stopped batch is paused); failed = every photo failed; cancelled = a one-photo request whose photo never started. */
-            status: 'draft' | 'queued' | 'running' | 'paused' | 'done' | 'failed' | 'cancelled';
-            /** @description Server clock of last change; pass back as `since`. */
-            updatedAt: number;
-          };
+          'application/json': components['schemas']['Job'];
         };
       };
-      /** @description UNAUTHENTICATED or INVALID_KEY */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
-      /** @description NO_CREDITS (needed, balance); nothing changed */
-      402: {
-        headers: {
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          'X-Matte-Photos-Limit': components['headers']['X-Matte-Photos-Limit'];
-          'X-Matte-Photos-Remaining': components['headers']['X-Matte-Photos-Remaining'];
-          'X-Matte-Photos-Reset': components['headers']['X-Matte-Photos-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
-      /** @description NOT_FOUND: no such batch or photo on this account */
-      404: {
-        headers: {
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          'X-Matte-Photos-Limit': components['headers']['X-Matte-Photos-Limit'];
-          'X-Matte-Photos-Remaining': components['headers']['X-Matte-Photos-Remaining'];
-          'X-Matte-Photos-Reset': components['headers']['X-Matte-Photos-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
-      /** @description Conflict with the current state (code and reason say which) */
-      409: {
-        headers: {
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          'X-Matte-Photos-Limit': components['headers']['X-Matte-Photos-Limit'];
-          'X-Matte-Photos-Remaining': components['headers']['X-Matte-Photos-Remaining'];
-          'X-Matte-Photos-Reset': components['headers']['X-Matte-Photos-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
-      /** @description RATE_LIMITED */
-      429: {
-        headers: {
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Matte-Photos-Limit': components['headers']['X-Matte-Photos-Limit'];
-          'X-Matte-Photos-Remaining': components['headers']['X-Matte-Photos-Remaining'];
-          'X-Matte-Photos-Reset': components['headers']['X-Matte-Photos-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
+      401: components['responses']['Unauthenticated'];
+      402: components['responses']['NoCredits'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      429: components['responses']['RateLimited'];
     };
   };
   downloadJob: {
     parameters: {
       query?: {
         /** @description Converts every rendered file (also the preset folders); cut-outs stay PNG, originals as uploaded. */
-        format?: 'png' | 'jpeg' | 'webp';
+        format?: components['schemas']['ImageFormat'];
         /** @description Comma-separated `rendered` (default), `cutouts`, `originals`; with more than one group (or extra presets) each is a folder. */
         include?: string;
         /** @description Comma-separated photo ids, in the order wanted; default every finished photo in upload order. A named photo not finished: 409 NOT_DONE. */
         items?: string;
         /** @description `marketplace` (default): a file over its preset's upload limit (`maxBytes`) is re-encoded until it fits, others go as rendered; `off`: as rendered, fastest. */
-        optimize?: 'marketplace' | 'lossless' | 'web' | 'off';
+        optimize?: components['schemas']['Optimize'];
         /** @description File names, default `{name}`. Tokens: `{name}` (uploaded name without folder and extension), `{index}` (position, counting from `start`), `{n}` (position from 1, zero-padded to the count), `{preset}`, `{w}`, `{h}` (the file's pixels), `{date}` (the batch's creation date, YYYY-MM-DD), `{sku}` (from `skus`). The pattern may not contain / \ : * ? " < > | or "..". Characters from names and SKUs that an OS refuses become _. A pattern that gives two files the same name (compared case-insensitively) is refused (400); the default pattern numbers clashes instead: "a (2).png". */
         pattern?: string;
         /** @description Comma-separated preset ids to render for as well, from the stored cut-outs; a folder per preset. */
@@ -3778,76 +2305,11 @@ export interface operations {
           'application/zip': string;
         };
       };
-      /** @description VALIDATION: a field is missing or out of range; nothing happened */
-      400: {
-        headers: {
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          'X-Matte-Photos-Limit': components['headers']['X-Matte-Photos-Limit'];
-          'X-Matte-Photos-Remaining': components['headers']['X-Matte-Photos-Remaining'];
-          'X-Matte-Photos-Reset': components['headers']['X-Matte-Photos-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
-      /** @description UNAUTHENTICATED or INVALID_KEY */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
-      /** @description NOT_FOUND: no such batch or photo on this account */
-      404: {
-        headers: {
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          'X-Matte-Photos-Limit': components['headers']['X-Matte-Photos-Limit'];
-          'X-Matte-Photos-Remaining': components['headers']['X-Matte-Photos-Remaining'];
-          'X-Matte-Photos-Reset': components['headers']['X-Matte-Photos-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
-      /** @description Conflict with the current state (code and reason say which) */
-      409: {
-        headers: {
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          'X-Matte-Photos-Limit': components['headers']['X-Matte-Photos-Limit'];
-          'X-Matte-Photos-Remaining': components['headers']['X-Matte-Photos-Remaining'];
-          'X-Matte-Photos-Reset': components['headers']['X-Matte-Photos-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
-      /** @description RATE_LIMITED */
-      429: {
-        headers: {
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Matte-Photos-Limit': components['headers']['X-Matte-Photos-Limit'];
-          'X-Matte-Photos-Remaining': components['headers']['X-Matte-Photos-Remaining'];
-          'X-Matte-Photos-Reset': components['headers']['X-Matte-Photos-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthenticated'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      429: components['responses']['RateLimited'];
     };
   };
   streamJobEvents: {
@@ -3950,15 +2412,16 @@ export interface operations {
     };
     requestBody: {
       content: {
-        'application/json': {
-          /** @default [] */
-          urls?: string[];
-          zipUrl?: string;
-        };
-        'multipart/form-data': {
-          /** @description JPEG, PNG, WebP, or ZIPs of them (folders inside included). */
-          files: string[];
-        };
+        /**
+         * @example {
+         *       "urls": [
+         *         "https://shop.example.com/photos/mug.jpg",
+         *         "https://shop.example.com/photos/bottle.jpg"
+         *       ]
+         *     }
+         */
+        'application/json': components['schemas']['UrlItemsRequest'];
+        'multipart/form-data': components['schemas']['ItemsMultipart'];
       };
     };
     responses: {
@@ -3974,285 +2437,13 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': {
-            added: number;
-            cancelRequestedAt?: number;
-            continueUrl: string | null;
-            counts: {
-              done: number;
-              failed: number;
-              held: number;
-              pending: number;
-              processing: number;
-              /** @description Finished photos that were not charged. */
-              refunded: number;
-              total: number;
-            };
-            createdAt: number;
-            /** @description True for a `since` response: merge `items` by id. */
-            delta?: boolean;
-            downloadUrl: string | null;
-            estimate: {
-              /** @description Rough time the held photos would take once continued. */
-              heldMs: number;
-              /** @description Server clock at serialisation. */
-              now: number;
-              /** @description Recent average time a photo takes. */
-              perImageMs: number;
-              /** @description Rough time to finish what is queued or in flight. */
-              remainingMs: number;
-            };
-            finishedAt?: number;
-            id: string;
-            /** @description Every photo, or only those changed since `since` when `delta` is true. */
-            items: {
-              attempts: number;
-              /** @description True when the photo is finished with an output, was charged (not refunded), and its current result has had fewer than two reports. */
-              canReport: boolean;
-              canRerun: boolean;
-              /** @description Every report on this photo and its verdict, oldest first (all results, also those before a re-run). */
-              claims: {
-                /** @description When the report was judged. */
-                at: number;
-                confidence: number;
-                evidence: string;
-                reason: 'background-kept' | 'missing-part' | 'hole' | 'extra-object' | 'rough-edges';
-                /** @description A region in cutout pixels. */
-                region: {
-                  height: number;
-                  width: number;
-                  x: number;
-                  y: number;
-                };
-                verdict: 'accepted' | 'rejected';
-              }[];
-              /** @description What the photo costs: its tier price while waiting or when charged; 0 once refunded or failed. */
-              credits: number;
-              cutoutUrl?: string;
-              error?: {
-                code:
-                  | 'INVALID_IMAGE'
-                  | 'TOO_LARGE'
-                  | 'REMOTE_NOT_CONFIGURED'
-                  | 'REMOTE_AUTH'
-                  | 'REMOTE_CREDIT'
-                  | 'REMOTE_RATE_LIMIT'
-                  | 'REMOTE_BAD_INPUT'
-                  | 'REMOTE_UNAVAILABLE'
-                  | 'PROCESSING_FAILED'
-                  | 'NO_SUBJECT'
-                  | 'CANCELLED';
-                message: string;
-              };
-              finishedAt?: number;
-              id: string;
-              inputThumbUrl?: string;
-              inputUrl: string;
-              meta?: {
-                bbox?: {
-                  height: number;
-                  width: number;
-                  x: number;
-                  y: number;
-                } | null;
-                cutout?: {
-                  height: number;
-                  width: number;
-                };
-                output?: {
-                  bytes: number;
-                  format: 'png' | 'jpeg' | 'webp';
-                  height: number;
-                  width: number;
-                };
-                presetId?: string;
-                source?: {
-                  format?: string;
-                  height: number;
-                  width: number;
-                };
-                subjectFill?: number | null;
-                /** @description Milliseconds per stage of the last run: decode (near 0 when the process that received the upload decoded it ahead), inference (the model's own run), diagnose (the automatic check; the cut-out is refined and written beside it), compose (the rest of the cut-out, and drawing the output), encode (the output's encoding and thumbnail), total. */
-                timings?: {
-                  compose: number;
-                  decode: number;
-                  diagnose: number;
-                  encode: number;
-                  inference: number;
-                  total: number;
-                };
-                warnings?: string[];
-              };
-              /** @description File name it was uploaded with (the path inside a ZIP). */
-              name: string;
-              outputName?: string;
-              /** @description Current output; append `&format=png|jpeg|webp` to convert, `&download=1` for an attachment; same API key required. */
-              outputUrl?: string;
-              pngUrl?: string;
-              quality?: {
-                flags: {
-                  bbox: {
-                    height: number;
-                    width: number;
-                    x: number;
-                    y: number;
-                  } | null;
-                  code:
-                    | 'background-kept'
-                    | 'hole-in-subject'
-                    | 'low-confidence'
-                    | 'subject-too-small'
-                    | 'colour-spill'
-                    | 'subject-touches-edge'
-                    | 'multiple-objects'
-                    | 'uncertain-edges'
-                    | 'halo';
-                  label: string;
-                  severity: number;
-                }[];
-                /** @description Lower = more likely broken. */
-                score: number;
-              };
-              /** @description Not charged: flagged by the check, or a report the pixel check confirmed. */
-              refunded: boolean;
-              /** @description Bumped on every render; cache-busts file URLs. */
-              rev: number;
-              /** @description red: the automatic check judged the cut-out broken (quality.score below 50); the credit was refunded. */
-              review: 'none' | 'red';
-              /** @description How a photo is rendered; changing them never runs the model. */
-              settings: {
-                align: 'center' | 'top-left' | 'top-right' | 'bottom-left' | 'bottom-right';
-                background: {
-                  color?: string;
-                  /** @description A background image is set (never returned). */
-                  hasImage: boolean;
-                  mode: 'transparent' | 'white' | 'solid' | 'image';
-                };
-                brightness: number;
-                contrast: number;
-                customSize?: {
-                  height: number;
-                  width: number;
-                };
-                /** @description How much of the canvas the subject spans. */
-                fill?: number;
-                /** @description Mirror horizontally. */
-                flip?: boolean;
-                foregroundScale?: number;
-                /** @description Marketplace preset id (GET /v1/presets), `original` or `custom`. */
-                presetId: string;
-                rotate?: 0 | 90 | 180 | 270;
-                saturation: number;
-                scale: 1 | 2 | 4;
-                sharpen: number;
-              };
-              stage?: 'decode' | 'inference' | 'diagnose' | 'compose' | 'encode';
-              stageStartedAt?: number;
-              startedAt?: number;
-              /** @description held = waiting (a draft, a sample run or a stopped batch; photos are held when added); pending = queued; processing = at the model. */
-              status: 'held' | 'pending' | 'processing' | 'done' | 'failed';
-              thumbUrl?: string;
-              /** @description light = one pass of the model (1 credit); heavy = the strongest model this server runs (2 credits; chosen per photo on a re-run): its heavy model when the operator configured one, else the same model as light. */
-              tier: 'light' | 'heavy';
-              /** @description Server clock of last change; use as `since`. */
-              updatedAt: number;
-            }[];
-            options: {
-              /** @description How a photo is rendered; changing them never runs the model. */
-              defaults: {
-                align: 'center' | 'top-left' | 'top-right' | 'bottom-left' | 'bottom-right';
-                background: {
-                  color?: string;
-                  /** @description A background image is set (never returned). */
-                  hasImage: boolean;
-                  mode: 'transparent' | 'white' | 'solid' | 'image';
-                };
-                brightness: number;
-                contrast: number;
-                customSize?: {
-                  height: number;
-                  width: number;
-                };
-                /** @description How much of the canvas the subject spans. */
-                fill?: number;
-                /** @description Mirror horizontally. */
-                flip?: boolean;
-                foregroundScale?: number;
-                /** @description Marketplace preset id (GET /v1/presets), `original` or `custom`. */
-                presetId: string;
-                rotate?: 0 | 90 | 180 | 270;
-                saturation: number;
-                scale: 1 | 2 | 4;
-                sharpen: number;
-              };
-              /** @description Photos run first by a sample start. */
-              sample?: number;
-            };
-            rejected: {
-              name: string;
-              reason: string;
-            }[];
-            /** @description draft = photos still being added, nothing charged; paused = queued photos finished, some still held (a stopped batch is paused); failed = every photo failed; cancelled = a one-photo request whose photo never started. */
-            status: 'draft' | 'queued' | 'running' | 'paused' | 'done' | 'failed' | 'cancelled';
-            /** @description Server clock of last change; pass back as `since`. */
-            updatedAt: number;
-          };
+          'application/json': components['schemas']['JobWithAdded'];
         };
       };
-      /** @description VALIDATION: a field is missing or out of range; nothing happened */
-      400: {
-        headers: {
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          'X-Matte-Photos-Limit': components['headers']['X-Matte-Photos-Limit'];
-          'X-Matte-Photos-Remaining': components['headers']['X-Matte-Photos-Remaining'];
-          'X-Matte-Photos-Reset': components['headers']['X-Matte-Photos-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
-      /** @description UNAUTHENTICATED or INVALID_KEY */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
-      /** @description NOT_FOUND: no such batch or photo on this account */
-      404: {
-        headers: {
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          'X-Matte-Photos-Limit': components['headers']['X-Matte-Photos-Limit'];
-          'X-Matte-Photos-Remaining': components['headers']['X-Matte-Photos-Remaining'];
-          'X-Matte-Photos-Reset': components['headers']['X-Matte-Photos-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
-      /** @description Conflict with the current state (code and reason say which) */
-      409: {
-        headers: {
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          'X-Matte-Photos-Limit': components['headers']['X-Matte-Photos-Limit'];
-          'X-Matte-Photos-Remaining': components['headers']['X-Matte-Photos-Remaining'];
-          'X-Matte-Photos-Reset': components['headers']['X-Matte-Photos-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthenticated'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
       /** @description TOO_LARGE */
       413: {
         headers: {
@@ -4283,22 +2474,7 @@ export interface operations {
           'application/json': components['schemas']['Problem'];
         };
       };
-      /** @description RATE_LIMITED */
-      429: {
-        headers: {
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Matte-Photos-Limit': components['headers']['X-Matte-Photos-Limit'];
-          'X-Matte-Photos-Remaining': components['headers']['X-Matte-Photos-Remaining'];
-          'X-Matte-Photos-Reset': components['headers']['X-Matte-Photos-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
+      429: components['responses']['RateLimited'];
       /** @description UPLOAD_FAILED or INTERNAL */
       500: {
         headers: {
@@ -4342,10 +2518,7 @@ export interface operations {
     };
     requestBody: {
       content: {
-        'application/json': {
-          /** @description Photos to remove; photos in flight and unknown ids are skipped. */
-          itemIds: string[];
-        };
+        'application/json': components['schemas']['DeleteItemsRequest'];
       };
     };
     responses: {
@@ -4361,286 +2534,13 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': {
-            cancelRequestedAt?: number;
-            continueUrl: string | null;
-            counts: {
-              done: number;
-              failed: number;
-              held: number;
-              pending: number;
-              processing: number;
-              /** @description Finished photos that were not charged. */
-              refunded: number;
-              total: number;
-            };
-            createdAt: number;
-            /** @description True for a `since` response: merge `items` by id. */
-            delta?: boolean;
-            downloadUrl: string | null;
-            estimate: {
-              /** @description Rough time the held photos would take once continued. */
-              heldMs: number;
-              /** @description Server clock at serialisation. */
-              now: number;
-              /** @description Recent average time a photo takes. */
-              perImageMs: number;
-              /** @description Rough time to finish what is queued or in flight. */
-              remainingMs: number;
-            };
-            finishedAt?: number;
-            id: string;
-            /** @description Every photo, or only those changed since `since` when `delta` is true. */
-            items: {
-              attempts: number;
-              /** @description True when the photo is finished with an output, was charged (not refunded), and its current result has had fewer than two reports. */
-              canReport: boolean;
-              canRerun: boolean;
-              /** @description Every report on this photo and its verdict, oldest first (all results, also those before a re-run). */
-              claims: {
-                /** @description When the report was judged. */
-                at: number;
-                confidence: number;
-                evidence: string;
-                reason: 'background-kept' | 'missing-part' | 'hole' | 'extra-object' | 'rough-edges';
-                /** @description A region in cutout pixels. */
-                region: {
-                  height: number;
-                  width: number;
-                  x: number;
-                  y: number;
-                };
-                verdict: 'accepted' | 'rejected';
-              }[];
-              /** @description What the photo costs: its tier price while waiting or when charged; 0 once refunded or failed. */
-              credits: number;
-              cutoutUrl?: string;
-              error?: {
-                code:
-                  | 'INVALID_IMAGE'
-                  | 'TOO_LARGE'
-                  | 'REMOTE_NOT_CONFIGURED'
-                  | 'REMOTE_AUTH'
-                  | 'REMOTE_CREDIT'
-                  | 'REMOTE_RATE_LIMIT'
-                  | 'REMOTE_BAD_INPUT'
-                  | 'REMOTE_UNAVAILABLE'
-                  | 'PROCESSING_FAILED'
-                  | 'NO_SUBJECT'
-                  | 'CANCELLED';
-                message: string;
-              };
-              finishedAt?: number;
-              id: string;
-              inputThumbUrl?: string;
-              inputUrl: string;
-              meta?: {
-                bbox?: {
-                  height: number;
-                  width: number;
-                  x: number;
-                  y: number;
-                } | null;
-                cutout?: {
-                  height: number;
-                  width: number;
-                };
-                output?: {
-                  bytes: number;
-                  format: 'png' | 'jpeg' | 'webp';
-                  height: number;
-                  width: number;
-                };
-                presetId?: string;
-                source?: {
-                  format?: string;
-                  height: number;
-                  width: number;
-                };
-                subjectFill?: number | null;
-                /** @description Milliseconds per stage of the last run: decode (near 0 when the process that received the upload decoded it ahead), inference (the model's own run), diagnose (the automatic check; the cut-out is refined and written beside it), compose (the rest of the cut-out, and drawing the output), encode (the output's encoding and thumbnail), total. */
-                timings?: {
-                  compose: number;
-                  decode: number;
-                  diagnose: number;
-                  encode: number;
-                  inference: number;
-                  total: number;
-                };
-                warnings?: string[];
-              };
-              /** @description File name it was uploaded with (the path inside a ZIP). */
-              name: string;
-              outputName?: string;
-              /** @description Current output; append `&format=png|jpeg|webp` to convert, `&download=1` for an attachment; same API key required. */
-              outputUrl?: string;
-              pngUrl?: string;
-              quality?: {
-                flags: {
-                  bbox: {
-                    height: number;
-                    width: number;
-                    x: number;
-                    y: number;
-                  } | null;
-                  code:
-                    | 'background-kept'
-                    | 'hole-in-subject'
-                    | 'low-confidence'
-                    | 'subject-too-small'
-                    | 'colour-spill'
-                    | 'subject-touches-edge'
-                    | 'multiple-objects'
-                    | 'uncertain-edges'
-                    | 'halo';
-                  label: string;
-                  severity: number;
-                }[];
-                /** @description Lower = more likely broken. */
-                score: number;
-              };
-              /** @description Not charged: flagged by the check, or a report the pixel check confirmed. */
-              refunded: boolean;
-              /** @description Bumped on every render; cache-busts file URLs. */
-              rev: number;
-              /** @description red: the automatic check judged the cut-out broken (quality.score below 50); the credit was refunded. */
-              review: 'none' | 'red';
-              /** @description How a photo is rendered; changing them never runs the model. */
-              settings: {
-                align: 'center' | 'top-left' | 'top-right' | 'bottom-left' | 'bottom-right';
-                background: {
-                  color?: string;
-                  /** @description A background image is set (never returned). */
-                  hasImage: boolean;
-                  mode: 'transparent' | 'white' | 'solid' | 'image';
-                };
-                brightness: number;
-                contrast: number;
-                customSize?: {
-                  height: number;
-                  width: number;
-                };
-                /** @description How much of the canvas the subject spans. */
-                fill?: number;
-                /** @description Mirror horizontally. */
-                flip?: boolean;
-                foregroundScale?: number;
-                /** @description Marketplace preset id (GET /v1/presets), `original` or `custom`. */
-                presetId: string;
-                rotate?: 0 | 90 | 180 | 270;
-                saturation: number;
-                scale: 1 | 2 | 4;
-                sharpen: number;
-              };
-              stage?: 'decode' | 'inference' | 'diagnose' | 'compose' | 'encode';
-              stageStartedAt?: number;
-              startedAt?: number;
-              /** @description held = waiting (a draft, a sample run or a stopped batch; photos are held when added); pending = queued; processing = at the model. */
-              status: 'held' | 'pending' | 'processing' | 'done' | 'failed';
-              thumbUrl?: string;
-              /** @description light = one pass of the model (1 credit); heavy = the strongest model this server runs (2 credits; chosen per photo on a re-run): its heavy model when the operator configured one, else the same model as light. */
-              tier: 'light' | 'heavy';
-              /** @description Server clock of last change; use as `since`. */
-              updatedAt: number;
-            }[];
-            options: {
-              /** @description How a photo is rendered; changing them never runs the model. */
-              defaults: {
-                align: 'center' | 'top-left' | 'top-right' | 'bottom-left' | 'bottom-right';
-                background: {
-                  color?: string;
-                  /** @description A background image is set (never returned). */
-                  hasImage: boolean;
-                  mode: 'transparent' | 'white' | 'solid' | 'image';
-                };
-                brightness: number;
-                contrast: number;
-                customSize?: {
-                  height: number;
-                  width: number;
-                };
-                /** @description How much of the canvas the subject spans. */
-                fill?: number;
-                /** @description Mirror horizontally. */
-                flip?: boolean;
-                foregroundScale?: number;
-                /** @description Marketplace preset id (GET /v1/presets), `original` or `custom`. */
-                presetId: string;
-                rotate?: 0 | 90 | 180 | 270;
-                saturation: number;
-                scale: 1 | 2 | 4;
-                sharpen: number;
-              };
-              /** @description Photos run first by a sample start. */
-              sample?: number;
-            };
-            rejected: {
-              name: string;
-              reason: string;
-            }[];
-            removed: number;
-            /** @description draft = photos still being added, nothing charged; paused = queued photos finished, some still held (a stopped batch is paused); failed = every photo failed; cancelled = a one-photo request whose photo never started. */
-            status: 'draft' | 'queued' | 'running' | 'paused' | 'done' | 'failed' | 'cancelled';
-            /** @description Server clock of last change; pass back as `since`. */
-            updatedAt: number;
-          };
+          'application/json': components['schemas']['JobWithRemoved'];
         };
       };
-      /** @description VALIDATION: a field is missing or out of range; nothing happened */
-      400: {
-        headers: {
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          'X-Matte-Photos-Limit': components['headers']['X-Matte-Photos-Limit'];
-          'X-Matte-Photos-Remaining': components['headers']['X-Matte-Photos-Remaining'];
-          'X-Matte-Photos-Reset': components['headers']['X-Matte-Photos-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
-      /** @description UNAUTHENTICATED or INVALID_KEY */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
-      /** @description NOT_FOUND: no such batch or photo on this account */
-      404: {
-        headers: {
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          'X-Matte-Photos-Limit': components['headers']['X-Matte-Photos-Limit'];
-          'X-Matte-Photos-Remaining': components['headers']['X-Matte-Photos-Remaining'];
-          'X-Matte-Photos-Reset': components['headers']['X-Matte-Photos-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
-      /** @description RATE_LIMITED */
-      429: {
-        headers: {
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Matte-Photos-Limit': components['headers']['X-Matte-Photos-Limit'];
-          'X-Matte-Photos-Remaining': components['headers']['X-Matte-Photos-Remaining'];
-          'X-Matte-Photos-Reset': components['headers']['X-Matte-Photos-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthenticated'];
+      404: components['responses']['NotFound'];
+      429: components['responses']['RateLimited'];
     };
   };
   deleteItem: {
@@ -4667,285 +2567,13 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': {
-            cancelRequestedAt?: number;
-            continueUrl: string | null;
-            counts: {
-              done: number;
-              failed: number;
-              held: number;
-              pending: number;
-              processing: number;
-              /** @description Finished photos that were not charged. */
-              refunded: number;
-              total: number;
-            };
-            createdAt: number;
-            /** @description True for a `since` response: merge `items` by id. */
-            delta?: boolean;
-            downloadUrl: string | null;
-            estimate: {
-              /** @description Rough time the held photos would take once continued. */
-              heldMs: number;
-              /** @description Server clock at serialisation. */
-              now: number;
-              /** @description Recent average time a photo takes. */
-              perImageMs: number;
-              /** @description Rough time to finish what is queued or in flight. */
-              remainingMs: number;
-            };
-            finishedAt?: number;
-            id: string;
-            /** @description Every photo, or only those changed since `since` when `delta` is true. */
-            items: {
-              attempts: number;
-              /** @description True when the photo is finished with an output, was charged (not refunded), and its current result has had fewer than two reports. */
-              canReport: boolean;
-              canRerun: boolean;
-              /** @description Every report on this photo and its verdict, oldest first (all results, also those before a re-run). */
-              claims: {
-                /** @description When the report was judged. */
-                at: number;
-                confidence: number;
-                evidence: string;
-                reason: 'background-kept' | 'missing-part' | 'hole' | 'extra-object' | 'rough-edges';
-                /** @description A region in cutout pixels. */
-                region: {
-                  height: number;
-                  width: number;
-                  x: number;
-                  y: number;
-                };
-                verdict: 'accepted' | 'rejected';
-              }[];
-              /** @description What the photo costs: its tier price while waiting or when charged; 0 once refunded or failed. */
-              credits: number;
-              cutoutUrl?: string;
-              error?: {
-                code:
-                  | 'INVALID_IMAGE'
-                  | 'TOO_LARGE'
-                  | 'REMOTE_NOT_CONFIGURED'
-                  | 'REMOTE_AUTH'
-                  | 'REMOTE_CREDIT'
-                  | 'REMOTE_RATE_LIMIT'
-                  | 'REMOTE_BAD_INPUT'
-                  | 'REMOTE_UNAVAILABLE'
-                  | 'PROCESSING_FAILED'
-                  | 'NO_SUBJECT'
-                  | 'CANCELLED';
-                message: string;
-              };
-              finishedAt?: number;
-              id: string;
-              inputThumbUrl?: string;
-              inputUrl: string;
-              meta?: {
-                bbox?: {
-                  height: number;
-                  width: number;
-                  x: number;
-                  y: number;
-                } | null;
-                cutout?: {
-                  height: number;
-                  width: number;
-                };
-                output?: {
-                  bytes: number;
-                  format: 'png' | 'jpeg' | 'webp';
-                  height: number;
-                  width: number;
-                };
-                presetId?: string;
-                source?: {
-                  format?: string;
-                  height: number;
-                  width: number;
-                };
-                subjectFill?: number | null;
-                /** @description Milliseconds per stage of the last run: decode (near 0 when the process that received the upload decoded it ahead), inference (the model's own run), diagnose (the automatic check; the cut-out is refined and written beside it), compose (the rest of the cut-out, and drawing the output), encode (the output's encoding and thumbnail), total. */
-                timings?: {
-                  compose: number;
-                  decode: number;
-                  diagnose: number;
-                  encode: number;
-                  inference: number;
-                  total: number;
-                };
-                warnings?: string[];
-              };
-              /** @description File name it was uploaded with (the path inside a ZIP). */
-              name: string;
-              outputName?: string;
-              /** @description Current output; append `&format=png|jpeg|webp` to convert, `&download=1` for an attachment; same API key required. */
-              outputUrl?: string;
-              pngUrl?: string;
-              quality?: {
-                flags: {
-                  bbox: {
-                    height: number;
-                    width: number;
-                    x: number;
-                    y: number;
-                  } | null;
-                  code:
-                    | 'background-kept'
-                    | 'hole-in-subject'
-                    | 'low-confidence'
-                    | 'subject-too-small'
-                    | 'colour-spill'
-                    | 'subject-touches-edge'
-                    | 'multiple-objects'
-                    | 'uncertain-edges'
-                    | 'halo';
-                  label: string;
-                  severity: number;
-                }[];
-                /** @description Lower = more likely broken. */
-                score: number;
-              };
-              /** @description Not charged: flagged by the check, or a report the pixel check confirmed. */
-              refunded: boolean;
-              /** @description Bumped on every render; cache-busts file URLs. */
-              rev: number;
-              /** @description red: the automatic check judged the cut-out broken (quality.score below 50); the credit was refunded. */
-              review: 'none' | 'red';
-              /** @description How a photo is rendered; changing them never runs the model. */
-              settings: {
-                align: 'center' | 'top-left' | 'top-right' | 'bottom-left' | 'bottom-right';
-                background: {
-                  color?: string;
-                  /** @description A background image is set (never returned). */
-                  hasImage: boolean;
-                  mode: 'transparent' | 'white' | 'solid' | 'image';
-                };
-                brightness: number;
-                contrast: number;
-                customSize?: {
-                  height: number;
-                  width: number;
-                };
-                /** @description How much of the canvas the subject spans. */
-                fill?: number;
-                /** @description Mirror horizontally. */
-                flip?: boolean;
-                foregroundScale?: number;
-                /** @description Marketplace preset id (GET /v1/presets), `original` or `custom`. */
-                presetId: string;
-                rotate?: 0 | 90 | 180 | 270;
-                saturation: number;
-                scale: 1 | 2 | 4;
-                sharpen: number;
-              };
-              stage?: 'decode' | 'inference' | 'diagnose' | 'compose' | 'encode';
-              stageStartedAt?: number;
-              startedAt?: number;
-              /** @description held = waiting (a draft, a sample run or a stopped batch; photos are held when added); pending = queued; processing = at the model. */
-              status: 'held' | 'pending' | 'processing' | 'done' | 'failed';
-              thumbUrl?: string;
-              /** @description light = one pass of the model (1 credit); heavy = the strongest model this server runs (2 credits; chosen per photo on a re-run): its heavy model when the operator configured one, else the same model as light. */
-              tier: 'light' | 'heavy';
-              /** @description Server clock of last change; use as `since`. */
-              updatedAt: number;
-            }[];
-            options: {
-              /** @description How a photo is rendered; changing them never runs the model. */
-              defaults: {
-                align: 'center' | 'top-left' | 'top-right' | 'bottom-left' | 'bottom-right';
-                background: {
-                  color?: string;
-                  /** @description A background image is set (never returned). */
-                  hasImage: boolean;
-                  mode: 'transparent' | 'white' | 'solid' | 'image';
-                };
-                brightness: number;
-                contrast: number;
-                customSize?: {
-                  height: number;
-                  width: number;
-                };
-                /** @description How much of the canvas the subject spans. */
-                fill?: number;
-                /** @description Mirror horizontally. */
-                flip?: boolean;
-                foregroundScale?: number;
-                /** @description Marketplace preset id (GET /v1/presets), `original` or `custom`. */
-                presetId: string;
-                rotate?: 0 | 90 | 180 | 270;
-                saturation: number;
-                scale: 1 | 2 | 4;
-                sharpen: number;
-              };
-              /** @description Photos run first by a sample start. */
-              sample?: number;
-            };
-            rejected: {
-              name: string;
-              reason: string;
-            }[];
-            /** @description draft = photos still being added, nothing charged; paused = queued photos finished, some still held (a stopped batch is paused); failed = every photo failed; cancelled = a one-photo request whose photo never started. */
-            status: 'draft' | 'queued' | 'running' | 'paused' | 'done' | 'failed' | 'cancelled';
-            /** @description Server clock of last change; pass back as `since`. */
-            updatedAt: number;
-          };
+          'application/json': components['schemas']['Job'];
         };
       };
-      /** @description UNAUTHENTICATED or INVALID_KEY */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
-      /** @description NOT_FOUND: no such batch or photo on this account */
-      404: {
-        headers: {
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          'X-Matte-Photos-Limit': components['headers']['X-Matte-Photos-Limit'];
-          'X-Matte-Photos-Remaining': components['headers']['X-Matte-Photos-Remaining'];
-          'X-Matte-Photos-Reset': components['headers']['X-Matte-Photos-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
-      /** @description Conflict with the current state (code and reason say which) */
-      409: {
-        headers: {
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          'X-Matte-Photos-Limit': components['headers']['X-Matte-Photos-Limit'];
-          'X-Matte-Photos-Remaining': components['headers']['X-Matte-Photos-Remaining'];
-          'X-Matte-Photos-Reset': components['headers']['X-Matte-Photos-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
-      /** @description RATE_LIMITED */
-      429: {
-        headers: {
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Matte-Photos-Limit': components['headers']['X-Matte-Photos-Limit'];
-          'X-Matte-Photos-Remaining': components['headers']['X-Matte-Photos-Remaining'];
-          'X-Matte-Photos-Reset': components['headers']['X-Matte-Photos-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
+      401: components['responses']['Unauthenticated'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      429: components['responses']['RateLimited'];
     };
   };
   getItemCompliance: {
@@ -4973,79 +2601,16 @@ export interface operations {
         };
         content: {
           'application/json': {
-            compliance: {
-              checks: {
-                actual: string;
-                check: 'size' | 'background' | 'fill' | 'bytes';
-                expected: string;
-                ok: boolean;
-              }[];
-              /** @description What was done automatically to meet the preset. */
-              fixed: string[];
-              /** @description Every check passed. */
-              meets: boolean;
-              presetId: string;
-            } | null;
+            compliance: components['schemas']['Compliance'] | null;
             itemId: string;
             rev: number;
           };
         };
       };
-      /** @description VALIDATION: a field is missing or out of range; nothing happened */
-      400: {
-        headers: {
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          'X-Matte-Photos-Limit': components['headers']['X-Matte-Photos-Limit'];
-          'X-Matte-Photos-Remaining': components['headers']['X-Matte-Photos-Remaining'];
-          'X-Matte-Photos-Reset': components['headers']['X-Matte-Photos-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
-      /** @description UNAUTHENTICATED or INVALID_KEY */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
-      /** @description NOT_FOUND: no such batch or photo on this account */
-      404: {
-        headers: {
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          'X-Matte-Photos-Limit': components['headers']['X-Matte-Photos-Limit'];
-          'X-Matte-Photos-Remaining': components['headers']['X-Matte-Photos-Remaining'];
-          'X-Matte-Photos-Reset': components['headers']['X-Matte-Photos-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
-      /** @description RATE_LIMITED */
-      429: {
-        headers: {
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Matte-Photos-Limit': components['headers']['X-Matte-Photos-Limit'];
-          'X-Matte-Photos-Remaining': components['headers']['X-Matte-Photos-Remaining'];
-          'X-Matte-Photos-Reset': components['headers']['X-Matte-Photos-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthenticated'];
+      404: components['responses']['NotFound'];
+      429: components['responses']['RateLimited'];
     };
   };
   getItemFile: {
@@ -5053,8 +2618,8 @@ export interface operations {
       query?: {
         /** @description Any value: Content-Disposition attachment. */
         download?: string;
-        format?: 'png' | 'jpeg' | 'webp';
-        optimize?: 'marketplace' | 'lossless' | 'web' | 'off';
+        format?: components['schemas']['ImageFormat'];
+        optimize?: components['schemas']['Optimize'];
         /** @description Cache-buster carried by the URLs in batch answers; ignored. */
         rev?: number;
         variant?: 'output' | 'cutout' | 'input' | 'thumb' | 'input-thumb';
@@ -5086,76 +2651,11 @@ export interface operations {
           'image/webp': string;
         };
       };
-      /** @description VALIDATION: a field is missing or out of range; nothing happened */
-      400: {
-        headers: {
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          'X-Matte-Photos-Limit': components['headers']['X-Matte-Photos-Limit'];
-          'X-Matte-Photos-Remaining': components['headers']['X-Matte-Photos-Remaining'];
-          'X-Matte-Photos-Reset': components['headers']['X-Matte-Photos-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
-      /** @description UNAUTHENTICATED or INVALID_KEY */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
-      /** @description NOT_FOUND: no such batch or photo on this account */
-      404: {
-        headers: {
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          'X-Matte-Photos-Limit': components['headers']['X-Matte-Photos-Limit'];
-          'X-Matte-Photos-Remaining': components['headers']['X-Matte-Photos-Remaining'];
-          'X-Matte-Photos-Reset': components['headers']['X-Matte-Photos-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
-      /** @description Conflict with the current state (code and reason say which) */
-      409: {
-        headers: {
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          'X-Matte-Photos-Limit': components['headers']['X-Matte-Photos-Limit'];
-          'X-Matte-Photos-Remaining': components['headers']['X-Matte-Photos-Remaining'];
-          'X-Matte-Photos-Reset': components['headers']['X-Matte-Photos-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
-      /** @description RATE_LIMITED */
-      429: {
-        headers: {
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Matte-Photos-Limit': components['headers']['X-Matte-Photos-Limit'];
-          'X-Matte-Photos-Remaining': components['headers']['X-Matte-Photos-Remaining'];
-          'X-Matte-Photos-Reset': components['headers']['X-Matte-Photos-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthenticated'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      429: components['responses']['RateLimited'];
     };
   };
   previewItem: {
@@ -5171,35 +2671,7 @@ export interface operations {
     /** @description Settings to try on one finished photo (fields left out keep the photo's), and optionally the format to answer in (default: what the settings would store). Nothing is saved. */
     requestBody: {
       content: {
-        'application/json': {
-          format?: 'png' | 'jpeg' | 'webp';
-          /** @description The Settings fields to change; fields left out keep their value. `background` is replaced whole. A new `presetId` without `background` takes the preset's background (white for presets that ask for it). */
-          settings?: {
-            align?: 'center' | 'top-left' | 'top-right' | 'bottom-left' | 'bottom-right';
-            background?: {
-              /** @description Hex colour for mode `solid`. */
-              color?: string;
-              mode: 'transparent' | 'white' | 'solid' | 'image';
-            };
-            brightness?: number;
-            contrast?: number;
-            customSize?: {
-              height: number;
-              width: number;
-            };
-            /** @description How much of the canvas the subject spans. */
-            fill?: number;
-            /** @description Mirror horizontally. */
-            flip?: boolean;
-            foregroundScale?: number;
-            /** @description Marketplace preset id (GET /v1/presets), `original` or `custom`. */
-            presetId?: string;
-            rotate?: 0 | 90 | 180 | 270;
-            saturation?: number;
-            scale?: 1 | 2 | 4;
-            sharpen?: number;
-          };
-        };
+        'application/json': components['schemas']['PreviewRequest'];
       };
     };
     responses: {
@@ -5222,76 +2694,11 @@ export interface operations {
           'image/webp': string;
         };
       };
-      /** @description VALIDATION: a field is missing or out of range; nothing happened */
-      400: {
-        headers: {
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          'X-Matte-Photos-Limit': components['headers']['X-Matte-Photos-Limit'];
-          'X-Matte-Photos-Remaining': components['headers']['X-Matte-Photos-Remaining'];
-          'X-Matte-Photos-Reset': components['headers']['X-Matte-Photos-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
-      /** @description UNAUTHENTICATED or INVALID_KEY */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
-      /** @description NOT_FOUND: no such batch or photo on this account */
-      404: {
-        headers: {
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          'X-Matte-Photos-Limit': components['headers']['X-Matte-Photos-Limit'];
-          'X-Matte-Photos-Remaining': components['headers']['X-Matte-Photos-Remaining'];
-          'X-Matte-Photos-Reset': components['headers']['X-Matte-Photos-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
-      /** @description Conflict with the current state (code and reason say which) */
-      409: {
-        headers: {
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          'X-Matte-Photos-Limit': components['headers']['X-Matte-Photos-Limit'];
-          'X-Matte-Photos-Remaining': components['headers']['X-Matte-Photos-Remaining'];
-          'X-Matte-Photos-Reset': components['headers']['X-Matte-Photos-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
-      /** @description RATE_LIMITED */
-      429: {
-        headers: {
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Matte-Photos-Limit': components['headers']['X-Matte-Photos-Limit'];
-          'X-Matte-Photos-Remaining': components['headers']['X-Matte-Photos-Remaining'];
-          'X-Matte-Photos-Reset': components['headers']['X-Matte-Photos-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthenticated'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      429: components['responses']['RateLimited'];
     };
   };
   reportItem: {
@@ -5307,23 +2714,7 @@ export interface operations {
     /** @description A report of a broken result: the reason and the region where it shows. */
     requestBody: {
       content: {
-        'application/json': {
-          /** @description Free text kept with the report; the check does not read it. */
-          note?: string;
-          /** @description background-kept: background left in the cut-out; missing-part: part of the product cut away at its edge; hole: a transparent hole inside the product; extra-object: a separate object kept beside the product; rough-edges: a ragged or noisy outline. */
-          reason: 'background-kept' | 'missing-part' | 'hole' | 'extra-object' | 'rough-edges';
-          /** @description Where the fault is, in cutout pixels (the size is `meta.cutout` of the photo; flag boxes use the same pixels). It must lie inside the cut-out. Mark the wrong part closely: the check judges the share of the region that shows the fault, so a box mostly over correct subject or background can be rejected. `background-kept` is also judged in windows of the region (down to half its width and height), so a box a quarter larger on each side than the kept background still passes (97% of true reports on the calibration set, as with the tight box); it counts only kept pixels in background colours that join the dropped background or the edge of the frame, so a part of the product in backdrop colours is not kept background. `missing-part` held at 92% either way. */
-          region: {
-            /** @description Height, cutout pixels */
-            height: number;
-            /** @description Width, cutout pixels */
-            width: number;
-            /** @description Left edge, cutout pixels */
-            x: number;
-            /** @description Top edge, cutout pixels */
-            y: number;
-          };
-        };
+        'application/json': components['schemas']['ReportRequest'];
       };
     };
     responses: {
@@ -5340,228 +2731,7 @@ export interface operations {
         };
         content: {
           'application/json': {
-            job: {
-              cancelRequestedAt?: number;
-              continueUrl: string | null;
-              counts: {
-                done: number;
-                failed: number;
-                held: number;
-                pending: number;
-                processing: number;
-                /** @description Finished photos that were not charged. */
-                refunded: number;
-                total: number;
-              };
-              createdAt: number;
-              /** @description True for a `since` response: merge `items` by id. */
-              delta?: boolean;
-              downloadUrl: string | null;
-              estimate: {
-                /** @description Rough time the held photos would take once continued. */
-                heldMs: number;
-                /** @description Server clock at serialisation. */
-                now: number;
-                /** @description Recent average time a photo takes. */
-                perImageMs: number;
-                /** @description Rough time to finish what is queued or in flight. */
-                remainingMs: number;
-              };
-              finishedAt?: number;
-              id: string;
-              /** @description Every photo, or only those changed since `since` when `delta` is true. */
-              items: {
-                attempts: number;
-                /** @description True when the photo is finished with an output, was charged (not refunded), and its current result has had fewer than two reports. */
-                canReport: boolean;
-                canRerun: boolean;
-                /** @description Every report on this photo and its verdict, oldest first (all results, also those before a re-run). */
-                claims: {
-                  /** @description When the report was judged. */
-                  at: number;
-                  confidence: number;
-                  evidence: string;
-                  reason: 'background-kept' | 'missing-part' | 'hole' | 'extra-object' | 'rough-edges';
-                  /** @description A region in cutout pixels. */
-                  region: {
-                    height: number;
-                    width: number;
-                    x: number;
-                    y: number;
-                  };
-                  verdict: 'accepted' | 'rejected';
-                }[];
-                /** @description What the photo costs: its tier price while waiting or when charged; 0 once refunded or failed. */
-                credits: number;
-                cutoutUrl?: string;
-                error?: {
-                  code:
-                    | 'INVALID_IMAGE'
-                    | 'TOO_LARGE'
-                    | 'REMOTE_NOT_CONFIGURED'
-                    | 'REMOTE_AUTH'
-                    | 'REMOTE_CREDIT'
-                    | 'REMOTE_RATE_LIMIT'
-                    | 'REMOTE_BAD_INPUT'
-                    | 'REMOTE_UNAVAILABLE'
-                    | 'PROCESSING_FAILED'
-                    | 'NO_SUBJECT'
-                    | 'CANCELLED';
-                  message: string;
-                };
-                finishedAt?: number;
-                id: string;
-                inputThumbUrl?: string;
-                inputUrl: string;
-                meta?: {
-                  bbox?: {
-                    height: number;
-                    width: number;
-                    x: number;
-                    y: number;
-                  } | null;
-                  cutout?: {
-                    height: number;
-                    width: number;
-                  };
-                  output?: {
-                    bytes: number;
-                    format: 'png' | 'jpeg' | 'webp';
-                    height: number;
-                    width: number;
-                  };
-                  presetId?: string;
-                  source?: {
-                    format?: string;
-                    height: number;
-                    width: number;
-                  };
-                  subjectFill?: number | null;
-                  /** @description Milliseconds per stage of the last run: decode (near 0 when the process that received the upload decoded it ahead), inference (the model's own run), diagnose (the automatic check; the cut-out is refined and written beside it), compose (the rest of the cut-out, and drawing the output), encode (the output's encoding and thumbnail), total. */
-                  timings?: {
-                    compose: number;
-                    decode: number;
-                    diagnose: number;
-                    encode: number;
-                    inference: number;
-                    total: number;
-                  };
-                  warnings?: string[];
-                };
-                /** @description File name it was uploaded with (the path inside a ZIP). */
-                name: string;
-                outputName?: string;
-                /** @description Current output; append `&format=png|jpeg|webp` to convert, `&download=1` for an attachment; same API key required. */
-                outputUrl?: string;
-                pngUrl?: string;
-                quality?: {
-                  flags: {
-                    bbox: {
-                      height: number;
-                      width: number;
-                      x: number;
-                      y: number;
-                    } | null;
-                    code:
-                      | 'background-kept'
-                      | 'hole-in-subject'
-                      | 'low-confidence'
-                      | 'subject-too-small'
-                      | 'colour-spill'
-                      | 'subject-touches-edge'
-                      | 'multiple-objects'
-                      | 'uncertain-edges'
-                      | 'halo';
-                    label: string;
-                    severity: number;
-                  }[];
-                  /** @description Lower = more likely broken. */
-                  score: number;
-                };
-                /** @description Not charged: flagged by the check, or a report the pixel check confirmed. */
-                refunded: boolean;
-                /** @description Bumped on every render; cache-busts file URLs. */
-                rev: number;
-                /** @description red: the automatic check judged the cut-out broken (quality.score below 50); the credit was refunded. */
-                review: 'none' | 'red';
-                /** @description How a photo is rendered; changing them never runs the model. */
-                settings: {
-                  align: 'center' | 'top-left' | 'top-right' | 'bottom-left' | 'bottom-right';
-                  background: {
-                    color?: string;
-                    /** @description A background image is set (never returned). */
-                    hasImage: boolean;
-                    mode: 'transparent' | 'white' | 'solid' | 'image';
-                  };
-                  brightness: number;
-                  contrast: number;
-                  customSize?: {
-                    height: number;
-                    width: number;
-                  };
-                  /** @description How much of the canvas the subject spans. */
-                  fill?: number;
-                  /** @description Mirror horizontally. */
-                  flip?: boolean;
-                  foregroundScale?: number;
-                  /** @description Marketplace preset id (GET /v1/presets), `original` or `custom`. */
-                  presetId: string;
-                  rotate?: 0 | 90 | 180 | 270;
-                  saturation: number;
-                  scale: 1 | 2 | 4;
-                  sharpen: number;
-                };
-                stage?: 'decode' | 'inference' | 'diagnose' | 'compose' | 'encode';
-                stageStartedAt?: number;
-                startedAt?: number;
-                /** @description held = waiting (a draft, a sample run or a stopped batch; photos are held when added); pending = queued; processing = at the model. */
-                status: 'held' | 'pending' | 'processing' | 'done' | 'failed';
-                thumbUrl?: string;
-                /** @description light = one pass of the model (1 credit); heavy = the strongest model this server runs (2 credits; chosen per photo on a re-run): its heavy model when the operator configured one, else the same model as light. */
-                tier: 'light' | 'heavy';
-                /** @description Server clock of last change; use as `since`. */
-                updatedAt: number;
-              }[];
-              options: {
-                /** @description How a photo is rendered; changing them never runs the model. */
-                defaults: {
-                  align: 'center' | 'top-left' | 'top-right' | 'bottom-left' | 'bottom-right';
-                  background: {
-                    color?: string;
-                    /** @description A background image is set (never returned). */
-                    hasImage: boolean;
-                    mode: 'transparent' | 'white' | 'solid' | 'image';
-                  };
-                  brightness: number;
-                  contrast: number;
-                  customSize?: {
-                    height: number;
-                    width: number;
-                  };
-                  /** @description How much of the canvas the subject spans. */
-                  fill?: number;
-                  /** @description Mirror horizontally. */
-                  flip?: boolean;
-                  foregroundScale?: number;
-                  /** @description Marketplace preset id (GET /v1/presets), `original` or `custom`. */
-                  presetId: string;
-                  rotate?: 0 | 90 | 180 | 270;
-                  saturation: number;
-                  scale: 1 | 2 | 4;
-                  sharpen: number;
-                };
-                /** @description Photos run first by a sample start. */
-                sample?: number;
-              };
-              rejected: {
-                name: string;
-                reason: string;
-              }[];
-              /** @description draft = photos still being added, nothing charged; paused = queued photos finished, some still held (a stopped batch is paused); failed = every photo failed; cancelled = a one-photo request whose photo never started. */
-              status: 'draft' | 'queued' | 'running' | 'paused' | 'done' | 'failed' | 'cancelled';
-              /** @description Server clock of last change; pass back as `since`. */
-              updatedAt: number;
-            };
+            job: components['schemas']['Job'];
             verdict: {
               /** @description True when the pixels agree with the report: the photo is refunded. */
               accepted: boolean;
@@ -5573,89 +2743,17 @@ export interface operations {
               metrics: {
                 [key: string]: number;
               };
-              /** @description background-kept: background left in the cut-out; missing-part: part of the product cut away at its edge; hole: a transparent hole inside the product; extra-object: a separate object kept beside the product; rough-edges: a ragged or noisy outline. */
-              reason: 'background-kept' | 'missing-part' | 'hole' | 'extra-object' | 'rough-edges';
-              /** @description A region in cutout pixels. */
-              region: {
-                height: number;
-                width: number;
-                x: number;
-                y: number;
-              };
+              reason: components['schemas']['ClaimReason'];
+              region: components['schemas']['BBox'];
             };
           };
         };
       };
-      /** @description VALIDATION: a field is missing or out of range; nothing happened */
-      400: {
-        headers: {
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          'X-Matte-Photos-Limit': components['headers']['X-Matte-Photos-Limit'];
-          'X-Matte-Photos-Remaining': components['headers']['X-Matte-Photos-Remaining'];
-          'X-Matte-Photos-Reset': components['headers']['X-Matte-Photos-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
-      /** @description UNAUTHENTICATED or INVALID_KEY */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
-      /** @description NOT_FOUND: no such batch or photo on this account */
-      404: {
-        headers: {
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          'X-Matte-Photos-Limit': components['headers']['X-Matte-Photos-Limit'];
-          'X-Matte-Photos-Remaining': components['headers']['X-Matte-Photos-Remaining'];
-          'X-Matte-Photos-Reset': components['headers']['X-Matte-Photos-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
-      /** @description Conflict with the current state (code and reason say which) */
-      409: {
-        headers: {
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          'X-Matte-Photos-Limit': components['headers']['X-Matte-Photos-Limit'];
-          'X-Matte-Photos-Remaining': components['headers']['X-Matte-Photos-Remaining'];
-          'X-Matte-Photos-Reset': components['headers']['X-Matte-Photos-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
-      /** @description RATE_LIMITED */
-      429: {
-        headers: {
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Matte-Photos-Limit': components['headers']['X-Matte-Photos-Limit'];
-          'X-Matte-Photos-Remaining': components['headers']['X-Matte-Photos-Remaining'];
-          'X-Matte-Photos-Reset': components['headers']['X-Matte-Photos-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthenticated'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      429: components['responses']['RateLimited'];
     };
   };
   retryItem: {
@@ -5670,10 +2768,7 @@ export interface operations {
     };
     requestBody: {
       content: {
-        'application/json': {
-          /** @description light = one pass of the model (1 credit); heavy = the strongest model this server runs (2 credits; chosen per photo on a re-run): its heavy model when the operator configured one, else the same model as light. */
-          tier?: 'light' | 'heavy';
-        };
+        'application/json': components['schemas']['ItemRetryRequest'];
       };
     };
     responses: {
@@ -5689,318 +2784,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': {
-            cancelRequestedAt?: number;
-            charged: number;
-            continueUrl: string | null;
-            counts: {
-              done: number;
-              failed: number;
-              held: number;
-              pending: number;
-              processing: number;
-              /** @description Finished photos that were not charged. */
-              refunded: number;
-              total: number;
-            };
-            createdAt: number;
-            /** @description True for a `since` response: merge `items` by id. */
-            delta?: boolean;
-            downloadUrl: string | null;
-            estimate: {
-              /** @description Rough time the held photos would take once continued. */
-              heldMs: number;
-              /** @description Server clock at serialisation. */
-              now: number;
-              /** @description Recent average time a photo takes. */
-              perImageMs: number;
-              /** @description Rough time to finish what is queued or in flight. */
-              remainingMs: number;
-            };
-            finishedAt?: number;
-            id: string;
-            /** @description Every photo, or only those changed since `since` when `delta` is true. */
-            items: {
-              attempts: number;
-              /** @description True when the photo is finished with an output, was charged (not refunded), and its current result has had fewer than two reports. */
-              canReport: boolean;
-              canRerun: boolean;
-              /** @description Every report on this photo and its verdict, oldest first (all results, also those before a re-run). */
-              claims: {
-                /** @description When the report was judged. */
-                at: number;
-                confidence: number;
-                evidence: string;
-                reason: 'background-kept' | 'missing-part' | 'hole' | 'extra-object' | 'rough-edges';
-                /** @description A region in cutout pixels. */
-                region: {
-                  height: number;
-                  width: number;
-                  x: number;
-                  y: number;
-                };
-                verdict: 'accepted' | 'rejected';
-              }[];
-              /** @description What the photo costs: its tier price while waiting or when charged; 0 once refunded or failed. */
-              credits: number;
-              cutoutUrl?: string;
-              error?: {
-                code:
-                  | 'INVALID_IMAGE'
-                  | 'TOO_LARGE'
-                  | 'REMOTE_NOT_CONFIGURED'
-                  | 'REMOTE_AUTH'
-                  | 'REMOTE_CREDIT'
-                  | 'REMOTE_RATE_LIMIT'
-                  | 'REMOTE_BAD_INPUT'
-                  | 'REMOTE_UNAVAILABLE'
-                  | 'PROCESSING_FAILED'
-                  | 'NO_SUBJECT'
-                  | 'CANCELLED';
-                message: string;
-              };
-              finishedAt?: number;
-              id: string;
-              inputThumbUrl?: string;
-              inputUrl: string;
-              meta?: {
-                bbox?: {
-                  height: number;
-                  width: number;
-                  x: number;
-                  y: number;
-                } | null;
-                cutout?: {
-                  height: number;
-                  width: number;
-                };
-                output?: {
-                  bytes: number;
-                  format: 'png' | 'jpeg' | 'webp';
-                  height: number;
-                  width: number;
-                };
-                presetId?: string;
-                source?: {
-                  format?: string;
-                  height: number;
-                  width: number;
-                };
-                subjectFill?: number | null;
-                /** @description Milliseconds per stage of the last run: decode (near 0 when the process that received the upload decoded it ahead), inference (the model's own run), diagnose (the automatic check; the cut-out is refined and written beside it), compose (the rest of the cut-out, and drawing the output), encode (the output's encoding and thumbnail), total. */
-                timings?: {
-                  compose: number;
-                  decode: number;
-                  diagnose: number;
-                  encode: number;
-                  inference: number;
-                  total: number;
-                };
-                warnings?: string[];
-              };
-              /** @description File name it was uploaded with (the path inside a ZIP). */
-              name: string;
-              outputName?: string;
-              /** @description Current output; append `&format=png|jpeg|webp` to convert, `&download=1` for an attachment; same API key required. */
-              outputUrl?: string;
-              pngUrl?: string;
-              quality?: {
-                flags: {
-                  bbox: {
-                    height: number;
-                    width: number;
-                    x: number;
-                    y: number;
-                  } | null;
-                  code:
-                    | 'background-kept'
-                    | 'hole-in-subject'
-                    | 'low-confidence'
-                    | 'subject-too-small'
-                    | 'colour-spill'
-                    | 'subject-touches-edge'
-                    | 'multiple-objects'
-                    | 'uncertain-edges'
-                    | 'halo';
-                  label: string;
-                  severity: number;
-                }[];
-                /** @description Lower = more likely broken. */
-                score: number;
-              };
-              /** @description Not charged: flagged by the check, or a report the pixel check confirmed. */
-              refunded: boolean;
-              /** @description Bumped on every render; cache-busts file URLs. */
-              rev: number;
-              /** @description red: the automatic check judged the cut-out broken (quality.score below 50); the credit was refunded. */
-              review: 'none' | 'red';
-              /** @description How a photo is rendered; changing them never runs the model. */
-              settings: {
-                align: 'center' | 'top-left' | 'top-right' | 'bottom-left' | 'bottom-right';
-                background: {
-                  color?: string;
-                  /** @description A background image is set (never returned). */
-                  hasImage: boolean;
-                  mode: 'transparent' | 'white' | 'solid' | 'image';
-                };
-                brightness: number;
-                contrast: number;
-                customSize?: {
-                  height: number;
-                  width: number;
-                };
-                /** @description How much of the canvas the subject spans. */
-                fill?: number;
-                /** @description Mirror horizontally. */
-                flip?: boolean;
-                foregroundScale?: number;
-                /** @description Marketplace preset id (GET /v1/presets), `original` or `custom`. */
-                presetId: string;
-                rotate?: 0 | 90 | 180 | 270;
-                saturation: number;
-                scale: 1 | 2 | 4;
-                sharpen: number;
-              };
-              stage?: 'decode' | 'inference' | 'diagnose' | 'compose' | 'encode';
-              stageStartedAt?: number;
-              startedAt?: number;
-              /** @description held = waiting (a draft, a sample run or a stopped batch; photos are held when added); pending = queued; processing = at the model. */
-              status: 'held' | 'pending' | 'processing' | 'done' | 'failed';
-              thumbUrl?: string;
-              /** @description light = one pass of the model (1 credit); heavy = the strongest model this server runs (2 credits; chosen per photo on a re-run): its heavy model when the operator configured one, else the same model as light. */
-              tier: 'light' | 'heavy';
-              /** @description Server clock of last change; use as `since`. */
-              updatedAt: number;
-            }[];
-            options: {
-              /** @description How a photo is rendered; changing them never runs the model. */
-              defaults: {
-                align: 'center' | 'top-left' | 'top-right' | 'bottom-left' | 'bottom-right';
-                background: {
-                  color?: string;
-                  /** @description A background image is set (never returned). */
-                  hasImage: boolean;
-                  mode: 'transparent' | 'white' | 'solid' | 'image';
-                };
-                brightness: number;
-                contrast: number;
-                customSize?: {
-                  height: number;
-                  width: number;
-                };
-                /** @description How much of the canvas the subject spans. */
-                fill?: number;
-                /** @description Mirror horizontally. */
-                flip?: boolean;
-                foregroundScale?: number;
-                /** @description Marketplace preset id (GET /v1/presets), `original` or `custom`. */
-                presetId: string;
-                rotate?: 0 | 90 | 180 | 270;
-                saturation: number;
-                scale: 1 | 2 | 4;
-                sharpen: number;
-              };
-              /** @description Photos run first by a sample start. */
-              sample?: number;
-            };
-            rejected: {
-              name: string;
-              reason: string;
-            }[];
-            /** @description draft = photos still being added, nothing charged; paused = queued photos finished, some still held (a stopped batch is paused); failed = every photo failed; cancelled = a one-photo request whose photo never started. */
-            status: 'draft' | 'queued' | 'running' | 'paused' | 'done' | 'failed' | 'cancelled';
-            /** @description light = one pass of the model (1 credit); heavy = the strongest model this server runs (2 credits; chosen per photo on a re-run): its heavy model when the operator configured one, else the same model as light. */
-            tier: 'light' | 'heavy';
-            /** @description Server clock of last change; pass back as `since`. */
-            updatedAt: number;
-          };
+          'application/json': components['schemas']['JobWithCharged'];
         };
       };
-      /** @description VALIDATION: a field is missing or out of range; nothing happened */
-      400: {
-        headers: {
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          'X-Matte-Photos-Limit': components['headers']['X-Matte-Photos-Limit'];
-          'X-Matte-Photos-Remaining': components['headers']['X-Matte-Photos-Remaining'];
-          'X-Matte-Photos-Reset': components['headers']['X-Matte-Photos-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
-      /** @description UNAUTHENTICATED or INVALID_KEY */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
-      /** @description NO_CREDITS (needed, balance); nothing changed */
-      402: {
-        headers: {
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          'X-Matte-Photos-Limit': components['headers']['X-Matte-Photos-Limit'];
-          'X-Matte-Photos-Remaining': components['headers']['X-Matte-Photos-Remaining'];
-          'X-Matte-Photos-Reset': components['headers']['X-Matte-Photos-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
-      /** @description NOT_FOUND: no such batch or photo on this account */
-      404: {
-        headers: {
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          'X-Matte-Photos-Limit': components['headers']['X-Matte-Photos-Limit'];
-          'X-Matte-Photos-Remaining': components['headers']['X-Matte-Photos-Remaining'];
-          'X-Matte-Photos-Reset': components['headers']['X-Matte-Photos-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
-      /** @description Conflict with the current state (code and reason say which) */
-      409: {
-        headers: {
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          'X-Matte-Photos-Limit': components['headers']['X-Matte-Photos-Limit'];
-          'X-Matte-Photos-Remaining': components['headers']['X-Matte-Photos-Remaining'];
-          'X-Matte-Photos-Reset': components['headers']['X-Matte-Photos-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
-      /** @description RATE_LIMITED */
-      429: {
-        headers: {
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Matte-Photos-Limit': components['headers']['X-Matte-Photos-Limit'];
-          'X-Matte-Photos-Remaining': components['headers']['X-Matte-Photos-Remaining'];
-          'X-Matte-Photos-Reset': components['headers']['X-Matte-Photos-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthenticated'];
+      402: components['responses']['NoCredits'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      429: components['responses']['RateLimited'];
     };
   };
   retryItems: {
@@ -6015,17 +2807,7 @@ export interface operations {
     /** @description Exactly one of `itemIds` and `failed: true`. `tier` light (1 credit a photo, the default) or heavy (2). */
     requestBody: {
       content: {
-        'application/json': {
-          /**
-           * @description Run every failed photo of the batch again.
-           * @enum {boolean}
-           */
-          failed?: true;
-          /** @description Photos to run again (finished or failed). */
-          itemIds?: string[];
-          /** @description light = one pass of the model (1 credit); heavy = the strongest model this server runs (2 credits; chosen per photo on a re-run): its heavy model when the operator configured one, else the same model as light. */
-          tier?: 'light' | 'heavy';
-        };
+        'application/json': components['schemas']['RetryRequest'];
       };
     };
     responses: {
@@ -6041,317 +2823,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': {
-            cancelRequestedAt?: number;
-            charged: number;
-            continueUrl: string | null;
-            counts: {
-              done: number;
-              failed: number;
-              held: number;
-              pending: number;
-              processing: number;
-              /** @description Finished photos that were not charged. */
-              refunded: number;
-              total: number;
-            };
-            createdAt: number;
-            /** @description True for a `since` response: merge `items` by id. */
-            delta?: boolean;
-            downloadUrl: string | null;
-            estimate: {
-              /** @description Rough time the held photos would take once continued. */
-              heldMs: number;
-              /** @description Server clock at serialisation. */
-              now: number;
-              /** @description Recent average time a photo takes. */
-              perImageMs: number;
-              /** @description Rough time to finish what is queued or in flight. */
-              remainingMs: number;
-            };
-            finishedAt?: number;
-            id: string;
-            /** @description Every photo, or only those changed since `since` when `delta` is true. */
-            items: {
-              attempts: number;
-              /** @description True when the photo is finished with an output, was charged (not refunded), and its current result has had fewer than two reports. */
-              canReport: boolean;
-              canRerun: boolean;
-              /** @description Every report on this photo and its verdict, oldest first (all results, also those before a re-run). */
-              claims: {
-                /** @description When the report was judged. */
-                at: number;
-                confidence: number;
-                evidence: string;
-                reason: 'background-kept' | 'missing-part' | 'hole' | 'extra-object' | 'rough-edges';
-                /** @description A region in cutout pixels. */
-                region: {
-                  height: number;
-                  width: number;
-                  x: number;
-                  y: number;
-                };
-                verdict: 'accepted' | 'rejected';
-              }[];
-              /** @description What the photo costs: its tier price while waiting or when charged; 0 once refunded or failed. */
-              credits: number;
-              cutoutUrl?: string;
-              error?: {
-                code:
-                  | 'INVALID_IMAGE'
-                  | 'TOO_LARGE'
-                  | 'REMOTE_NOT_CONFIGURED'
-                  | 'REMOTE_AUTH'
-                  | 'REMOTE_CREDIT'
-                  | 'REMOTE_RATE_LIMIT'
-                  | 'REMOTE_BAD_INPUT'
-                  | 'REMOTE_UNAVAILABLE'
-                  | 'PROCESSING_FAILED'
-                  | 'NO_SUBJECT'
-                  | 'CANCELLED';
-                message: string;
-              };
-              finishedAt?: number;
-              id: string;
-              inputThumbUrl?: string;
-              inputUrl: string;
-              meta?: {
-                bbox?: {
-                  height: number;
-                  width: number;
-                  x: number;
-                  y: number;
-                } | null;
-                cutout?: {
-                  height: number;
-                  width: number;
-                };
-                output?: {
-                  bytes: number;
-                  format: 'png' | 'jpeg' | 'webp';
-                  height: number;
-                  width: number;
-                };
-                presetId?: string;
-                source?: {
-                  format?: string;
-                  height: number;
-                  width: number;
-                };
-                subjectFill?: number | null;
-                /** @description Milliseconds per stage of the last run: decode (near 0 when the process that received the upload decoded it ahead), inference (the model's own run), diagnose (the automatic check; the cut-out is refined and written beside it), compose (the rest of the cut-out, and drawing the output), encode (the output's encoding and thumbnail), total. */
-                timings?: {
-                  compose: number;
-                  decode: number;
-                  diagnose: number;
-                  encode: number;
-                  inference: number;
-                  total: number;
-                };
-                warnings?: string[];
-              };
-              /** @description File name it was uploaded with (the path inside a ZIP). */
-              name: string;
-              outputName?: string;
-              /** @description Current output; append `&format=png|jpeg|webp` to convert, `&download=1` for an attachment; same API key required. */
-              outputUrl?: string;
-              pngUrl?: string;
-              quality?: {
-                flags: {
-                  bbox: {
-                    height: number;
-                    width: number;
-                    x: number;
-                    y: number;
-                  } | null;
-                  code:
-                    | 'background-kept'
-                    | 'hole-in-subject'
-                    | 'low-confidence'
-                    | 'subject-too-small'
-                    | 'colour-spill'
-                    | 'subject-touches-edge'
-                    | 'multiple-objects'
-                    | 'uncertain-edges'
-                    | 'halo';
-                  label: string;
-                  severity: number;
-                }[];
-                /** @description Lower = more likely broken. */
-                score: number;
-              };
-              /** @description Not charged: flagged by the check, or a report the pixel check confirmed. */
-              refunded: boolean;
-              /** @description Bumped on every render; cache-busts file URLs. */
-              rev: number;
-              /** @description red: the automatic check judged the cut-out broken (quality.score below 50); the credit was refunded. */
-              review: 'none' | 'red';
-              /** @description How a photo is rendered; changing them never runs the model. */
-              settings: {
-                align: 'center' | 'top-left' | 'top-right' | 'bottom-left' | 'bottom-right';
-                background: {
-                  color?: string;
-                  /** @description A background image is set (never returned). */
-                  hasImage: boolean;
-                  mode: 'transparent' | 'white' | 'solid' | 'image';
-                };
-                brightness: number;
-                contrast: number;
-                customSize?: {
-                  height: number;
-                  width: number;
-                };
-                /** @description How much of the canvas the subject spans. */
-                fill?: number;
-                /** @description Mirror horizontally. */
-                flip?: boolean;
-                foregroundScale?: number;
-                /** @description Marketplace preset id (GET /v1/presets), `original` or `custom`. */
-                presetId: string;
-                rotate?: 0 | 90 | 180 | 270;
-                saturation: number;
-                scale: 1 | 2 | 4;
-                sharpen: number;
-              };
-              stage?: 'decode' | 'inference' | 'diagnose' | 'compose' | 'encode';
-              stageStartedAt?: number;
-              startedAt?: number;
-              /** @description held = waiting (a draft, a sample run or a stopped batch; photos are held when added); pending = queued; processing = at the model. */
-              status: 'held' | 'pending' | 'processing' | 'done' | 'failed';
-              thumbUrl?: string;
-              /** @description light = one pass of the model (1 credit); heavy = the strongest model this server runs (2 credits; chosen per photo on a re-run): its heavy model when the operator configured one, else the same model as light. */
-              tier: 'light' | 'heavy';
-              /** @description Server clock of last change; use as `since`. */
-              updatedAt: number;
-            }[];
-            options: {
-              /** @description How a photo is rendered; changing them never runs the model. */
-              defaults: {
-                align: 'center' | 'top-left' | 'top-right' | 'bottom-left' | 'bottom-right';
-                background: {
-                  color?: string;
-                  /** @description A background image is set (never returned). */
-                  hasImage: boolean;
-                  mode: 'transparent' | 'white' | 'solid' | 'image';
-                };
-                brightness: number;
-                contrast: number;
-                customSize?: {
-                  height: number;
-                  width: number;
-                };
-                /** @description How much of the canvas the subject spans. */
-                fill?: number;
-                /** @description Mirror horizontally. */
-                flip?: boolean;
-                foregroundScale?: number;
-                /** @description Marketplace preset id (GET /v1/presets), `original` or `custom`. */
-                presetId: string;
-                rotate?: 0 | 90 | 180 | 270;
-                saturation: number;
-                scale: 1 | 2 | 4;
-                sharpen: number;
-              };
-              /** @description Photos run first by a sample start. */
-              sample?: number;
-            };
-            rejected: {
-              name: string;
-              reason: string;
-            }[];
-            retried: number;
-            /** @description draft = photos still being added, nothing charged; paused = queued photos finished, some still held (a stopped batch is paused); failed = every photo failed; cancelled = a one-photo request whose photo never started. */
-            status: 'draft' | 'queued' | 'running' | 'paused' | 'done' | 'failed' | 'cancelled';
-            /** @description Server clock of last change; pass back as `since`. */
-            updatedAt: number;
-          };
+          'application/json': components['schemas']['JobWithRetried'];
         };
       };
-      /** @description VALIDATION: a field is missing or out of range; nothing happened */
-      400: {
-        headers: {
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          'X-Matte-Photos-Limit': components['headers']['X-Matte-Photos-Limit'];
-          'X-Matte-Photos-Remaining': components['headers']['X-Matte-Photos-Remaining'];
-          'X-Matte-Photos-Reset': components['headers']['X-Matte-Photos-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
-      /** @description UNAUTHENTICATED or INVALID_KEY */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
-      /** @description NO_CREDITS (needed, balance); nothing changed */
-      402: {
-        headers: {
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          'X-Matte-Photos-Limit': components['headers']['X-Matte-Photos-Limit'];
-          'X-Matte-Photos-Remaining': components['headers']['X-Matte-Photos-Remaining'];
-          'X-Matte-Photos-Reset': components['headers']['X-Matte-Photos-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
-      /** @description NOT_FOUND: no such batch or photo on this account */
-      404: {
-        headers: {
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          'X-Matte-Photos-Limit': components['headers']['X-Matte-Photos-Limit'];
-          'X-Matte-Photos-Remaining': components['headers']['X-Matte-Photos-Remaining'];
-          'X-Matte-Photos-Reset': components['headers']['X-Matte-Photos-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
-      /** @description Conflict with the current state (code and reason say which) */
-      409: {
-        headers: {
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          'X-Matte-Photos-Limit': components['headers']['X-Matte-Photos-Limit'];
-          'X-Matte-Photos-Remaining': components['headers']['X-Matte-Photos-Remaining'];
-          'X-Matte-Photos-Reset': components['headers']['X-Matte-Photos-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
-      /** @description RATE_LIMITED */
-      429: {
-        headers: {
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Matte-Photos-Limit': components['headers']['X-Matte-Photos-Limit'];
-          'X-Matte-Photos-Remaining': components['headers']['X-Matte-Photos-Remaining'];
-          'X-Matte-Photos-Reset': components['headers']['X-Matte-Photos-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthenticated'];
+      402: components['responses']['NoCredits'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      429: components['responses']['RateLimited'];
     };
   };
   getReviewQueue: {
@@ -6377,118 +2857,12 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': {
-            counts: {
-              done: number;
-              failed: number;
-              held: number;
-              pending: number;
-              processing: number;
-              /** @description Finished photos that were not charged. */
-              refunded: number;
-              total: number;
-            };
-            /** @description Failed photos in the list. */
-            failed: number;
-            /** @description Failures first, then the lowest scores; ties in upload order. */
-            items: {
-              attempts: number;
-              bbox: {
-                height: number;
-                width: number;
-                x: number;
-                y: number;
-              } | null;
-              canReport: boolean;
-              canRerun: boolean;
-              /** @description A quality flag code, `low-score`, or a failure code (ItemError.code). */
-              code: string;
-              credits: number;
-              cutoutUrl?: string;
-              flags: {
-                bbox: {
-                  height: number;
-                  width: number;
-                  x: number;
-                  y: number;
-                } | null;
-                code:
-                  | 'background-kept'
-                  | 'hole-in-subject'
-                  | 'low-confidence'
-                  | 'subject-too-small'
-                  | 'colour-spill'
-                  | 'subject-touches-edge'
-                  | 'multiple-objects'
-                  | 'uncertain-edges'
-                  | 'halo';
-                label: string;
-                severity: number;
-              }[];
-              id: string;
-              inputThumbUrl?: string;
-              /** @description review = finished but flagged by the check (not charged); failed = could not be processed. */
-              kind: 'review' | 'failed';
-              name: string;
-              outputUrl?: string;
-              /** @description One line: the top flag, "Low overall score", or the failure message. */
-              reason: string;
-              refunded: boolean;
-              score: number | null;
-              severity: number | null;
-              thumbUrl?: string;
-            }[];
-            jobId: string;
-            /** @description Flagged photos in the list. */
-            review: number;
-            /** @description draft = photos still being added, nothing charged; paused = queued photos finished, some still held (a stopped batch is paused); failed = every photo failed; cancelled = a one-photo request whose photo never started. */
-            status: 'draft' | 'queued' | 'running' | 'paused' | 'done' | 'failed' | 'cancelled';
-            /** @description Photos in this list. */
-            total: number;
-            updatedAt: number;
-          };
+          'application/json': components['schemas']['ReviewQueue'];
         };
       };
-      /** @description UNAUTHENTICATED or INVALID_KEY */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
-      /** @description NOT_FOUND: no such batch or photo on this account */
-      404: {
-        headers: {
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          'X-Matte-Photos-Limit': components['headers']['X-Matte-Photos-Limit'];
-          'X-Matte-Photos-Remaining': components['headers']['X-Matte-Photos-Remaining'];
-          'X-Matte-Photos-Reset': components['headers']['X-Matte-Photos-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
-      /** @description RATE_LIMITED */
-      429: {
-        headers: {
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Matte-Photos-Limit': components['headers']['X-Matte-Photos-Limit'];
-          'X-Matte-Photos-Remaining': components['headers']['X-Matte-Photos-Remaining'];
-          'X-Matte-Photos-Reset': components['headers']['X-Matte-Photos-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
+      401: components['responses']['Unauthenticated'];
+      404: components['responses']['NotFound'];
+      429: components['responses']['RateLimited'];
     };
   };
   startJob: {
@@ -6504,40 +2878,7 @@ export interface operations {
     };
     requestBody: {
       content: {
-        'application/json': {
-          /** @description Settings every photo starts with; every field has a default (presetId `original`, background transparent, align center, scale 1, corrections 0). */
-          defaults?: {
-            align?: 'center' | 'top-left' | 'top-right' | 'bottom-left' | 'bottom-right';
-            background?: {
-              /** @description Hex colour for mode `solid`. */
-              color?: string;
-              mode: 'transparent' | 'white' | 'solid' | 'image';
-            };
-            brightness?: number;
-            contrast?: number;
-            customSize?: {
-              height: number;
-              width: number;
-            };
-            /** @description How much of the canvas the subject spans. */
-            fill?: number;
-            /** @description Mirror horizontally. */
-            flip?: boolean;
-            foregroundScale?: number;
-            /** @description Marketplace preset id (GET /v1/presets), `original` or `custom`. */
-            presetId?: string;
-            rotate?: 0 | 90 | 180 | 270;
-            saturation?: number;
-            scale?: 1 | 2 | 4;
-            sharpen?: number;
-            /** @description Alias of `sample`. */
-            trial?: number;
-          };
-          /** @description Run a spread sample of N photos first; the rest are held for continue. */
-          sample?: number;
-          /** @description Alias of sample. */
-          trial?: number;
-        };
+        'application/json': components['schemas']['StartRequest'];
       };
     };
     responses: {
@@ -6553,330 +2894,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': {
-            cancelRequestedAt?: number;
-            continueUrl: string | null;
-            counts: {
-              done: number;
-              failed: number;
-              held: number;
-              pending: number;
-              processing: number;
-              /** @description Finished photos that were not charged. */
-              refunded: number;
-              total: number;
-            };
-            createdAt: number;
-            /** @description True for a `since` response: merge `items` by id. */
-            delta?: boolean;
-            downloadUrl: string | null;
-            estimate: {
-              /** @description Rough time the held photos would take once continued. */
-              heldMs: number;
-              /** @description Server clock at serialisation. */
-              now: number;
-              /** @description Recent average time a photo takes. */
-              perImageMs: number;
-              /** @description Rough time to finish what is queued or in flight. */
-              remainingMs: number;
-            };
-            finishedAt?: number;
-            id: string;
-            /** @description Every photo, or only those changed since `since` when `delta` is true. */
-            items: {
-              attempts: number;
-              /** @description True when the photo is finished with an output, was charged (not refunded), and its current result has had fewer than two reports. */
-              canReport: boolean;
-              canRerun: boolean;
-              /** @description Every report on this photo and its verdict, oldest first (all results, also those before a re-run). */
-              claims: {
-                /** @description When the report was judged. */
-                at: number;
-                confidence: number;
-                evidence: string;
-                reason: 'background-kept' | 'missing-part' | 'hole' | 'extra-object' | 'rough-edges';
-                /** @description A region in cutout pixels. */
-                region: {
-                  height: number;
-                  width: number;
-                  x: number;
-                  y: number;
-                };
-                verdict: 'accepted' | 'rejected';
-              }[];
-              /** @description What the photo costs: its tier price while waiting or when charged; 0 once refunded or failed. */
-              credits: number;
-              cutoutUrl?: string;
-              error?: {
-                code:
-                  | 'INVALID_IMAGE'
-                  | 'TOO_LARGE'
-                  | 'REMOTE_NOT_CONFIGURED'
-                  | 'REMOTE_AUTH'
-                  | 'REMOTE_CREDIT'
-                  | 'REMOTE_RATE_LIMIT'
-                  | 'REMOTE_BAD_INPUT'
-                  | 'REMOTE_UNAVAILABLE'
-                  | 'PROCESSING_FAILED'
-                  | 'NO_SUBJECT'
-                  | 'CANCELLED';
-                message: string;
-              };
-              finishedAt?: number;
-              id: string;
-              inputThumbUrl?: string;
-              inputUrl: string;
-              meta?: {
-                bbox?: {
-                  height: number;
-                  width: number;
-                  x: number;
-                  y: number;
-                } | null;
-                cutout?: {
-                  height: number;
-                  width: number;
-                };
-                output?: {
-                  bytes: number;
-                  format: 'png' | 'jpeg' | 'webp';
-                  height: number;
-                  width: number;
-                };
-                presetId?: string;
-                source?: {
-                  format?: string;
-                  height: number;
-                  width: number;
-                };
-                subjectFill?: number | null;
-                /** @description Milliseconds per stage of the last run: decode (near 0 when the process that received the upload decoded it ahead), inference (the model's own run), diagnose (the automatic check; the cut-out is refined and written beside it), compose (the rest of the cut-out, and drawing the output), encode (the output's encoding and thumbnail), total. */
-                timings?: {
-                  compose: number;
-                  decode: number;
-                  diagnose: number;
-                  encode: number;
-                  inference: number;
-                  total: number;
-                };
-                warnings?: string[];
-              };
-              /** @description File name it was uploaded with (the path inside a ZIP). */
-              name: string;
-              outputName?: string;
-              /** @description Current output; append `&format=png|jpeg|webp` to convert, `&download=1` for an attachment; same API key required. */
-              outputUrl?: string;
-              pngUrl?: string;
-              quality?: {
-                flags: {
-                  bbox: {
-                    height: number;
-                    width: number;
-                    x: number;
-                    y: number;
-                  } | null;
-                  code:
-                    | 'background-kept'
-                    | 'hole-in-subject'
-                    | 'low-confidence'
-                    | 'subject-too-small'
-                    | 'colour-spill'
-                    | 'subject-touches-edge'
-                    | 'multiple-objects'
-                    | 'uncertain-edges'
-                    | 'halo';
-                  label: string;
-                  severity: number;
-                }[];
-                /** @description Lower = more likely broken. */
-                score: number;
-              };
-              /** @description Not charged: flagged by the check, or a report the pixel check confirmed. */
-              refunded: boolean;
-              /** @description Bumped on every render; cache-busts file URLs. */
-              rev: number;
-              /** @description red: the automatic check judged the cut-out broken (quality.score below 50); the credit was refunded. */
-              review: 'none' | 'red';
-              /** @description How a photo is rendered; changing them never runs the model. */
-              settings: {
-                align: 'center' | 'top-left' | 'top-right' | 'bottom-left' | 'bottom-right';
-                background: {
-                  color?: string;
-                  /** @description A background image is set (never returned). */
-                  hasImage: boolean;
-                  mode: 'transparent' | 'white' | 'solid' | 'image';
-                };
-                brightness: number;
-                contrast: number;
-                customSize?: {
-                  height: number;
-                  width: number;
-                };
-                /** @description How much of the canvas the subject spans. */
-                fill?: number;
-                /** @description Mirror horizontally. */
-                flip?: boolean;
-                foregroundScale?: number;
-                /** @description Marketplace preset id (GET /v1/presets), `original` or `custom`. */
-                presetId: string;
-                rotate?: 0 | 90 | 180 | 270;
-                saturation: number;
-                scale: 1 | 2 | 4;
-                sharpen: number;
-              };
-              stage?: 'decode' | 'inference' | 'diagnose' | 'compose' | 'encode';
-              stageStartedAt?: number;
-              startedAt?: number;
-              /** @description held = waiting (a draft, a sample run or a stopped batch; photos are held when added); pending = queued; processing = at the model. */
-              status: 'held' | 'pending' | 'processing' | 'done' | 'failed';
-              thumbUrl?: string;
-              /** @description light = one pass of the model (1 credit); heavy = the strongest model this server runs (2 credits; chosen per photo on a re-run): its heavy model when the operator configured one, else the same model as light. */
-              tier: 'light' | 'heavy';
-              /** @description Server clock of last change; use as `since`. */
-              updatedAt: number;
-            }[];
-            options: {
-              /** @description How a photo is rendered; changing them never runs the model. */
-              defaults: {
-                align: 'center' | 'top-left' | 'top-right' | 'bottom-left' | 'bottom-right';
-                background: {
-                  color?: string;
-                  /** @description A background image is set (never returned). */
-                  hasImage: boolean;
-                  mode: 'transparent' | 'white' | 'solid' | 'image';
-                };
-                brightness: number;
-                contrast: number;
-                customSize?: {
-                  height: number;
-                  width: number;
-                };
-                /** @description How much of the canvas the subject spans. */
-                fill?: number;
-                /** @description Mirror horizontally. */
-                flip?: boolean;
-                foregroundScale?: number;
-                /** @description Marketplace preset id (GET /v1/presets), `original` or `custom`. */
-                presetId: string;
-                rotate?: 0 | 90 | 180 | 270;
-                saturation: number;
-                scale: 1 | 2 | 4;
-                sharpen: number;
-              };
-              /** @description Photos run first by a sample start. */
-              sample?: number;
-            };
-            rejected: {
-              name: string;
-              reason: string;
-            }[];
-            /** @description draft = photos still being added, nothing charged; paused = queued photos finished, some still held (a stopped batch is paused); failed = every photo failed; cancelled = a one-photo request whose photo never started. */
-            status: 'draft' | 'queued' | 'running' | 'paused' | 'done' | 'failed' | 'cancelled';
-            /** @description Server clock of last change; pass back as `since`. */
-            updatedAt: number;
-          };
+          'application/json': components['schemas']['Job'];
         };
       };
-      /** @description VALIDATION: a field is missing or out of range; nothing happened */
-      400: {
-        headers: {
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          'X-Matte-Photos-Limit': components['headers']['X-Matte-Photos-Limit'];
-          'X-Matte-Photos-Remaining': components['headers']['X-Matte-Photos-Remaining'];
-          'X-Matte-Photos-Reset': components['headers']['X-Matte-Photos-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
-      /** @description UNAUTHENTICATED or INVALID_KEY */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
-      /** @description NO_CREDITS (needed, balance); nothing changed */
-      402: {
-        headers: {
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          'X-Matte-Photos-Limit': components['headers']['X-Matte-Photos-Limit'];
-          'X-Matte-Photos-Remaining': components['headers']['X-Matte-Photos-Remaining'];
-          'X-Matte-Photos-Reset': components['headers']['X-Matte-Photos-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
-      /** @description NOT_FOUND: no such batch or photo on this account */
-      404: {
-        headers: {
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          'X-Matte-Photos-Limit': components['headers']['X-Matte-Photos-Limit'];
-          'X-Matte-Photos-Remaining': components['headers']['X-Matte-Photos-Remaining'];
-          'X-Matte-Photos-Reset': components['headers']['X-Matte-Photos-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
-      /** @description Conflict with the current state (code and reason say which) */
-      409: {
-        headers: {
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          'X-Matte-Photos-Limit': components['headers']['X-Matte-Photos-Limit'];
-          'X-Matte-Photos-Remaining': components['headers']['X-Matte-Photos-Remaining'];
-          'X-Matte-Photos-Reset': components['headers']['X-Matte-Photos-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
-      /** @description RATE_LIMITED */
-      429: {
-        headers: {
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Matte-Photos-Limit': components['headers']['X-Matte-Photos-Limit'];
-          'X-Matte-Photos-Remaining': components['headers']['X-Matte-Photos-Remaining'];
-          'X-Matte-Photos-Reset': components['headers']['X-Matte-Photos-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
-      /** @description SERVICE_UNAVAILABLE; nothing charged */
-      503: {
-        headers: {
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          'X-Matte-Photos-Limit': components['headers']['X-Matte-Photos-Limit'];
-          'X-Matte-Photos-Remaining': components['headers']['X-Matte-Photos-Remaining'];
-          'X-Matte-Photos-Reset': components['headers']['X-Matte-Photos-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthenticated'];
+      402: components['responses']['NoCredits'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      429: components['responses']['RateLimited'];
+      503: components['responses']['Unavailable'];
     };
   };
   listWebhookDeliveries: {
@@ -6902,132 +2929,12 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': {
-            /** @description One per event sent to the webhook, by event id. */
-            deliveries: {
-              /** @description Attempts made so far (at most maxAttempts). */
-              attempts: number;
-              createdAt: number;
-              deliveredAt: number | null;
-              event: 'job.started' | 'item.done' | 'item.needs_review' | 'item.failed' | 'job.paused' | 'job.done';
-              givenUpAt: number | null;
-              /** @description Sent as X-Matte-Delivery; the same on every attempt: deduplicate by it. */
-              id: string;
-              lastError: string | null;
-              lastStatus: number | null;
-              nextAttemptAt: number | null;
-              /** JobEvent */
-              payload: {
-                /** @description Server clock, ms, when the change happened. */
-                at: number;
-                /** @description JobEventData for job.* events, ItemEventData for item.* events. */
-                data:
-                  | {
-                      continueUrl: string | null;
-                      counts: {
-                        done: number;
-                        failed: number;
-                        held: number;
-                        pending: number;
-                        processing: number;
-                        /** @description Finished photos that were not charged. */
-                        refunded: number;
-                        total: number;
-                      };
-                      downloadUrl: string | null;
-                      /** @description The review queue of the batch. */
-                      reviewUrl: string;
-                      /** @description draft = photos still being added, nothing charged; paused = queued photos finished, some still held (a stopped batch is paused); failed = every photo failed; cancelled = a one-photo request whose photo never started. */
-                      status: 'draft' | 'queued' | 'running' | 'paused' | 'done' | 'failed' | 'cancelled';
-                    }
-                  | {
-                      attempts: number;
-                      /** @description What the photo cost: 0 when it was flagged (refunded) or failed. */
-                      credits: number;
-                      error: {
-                        code:
-                          | 'INVALID_IMAGE'
-                          | 'TOO_LARGE'
-                          | 'REMOTE_NOT_CONFIGURED'
-                          | 'REMOTE_AUTH'
-                          | 'REMOTE_CREDIT'
-                          | 'REMOTE_RATE_LIMIT'
-                          | 'REMOTE_BAD_INPUT'
-                          | 'REMOTE_UNAVAILABLE'
-                          | 'PROCESSING_FAILED'
-                          | 'NO_SUBJECT'
-                          | 'CANCELLED';
-                        message: string;
-                      } | null;
-                      inputThumbUrl: string | null;
-                      itemId: string;
-                      name: string;
-                      outputUrl: string | null;
-                      review: 'none' | 'red';
-                      score: number | null;
-                      /** @description held = waiting (a draft, a sample run or a stopped batch; photos are held when added); pending = queued; processing = at the model. */
-                      status: 'held' | 'pending' | 'processing' | 'done' | 'failed';
-                      thumbUrl: string | null;
-                    };
-                event: 'job.started' | 'item.done' | 'item.needs_review' | 'item.failed' | 'job.paused' | 'job.done';
-                /** @description Counts up per batch from 1: sort by it, and notice a gap with it. */
-                id: number;
-                jobId: string;
-              };
-              status: 'pending' | 'delivered' | 'given_up';
-            }[];
-            events:
-              | (
-                  | 'all'
-                  | ('job.started' | 'item.done' | 'item.needs_review' | 'item.failed' | 'job.paused' | 'job.done')[]
-                )
-              | null;
-            jobId: string;
-            maxAttempts: number;
-            webhookUrl: string | null;
-          };
+          'application/json': components['schemas']['WebhookDeliveries'];
         };
       };
-      /** @description UNAUTHENTICATED or INVALID_KEY */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
-      /** @description NOT_FOUND: no such batch or photo on this account */
-      404: {
-        headers: {
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          'X-Matte-Photos-Limit': components['headers']['X-Matte-Photos-Limit'];
-          'X-Matte-Photos-Remaining': components['headers']['X-Matte-Photos-Remaining'];
-          'X-Matte-Photos-Reset': components['headers']['X-Matte-Photos-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
-      /** @description RATE_LIMITED */
-      429: {
-        headers: {
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Matte-Photos-Limit': components['headers']['X-Matte-Photos-Limit'];
-          'X-Matte-Photos-Remaining': components['headers']['X-Matte-Photos-Remaining'];
-          'X-Matte-Photos-Reset': components['headers']['X-Matte-Photos-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
+      401: components['responses']['Unauthenticated'];
+      404: components['responses']['NotFound'];
+      429: components['responses']['RateLimited'];
     };
   };
   listKeys: {
@@ -7051,61 +2958,12 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': {
-            /** @description Active and revoked keys, oldest first. */
-            keys: {
-              createdAt: number;
-              id: string;
-              lastUsedAt: number | null;
-              name: string;
-              /** @description The first characters of the secret, to tell keys apart (GET /v1/account auth.key). */
-              prefix: string;
-              revokedAt: number | null;
-              state: 'active' | 'revoked';
-            }[];
-          };
+          'application/json': components['schemas']['ApiKeyList'];
         };
       };
-      /** @description UNAUTHENTICATED or INVALID_KEY */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
-      /** @description Problem */
-      403: {
-        headers: {
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          'X-Matte-Photos-Limit': components['headers']['X-Matte-Photos-Limit'];
-          'X-Matte-Photos-Remaining': components['headers']['X-Matte-Photos-Remaining'];
-          'X-Matte-Photos-Reset': components['headers']['X-Matte-Photos-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
-      /** @description RATE_LIMITED */
-      429: {
-        headers: {
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Matte-Photos-Limit': components['headers']['X-Matte-Photos-Limit'];
-          'X-Matte-Photos-Remaining': components['headers']['X-Matte-Photos-Remaining'];
-          'X-Matte-Photos-Reset': components['headers']['X-Matte-Photos-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
+      401: components['responses']['Unauthenticated'];
+      403: components['responses']['Forbidden'];
+      429: components['responses']['RateLimited'];
     };
   };
   createKey: {
@@ -7117,9 +2975,7 @@ export interface operations {
     };
     requestBody: {
       content: {
-        'application/json': {
-          name: string;
-        };
+        'application/json': components['schemas']['CreateKeyRequest'];
       };
     };
     responses: {
@@ -7135,92 +2991,14 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': {
-            /** @description The secret, shown only in this answer; only its hash is stored. */
-            apiKey: string;
-            key: {
-              createdAt: number;
-              id: string;
-              lastUsedAt: number | null;
-              name: string;
-              /** @description The first characters of the secret, to tell keys apart (GET /v1/account auth.key). */
-              prefix: string;
-              revokedAt: number | null;
-              state: 'active' | 'revoked';
-            };
-          };
+          'application/json': components['schemas']['CreatedKey'];
         };
       };
-      /** @description VALIDATION: a field is missing or out of range; nothing happened */
-      400: {
-        headers: {
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          'X-Matte-Photos-Limit': components['headers']['X-Matte-Photos-Limit'];
-          'X-Matte-Photos-Remaining': components['headers']['X-Matte-Photos-Remaining'];
-          'X-Matte-Photos-Reset': components['headers']['X-Matte-Photos-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
-      /** @description UNAUTHENTICATED or INVALID_KEY */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
-      /** @description Problem */
-      403: {
-        headers: {
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          'X-Matte-Photos-Limit': components['headers']['X-Matte-Photos-Limit'];
-          'X-Matte-Photos-Remaining': components['headers']['X-Matte-Photos-Remaining'];
-          'X-Matte-Photos-Reset': components['headers']['X-Matte-Photos-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
-      /** @description Conflict with the current state (code and reason say which) */
-      409: {
-        headers: {
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          'X-Matte-Photos-Limit': components['headers']['X-Matte-Photos-Limit'];
-          'X-Matte-Photos-Remaining': components['headers']['X-Matte-Photos-Remaining'];
-          'X-Matte-Photos-Reset': components['headers']['X-Matte-Photos-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
-      /** @description RATE_LIMITED */
-      429: {
-        headers: {
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Matte-Photos-Limit': components['headers']['X-Matte-Photos-Limit'];
-          'X-Matte-Photos-Remaining': components['headers']['X-Matte-Photos-Remaining'];
-          'X-Matte-Photos-Reset': components['headers']['X-Matte-Photos-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthenticated'];
+      403: components['responses']['Forbidden'];
+      409: components['responses']['Conflict'];
+      429: components['responses']['RateLimited'];
     };
   };
   revokeKey: {
@@ -7246,73 +3024,13 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': {
-            createdAt: number;
-            id: string;
-            lastUsedAt: number | null;
-            name: string;
-            /** @description The first characters of the secret, to tell keys apart (GET /v1/account auth.key). */
-            prefix: string;
-            revokedAt: number | null;
-            state: 'active' | 'revoked';
-          };
+          'application/json': components['schemas']['ApiKeyInfo'];
         };
       };
-      /** @description UNAUTHENTICATED or INVALID_KEY */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
-      /** @description Problem */
-      403: {
-        headers: {
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          'X-Matte-Photos-Limit': components['headers']['X-Matte-Photos-Limit'];
-          'X-Matte-Photos-Remaining': components['headers']['X-Matte-Photos-Remaining'];
-          'X-Matte-Photos-Reset': components['headers']['X-Matte-Photos-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
-      /** @description NOT_FOUND: no such batch or photo on this account */
-      404: {
-        headers: {
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          'X-Matte-Photos-Limit': components['headers']['X-Matte-Photos-Limit'];
-          'X-Matte-Photos-Remaining': components['headers']['X-Matte-Photos-Remaining'];
-          'X-Matte-Photos-Reset': components['headers']['X-Matte-Photos-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
-      /** @description RATE_LIMITED */
-      429: {
-        headers: {
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Matte-Photos-Limit': components['headers']['X-Matte-Photos-Limit'];
-          'X-Matte-Photos-Remaining': components['headers']['X-Matte-Photos-Remaining'];
-          'X-Matte-Photos-Reset': components['headers']['X-Matte-Photos-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
+      401: components['responses']['Unauthenticated'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      429: components['responses']['RateLimited'];
     };
   };
   redeemLicense: {
@@ -7324,10 +3042,7 @@ export interface operations {
     };
     requestBody: {
       content: {
-        'application/json': {
-          /** @description A licence code (lic_…) from the operator. */
-          code: string;
-        };
+        'application/json': components['schemas']['RedeemLicenseRequest'];
       };
     };
     responses: {
@@ -7343,126 +3058,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': {
-            auth: {
-              key: string | null;
-              via: 'key' | 'session';
-            };
-            credits: {
-              expiring: {
-                at: string;
-                credits: number;
-                inDays: number;
-              } | null;
-              pack: number;
-              plan: number;
-              planResetsInDays: number | null;
-              total: number | null;
-            };
-            license: {
-              activatedAt: string | null;
-              allowance: number;
-              jobLimit: number;
-              nextRefreshAt: string | null;
-              status: 'purchased' | 'active' | 'deactivated' | 'refunded';
-              tier: number;
-            } | null;
-            limits: {
-              activeBatches: number;
-              photosPerBatch: number;
-              photosPerHour: number;
-              requestsPerMinute: number;
-              resultsKeptForHours: number;
-            };
-            spendOrder: ('plan' | 'pack')[];
-          };
+          'application/json': components['schemas']['Account'];
         };
       };
-      /** @description VALIDATION: a field is missing or out of range; nothing happened */
-      400: {
-        headers: {
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          'X-Matte-Photos-Limit': components['headers']['X-Matte-Photos-Limit'];
-          'X-Matte-Photos-Remaining': components['headers']['X-Matte-Photos-Remaining'];
-          'X-Matte-Photos-Reset': components['headers']['X-Matte-Photos-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
-      /** @description UNAUTHENTICATED or INVALID_KEY */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
-      /** @description Problem */
-      403: {
-        headers: {
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          'X-Matte-Photos-Limit': components['headers']['X-Matte-Photos-Limit'];
-          'X-Matte-Photos-Remaining': components['headers']['X-Matte-Photos-Remaining'];
-          'X-Matte-Photos-Reset': components['headers']['X-Matte-Photos-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
-      /** @description NOT_FOUND: no such batch or photo on this account */
-      404: {
-        headers: {
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          'X-Matte-Photos-Limit': components['headers']['X-Matte-Photos-Limit'];
-          'X-Matte-Photos-Remaining': components['headers']['X-Matte-Photos-Remaining'];
-          'X-Matte-Photos-Reset': components['headers']['X-Matte-Photos-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
-      /** @description Conflict with the current state (code and reason say which) */
-      409: {
-        headers: {
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          'X-Matte-Photos-Limit': components['headers']['X-Matte-Photos-Limit'];
-          'X-Matte-Photos-Remaining': components['headers']['X-Matte-Photos-Remaining'];
-          'X-Matte-Photos-Reset': components['headers']['X-Matte-Photos-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
-      /** @description RATE_LIMITED */
-      429: {
-        headers: {
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Matte-Photos-Limit': components['headers']['X-Matte-Photos-Limit'];
-          'X-Matte-Photos-Remaining': components['headers']['X-Matte-Photos-Remaining'];
-          'X-Matte-Photos-Reset': components['headers']['X-Matte-Photos-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthenticated'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      429: components['responses']['RateLimited'];
     };
   };
   getOpenApiDocument: {
@@ -7517,59 +3121,11 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': {
-            presets: {
-              align: 'center' | 'bottom';
-              background: 'white' | 'transparent' | 'inherit';
-              /** @description Share of the canvas the subject spans; 0 = not set (the photo keeps its framing). */
-              fillPercent: number;
-              format: 'png' | 'jpeg' | 'webp' | 'auto';
-              height: number;
-              id: string;
-              label: string;
-              /** @description Marketplace upload limit. */
-              maxBytes?: number;
-              notes?: string;
-              /** @description 0 = not set. */
-              paddingPercent: number;
-              /** @description Encoder quality; 90 where the marketplace documents none. */
-              quality: number;
-              source?: string;
-              sourceUrl?: string;
-              /** @description True only where the marketplace's own documentation backs the figures. */
-              verified: boolean;
-              verifiedAt?: string;
-              /** @description Canvas width; 0 = same as source. */
-              width: number;
-            }[];
-          };
+          'application/json': components['schemas']['PresetList'];
         };
       };
-      /** @description UNAUTHENTICATED or INVALID_KEY */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
-      /** @description RATE_LIMITED */
-      429: {
-        headers: {
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Matte-Photos-Limit': components['headers']['X-Matte-Photos-Limit'];
-          'X-Matte-Photos-Remaining': components['headers']['X-Matte-Photos-Remaining'];
-          'X-Matte-Photos-Reset': components['headers']['X-Matte-Photos-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
+      401: components['responses']['Unauthenticated'];
+      429: components['responses']['RateLimited'];
     };
   };
   getSession: {
@@ -7593,56 +3149,12 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': {
-            accountId: string;
-            /** @description Send as X-CSRF-Token on every request that changes something with this session. */
-            csrfToken: string;
-            email: string;
-            /** @description Server-clock ms; sign in again after it. */
-            expiresAt: number;
-          };
+          'application/json': components['schemas']['SessionInfo'];
         };
       };
-      /** @description UNAUTHENTICATED or INVALID_KEY */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
-      /** @description Problem */
-      403: {
-        headers: {
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          'X-Matte-Photos-Limit': components['headers']['X-Matte-Photos-Limit'];
-          'X-Matte-Photos-Remaining': components['headers']['X-Matte-Photos-Remaining'];
-          'X-Matte-Photos-Reset': components['headers']['X-Matte-Photos-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
-      /** @description RATE_LIMITED */
-      429: {
-        headers: {
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Matte-Photos-Limit': components['headers']['X-Matte-Photos-Limit'];
-          'X-Matte-Photos-Remaining': components['headers']['X-Matte-Photos-Remaining'];
-          'X-Matte-Photos-Reset': components['headers']['X-Matte-Photos-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
+      401: components['responses']['Unauthenticated'];
+      403: components['responses']['Forbidden'];
+      429: components['responses']['RateLimited'];
     };
   };
   signIn: {
@@ -7655,10 +3167,7 @@ export interface operations {
     /** @description Studio sign-in. Ten attempts per address in 15 minutes, then 429. */
     requestBody: {
       content: {
-        'application/json': {
-          email: string;
-          password: string;
-        };
+        'application/json': components['schemas']['SignInRequest'];
       };
     };
     responses: {
@@ -7669,14 +3178,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': {
-            accountId: string;
-            /** @description Send as X-CSRF-Token on every request that changes something with this session. */
-            csrfToken: string;
-            email: string;
-            /** @description Server-clock ms; sign in again after it. */
-            expiresAt: number;
-          };
+          'application/json': components['schemas']['SessionInfo'];
         };
       };
       /** @description VALIDATION: a field is missing or out of range; nothing happened */
@@ -7688,15 +3190,7 @@ export interface operations {
           'application/json': components['schemas']['Problem'];
         };
       };
-      /** @description UNAUTHENTICATED or INVALID_KEY */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
+      401: components['responses']['Unauthenticated'];
       /** @description RATE_LIMITED */
       429: {
         headers: {
@@ -7731,46 +3225,9 @@ export interface operations {
         };
         content?: never;
       };
-      /** @description UNAUTHENTICATED or INVALID_KEY */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
-      /** @description Problem */
-      403: {
-        headers: {
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          'X-Matte-Photos-Limit': components['headers']['X-Matte-Photos-Limit'];
-          'X-Matte-Photos-Remaining': components['headers']['X-Matte-Photos-Remaining'];
-          'X-Matte-Photos-Reset': components['headers']['X-Matte-Photos-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
-      /** @description RATE_LIMITED */
-      429: {
-        headers: {
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          'Retry-After': components['headers']['Retry-After'];
-          'X-Matte-Photos-Limit': components['headers']['X-Matte-Photos-Limit'];
-          'X-Matte-Photos-Remaining': components['headers']['X-Matte-Photos-Remaining'];
-          'X-Matte-Photos-Reset': components['headers']['X-Matte-Photos-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
+      401: components['responses']['Unauthenticated'];
+      403: components['responses']['Forbidden'];
+      429: components['responses']['RateLimited'];
     };
   };
   receiveJobEvent: {
@@ -7793,63 +3250,7 @@ export interface operations {
     };
     requestBody: {
       content: {
-        'application/json': {
-          /** @description Server clock, ms, when the change happened. */
-          at: number;
-          /** @description JobEventData for job.* events, ItemEventData for item.* events. */
-          data:
-            | {
-                continueUrl: string | null;
-                counts: {
-                  done: number;
-                  failed: number;
-                  held: number;
-                  pending: number;
-                  processing: number;
-                  /** @description Finished photos that were not charged. */
-                  refunded: number;
-                  total: number;
-                };
-                downloadUrl: string | null;
-                /** @description The review queue of the batch. */
-                reviewUrl: string;
-                /** @description draft = photos still being added, nothing charged; paused = queued photos finished, some still held (a stopped batch is paused); failed = every photo failed; cancelled = a one-photo request whose photo never started. */
-                status: 'draft' | 'queued' | 'running' | 'paused' | 'done' | 'failed' | 'cancelled';
-              }
-            | {
-                attempts: number;
-                /** @description What the photo cost: 0 when it was flagged (refunded) or failed. */
-                credits: number;
-                error: {
-                  code:
-                    | 'INVALID_IMAGE'
-                    | 'TOO_LARGE'
-                    | 'REMOTE_NOT_CONFIGURED'
-                    | 'REMOTE_AUTH'
-                    | 'REMOTE_CREDIT'
-                    | 'REMOTE_RATE_LIMIT'
-                    | 'REMOTE_BAD_INPUT'
-                    | 'REMOTE_UNAVAILABLE'
-                    | 'PROCESSING_FAILED'
-                    | 'NO_SUBJECT'
-                    | 'CANCELLED';
-                  message: string;
-                } | null;
-                inputThumbUrl: string | null;
-                itemId: string;
-                name: string;
-                outputUrl: string | null;
-                review: 'none' | 'red';
-                score: number | null;
-                /** @description held = waiting (a draft, a sample run or a stopped batch; photos are held when added); pending = queued; processing = at the model. */
-                status: 'held' | 'pending' | 'processing' | 'done' | 'failed';
-                thumbUrl: string | null;
-              };
-          event: 'job.started' | 'item.done' | 'item.needs_review' | 'item.failed' | 'job.paused' | 'job.done';
-          /** @description Counts up per batch from 1: sort by it, and notice a gap with it. */
-          id: number;
-          jobId: string;
-        };
+        'application/json': components['schemas']['JobEvent'];
       };
     };
     responses: {

@@ -31,6 +31,8 @@ export function registerAccountRoutes(app: FastifyInstance, c: Pick<Container, '
       schema: {
         operationId: 'listPresets',
         summary: 'Marketplace presets (canvas, fill, background, format, upload limit)',
+        description:
+          'Every preset a batch or a photo can use: its canvas, how much of it the product fills, the background, the format and, for marketplaces, the upload limit their rules set.',
         tags: ['reference'],
         response: { 200: PresetList, ...problems() },
       },

@@ -84,6 +84,8 @@ export function registerItemRoutes(
       schema: {
         operationId: 'deleteItems',
         summary: 'Remove several photos; photos in flight and unknown ids are skipped, nothing is refunded',
+        description:
+          'Removes the listed photos of a batch that is not running. Photos at the model and unknown ids are skipped and listed; a removed photo that was charged keeps its charge.',
         tags: ['photos'],
         params: IdParams,
         body: DeleteItemsRequest,
@@ -104,6 +106,8 @@ export function registerItemRoutes(
       schema: {
         operationId: 'deleteItem',
         summary: 'Remove one photo (409 while it is at the model)',
+        description:
+          'Removes one photo and its files. 409 while it is queued or at the model; a charged photo keeps its charge.',
         tags: ['photos'],
         params: ItemParams,
         response: { 200: Job, ...problems(404, 409) },

@@ -35,6 +35,8 @@ export function registerJobRoutes(
       schema: {
         operationId: 'createJob',
         summary: 'Create an empty batch (step 1 of 3; nothing charged)',
+        description:
+          'Makes an empty batch (`draft`) with the settings every photo starts with (`defaults`), an optional name and an optional webhook. Nothing is reserved or charged until the batch starts. A webhook URL must be https and public; its secret is shown only in this answer. Also takes multipart (fields as JSON strings, and a `backgroundImage` file).',
         tags: ['batches'],
         body: jsonBody(CreateJobRequest),
         response: { 201: JobCreated, ...problems(400, 503, 507) },
@@ -76,6 +78,8 @@ export function registerJobRoutes(
       schema: {
         operationId: 'listJobs',
         summary: 'List batches, newest first, without photos',
+        description:
+          "The account's batches, newest first, each without its photos (JobSummary). Page with `before` (the `nextBefore` of the previous page) and filter by `status`.",
         tags: ['batches'],
         querystring: ListJobsQuery,
         response: {
@@ -100,6 +104,8 @@ export function registerJobRoutes(
       schema: {
         operationId: 'getJob',
         summary: 'Read a batch; optionally only what changed since a time, optionally waiting for a change',
+        description:
+          'The batch with every photo. With `since` (a previous `updatedAt`), only the photos changed since then (`delta: true`); with `wait` (seconds, up to 60) as well, the answer waits for a change: a long-poll for clients that do not read the event stream. `fields=summary` leaves the photos out.',
         tags: ['batches'],
         params: IdParams,
         querystring: GetJobQuery,
@@ -128,6 +134,8 @@ export function registerJobRoutes(
       schema: {
         operationId: 'deleteJob',
         summary: 'Delete a batch now (not while running)',
+        description:
+          'Deletes the batch with its photos, files, events and webhook deliveries. Refused with 409 while it is running: stop it first (POST /v1/jobs/{id}/cancel). What was charged stays charged.',
         tags: ['batches'],
         params: IdParams,
         response: { 204: Type.Null(), ...problems(404, 409) },
@@ -187,6 +195,8 @@ export function registerJobRoutes(
       schema: {
         operationId: 'continueJob',
         summary: 'Run the held photos (after a sample run or a stop); charged here',
+        description:
+          'Runs the photos a sample run or a stop left `held`: their credits are reserved now (402 NO_CREDITS when the balance is short) and charged as each photo finishes clean. Idempotent with `Idempotency-Key`.',
         tags: ['batches'],
         params: IdParams,
         response: { 202: Job, ...problems(402, 404, 409) },
@@ -202,6 +212,8 @@ export function registerJobRoutes(
       schema: {
         operationId: 'cancelJob',
         summary: 'Stop a running batch; queued photos are held again and their credits released',
+        description:
+          'Stops a running batch: photos not yet at the model go back to `held` and their credits are released at once; a photo already at the model finishes and is charged as usual. Continue (POST /v1/jobs/{id}/continue) runs the held photos later.',
         tags: ['batches'],
         params: IdParams,
         response: { 200: JobWithStopped, ...problems(404, 409) },

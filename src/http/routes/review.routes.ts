@@ -22,6 +22,8 @@ export function registerReviewRoutes(app: FastifyInstance, c: Pick<Container, 'r
       schema: {
         operationId: 'getReviewQueue',
         summary: 'Photos flagged by the check (not charged) or failed: failures first, then the lowest scores',
+        description:
+          "What needs a person's eye in a batch: photos the check flagged (finished, not charged) and photos that failed, failures first, then the lowest scores, each with a one-line reason, its flags and what can be done (report, re-run).",
         tags: ['review'],
         params: IdParams,
         response: { 200: ReviewQueue, ...problems(404) },

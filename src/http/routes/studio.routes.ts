@@ -86,6 +86,8 @@ export function registerStudioRoutes(
       schema: {
         operationId: 'getSession',
         summary: 'The signed-in studio session and its CSRF token',
+        description:
+          'The studio session the cookie belongs to: the account, when it expires, and the CSRF token that changes must send as `X-CSRF-Token`. 401 when the cookie is missing or has expired.',
         tags: ['studio'],
         security: studioSecurity,
         response: { 200: SessionInfo, ...problems(403) },
@@ -101,6 +103,7 @@ export function registerStudioRoutes(
       schema: {
         operationId: 'signOut',
         summary: 'Sign out of the studio',
+        description: 'Ends the studio session on the server and clears its cookie. Keys are not affected.',
         tags: ['studio'],
         security: studioSecurity,
         response: { 204: Type.Null(), ...problems(403) },
@@ -139,6 +142,8 @@ export function registerStudioRoutes(
       schema: {
         operationId: 'listKeys',
         summary: 'API keys of the account, active and revoked',
+        description:
+          "The account's API keys: name, the visible prefix, state, when each was made, last used and revoked. Secrets are never shown again after they are made.",
         tags: ['studio'],
         security: studioSecurity,
         response: { 200: ApiKeyList, ...problems(403) },
@@ -212,6 +217,8 @@ export function registerStudioRoutes(
       schema: {
         operationId: 'listCreditPacks',
         summary: 'Credit packs that can be bought',
+        description:
+          'The credit packs this server sells, with their credits and price. Buying one is POST /v1/credits/purchases.',
         tags: ['account'],
         response: { 200: CreditPackList, ...problems() },
       },
@@ -226,6 +233,8 @@ export function registerStudioRoutes(
       schema: {
         operationId: 'listPurchases',
         summary: 'Credit pack purchases of the account, newest first',
+        description:
+          "The account's pack purchases, newest first, with their status: `pending` until the operator confirms the payment, then `completed` (the credits added once) or `cancelled`.",
         tags: ['studio'],
         security: studioSecurity,
         response: { 200: PurchaseList, ...problems(403) },

@@ -22,6 +22,17 @@ export const Problem = Type.Object(
     $id: 'Problem',
     additionalProperties: true,
     description: 'RFC 9457 problem details (application/problem+json); open object.',
+    examples: [
+      {
+        type: 'https://matte.example.com/docs/errors#NO_CREDITS',
+        title: 'Not enough credits',
+        status: 402,
+        code: 'NO_CREDITS',
+        detail: 'This batch needs 3 credits; the account has 1. Nothing was charged.',
+        needed: 3,
+        balance: 1,
+      },
+    ],
   },
 );
 export type Problem = Static<typeof Problem>;

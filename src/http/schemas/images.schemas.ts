@@ -28,7 +28,17 @@ export const ImageRequest = Type.Object(
     optimize: Type.Optional(Optimize),
     timeout: Type.Optional(Type.Integer({ minimum: 5, maximum: 60, default: 60 })),
   },
-  { ...closed, description: 'JSON form of POST /v1/images: exactly one of imageUrl and imageBase64.' },
+  {
+    ...closed,
+    description: 'JSON form of POST /v1/images: exactly one of imageUrl and imageBase64.',
+    examples: [
+      {
+        imageUrl: 'https://shop.example.com/photos/mug.jpg',
+        settings: { presetId: 'amazon-main', background: { mode: 'white' } },
+        response: 'json',
+      },
+    ],
+  },
 );
 export type ImageRequest = Static<typeof ImageRequest>;
 

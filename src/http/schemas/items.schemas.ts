@@ -9,7 +9,11 @@ export const UrlItemsRequest = Type.Object(
     urls: Type.Optional(Type.Array(Type.String({ maxLength: 2000 }), { maxItems: 200, default: [] })),
     zipUrl: Type.Optional(Type.String({ maxLength: 2000 })),
   },
-  { ...closed, description: 'Public http(s) links, fetched server-side; refusals come back in `rejected`.' },
+  {
+    ...closed,
+    description: 'Public http(s) links, fetched server-side; refusals come back in `rejected`.',
+    examples: [{ urls: ['https://shop.example.com/photos/mug.jpg', 'https://shop.example.com/photos/bottle.jpg'] }],
+  },
 );
 export type UrlItemsRequest = Static<typeof UrlItemsRequest>;
 

@@ -41,7 +41,17 @@ export const CreateJobRequest = Type.Object(
       Type.Array(EventName, { minItems: 1, maxItems: 6, description: 'Omitted = all six.' }),
     ),
   },
-  closed,
+  {
+    ...closed,
+    examples: [
+      {
+        name: 'Spring shoes',
+        defaults: { presetId: 'amazon-main', background: { mode: 'white' } },
+        webhookUrl: 'https://shop.example.com/hooks/matte',
+        webhookEvents: ['item.needs_review', 'job.done'],
+      },
+    ],
+  },
 );
 export type CreateJobRequest = Static<typeof CreateJobRequest>;
 
@@ -70,7 +80,7 @@ export const StartRequest = Type.Object(
     trial: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, description: 'Alias of sample.' })),
     defaults: Type.Optional(JobDefaults),
   },
-  closed,
+  { ...closed, examples: [{ sample: 1 }, {}] },
 );
 export type StartRequest = Static<typeof StartRequest>;
 
