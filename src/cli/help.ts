@@ -27,7 +27,7 @@ const CLIENT_HELP: HelpSection = {
     {
       name: 'remove',
       args: 'PATH… -o OUT [--preset ID] [--background white|transparent|#RRGGBB] [--format png|jpeg|webp] [--sample N] [--heavy] [--pattern P]',
-      does: 'cuts out files, folders and ZIPs into OUT; run it again to resume',
+      does: 'cuts out files, folders and ZIPs into OUT (a file it cannot send is named and left out: exit 1); run it again to resume',
     },
     { name: 'batches list', args: '[--status S] [--limit N]', does: 'your batches, newest first' },
     { name: 'batches show', args: 'ID', does: 'one batch and its photos' },
