@@ -134,17 +134,21 @@ export async function removeBackgrounds(
   }
   const preset = options.preset ?? 'original';
   const run = runKey(options, preset);
+  // Every result's path first: a pattern that makes no file name is a usage error, before anything is sent.
+  const all: Planned[] = sources.map((source) => ({
+    source,
+    base: resultBase(options.out, source, options.pattern, preset),
+  }));
   // An earlier run of this command stopped with Ctrl-C: its batch is continued first, so no batch is left
   // paused with photos held (and their credits reserved), and nothing it finished is sent again.
-  await resumeEarlierRuns(client, run, sources, options, preset, summary, progress, interrupt);
+  await resumeEarlierRuns(client, run, all, options, summary, progress, interrupt);
   if (interrupt.aborted) return summary;
   const planned: Planned[] = [];
   // What the earlier batch wrote just now is this run's work, not a result found in OUT.
   const fresh = new Set(summary.written.map((f) => f.slice(0, f.length - path.extname(f).length)));
-  for (const source of sources) {
-    const base = resultBase(options.out, source, options.pattern, preset);
-    if (!existingResult(base, options.format)) planned.push({ source, base });
-    else if (!fresh.has(base)) summary.skipped++;
+  for (const entry of all) {
+    if (!existingResult(entry.base, options.format)) planned.push(entry);
+    else if (!fresh.has(entry.base)) summary.skipped++;
   }
   if (planned.length === 0) {
     if (!summary.resumed.length)
@@ -237,17 +241,15 @@ export function runKey(options: RemoveOptions, preset: string): string {
 async function resumeEarlierRuns(
   client: MatteClient,
   run: string,
-  sources: PhotoSource[],
+  all: Planned[],
   options: RemoveOptions,
-  preset: string,
   summary: RemoveSummary,
   progress: Progress,
   interrupt: AbortSignal,
 ): Promise<void> {
-  const lists = await Promise.all(
-    (['draft', 'queued', 'running', 'paused'] as const).map((status) => client.listBatches({ status, limit: 100 })),
-  );
-  const open = lists.flatMap((l) => l.jobs);
+  // The account's newest 100 batches, in one request (a run left its batch minutes or hours ago).
+  const { jobs } = await client.listBatches({ limit: 100 });
+  const open = jobs.filter((j) => ['draft', 'queued', 'running', 'paused'].includes(j.status));
   if (open.length === 0) return;
   // The batch answer carries no name; GET /v1/batch-labels gives the names, 100 ids at a time.
   const names = new Map<string, string | null>();
@@ -261,13 +263,7 @@ async function resumeEarlierRuns(
   if (earlier.length === 0) return;
   // Upload names are the photos' file names; one that two photos share cannot be told apart, and is sent again.
   const byName = new Map<string, Planned | null>();
-  for (const source of sources) {
-    const name = source.name;
-    byName.set(
-      name,
-      byName.has(name) ? null : { source, base: resultBase(options.out, source, options.pattern, preset) },
-    );
-  }
+  for (const entry of all) byName.set(entry.source.name, byName.has(entry.source.name) ? null : entry);
   // Results already in OUT (the interrupted run wrote what had finished) are not fetched again.
   const named = new Map(
     [...byName].filter((e): e is [string, Planned] => e[1] !== null && !existingResult(e[1].base, options.format)),
