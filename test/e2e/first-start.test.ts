@@ -23,6 +23,8 @@ describe('npm start on a fresh DATA_DIR', () => {
       cwd: ROOT,
       env: { ...env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir },
       stdio: ['ignore', 'pipe', 'pipe'],
+      // Its own process group: npm starts bin/matte, which becomes the server; stopping the group stops it too.
+      detached: true,
     });
     let out = '';
     proc.stdout.on('data', (d: Buffer) => (out += d.toString()));
@@ -40,8 +42,25 @@ describe('npm start on a fresh DATA_DIR', () => {
       expect(out).not.toMatch(/onnxruntime|Warning|\[W:/);
       for (const line of lines.filter((l) => l.startsWith('{'))) expect(JSON.parse(line).level, line).toBeLessThan(40);
     } finally {
-      proc.kill('SIGTERM');
-      await new Promise((r) => (proc.exitCode !== null ? r(null) : proc.once('exit', r)));
+      const exited = new Promise((r) => (proc.exitCode !== null ? r(null) : proc.once('exit', r)));
+      try {
+        process.kill(-proc.pid!, 'SIGTERM');
+      } catch {
+        // the group has already ended
+      }
+      await exited;
+      // Nothing of the group is left running (a server left behind would hold its port and memory): the server
+      // finishes what it was doing and exits within its shutdown time.
+      const alive = () => {
+        try {
+          process.kill(-proc.pid!, 0);
+          return true;
+        } catch {
+          return false;
+        }
+      };
+      for (let i = 0; i < 60 && alive(); i++) await new Promise((r) => setTimeout(r, 250));
+      expect(alive()).toBe(false);
     }
   });
 });
