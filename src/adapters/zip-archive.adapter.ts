@@ -3,6 +3,7 @@
 // validateEntrySizes stops an entry that inflates past its declared size), and entry floods.
 import yauzl from 'yauzl';
 import type { Readable } from 'node:stream';
+import { count } from '../domain/photo-refusals.ts';
 
 export interface ZipLimits {
   maxEntries: number;
@@ -139,7 +140,7 @@ export async function* readZip(file: string, limits: ZipLimits): AsyncGenerator<
     const declared = entries.reduce((sum, e) => sum + e.entry.uncompressedSize, 0);
     if (declared > limits.maxTotalBytes) {
       throw new ZipError(
-        `The ZIP unpacks to ${declared.toLocaleString('en-US')} bytes, more than the ${limits.maxTotalBytes.toLocaleString('en-US')}-byte limit.`,
+        `The ZIP unpacks to ${count(declared)} bytes, more than the ${count(limits.maxTotalBytes)}-byte limit.`,
       );
     }
     let inflated = 0;

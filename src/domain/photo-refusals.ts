@@ -2,7 +2,8 @@
 // command line (which prints the server's reasons) all word a refusal the same way. Numbers carry thousands
 // separators (40,000,000 pixels), sizes are in MiB.
 
-const count = (n: number) => n.toLocaleString('en-US');
+/** A count as the messages write it: with thousands separators (40,000,000). */
+export const count = (n: number) => n.toLocaleString('en-US');
 const mib = (bytes: number) => `${(Math.round((bytes / 1024 / 1024) * 10) / 10).toLocaleString('en-US')} MiB`;
 
 export const PHOTO_REFUSALS = {

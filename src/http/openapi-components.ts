@@ -86,6 +86,8 @@ function nameResponses(doc: { paths?: Json; components?: Record<string, Json> })
   const operations = Object.values(
     (doc.paths ?? {}) as Record<string, Record<string, { responses?: Record<string, Json> }>>,
   ).flatMap((methods) => Object.values(methods));
+  // Each error answer with its canonical form, read once: counted here, replaced below.
+  const answers: { responses: Record<string, Json>; status: string; key: string }[] = [];
   for (const op of operations)
     for (const [status, response] of Object.entries(op.responses ?? {})) {
       if (!RESPONSE_NAMES[status]) continue;
@@ -93,6 +95,7 @@ function nameResponses(doc: { paths?: Json; components?: Record<string, Json> })
       const key = canonical(response);
       forStatus.set(key, { response, count: (forStatus.get(key)?.count ?? 0) + 1 });
       seen.set(status, forStatus);
+      answers.push({ responses: op.responses!, status, key });
     }
   const responses: Record<string, Json> = {};
   const chosen = new Map<string, string>();
@@ -102,11 +105,10 @@ function nameResponses(doc: { paths?: Json; components?: Record<string, Json> })
     responses[RESPONSE_NAMES[status]!] = top.response;
     chosen.set(`${status} ${key}`, RESPONSE_NAMES[status]!);
   }
-  for (const op of operations)
-    for (const [status, response] of Object.entries(op.responses ?? {})) {
-      const name = chosen.get(`${status} ${canonical(response)}`);
-      if (name) op.responses![status] = { $ref: `#/components/responses/${name}` };
-    }
+  for (const { responses: answersOf, status, key } of answers) {
+    const name = chosen.get(`${status} ${key}`);
+    if (name) answersOf[status] = { $ref: `#/components/responses/${name}` };
+  }
   if (Object.keys(responses).length) (doc.components ??= {}).responses = responses;
 }
 

@@ -251,14 +251,11 @@ async function resumeEarlierRuns(
   const { jobs } = await client.listBatches({ limit: 100 });
   const open = jobs.filter((j) => ['draft', 'queued', 'running', 'paused'].includes(j.status));
   if (open.length === 0) return;
-  // The batch answer carries no name; GET /v1/batch-labels gives the names, 100 ids at a time.
-  const names = new Map<string, string | null>();
-  for (let i = 0; i < open.length; i += 100) {
-    const ids = open.slice(i, i + 100).map((j) => j.id);
-    const { data, error } = await client.api.GET('/v1/batch-labels', { params: { query: { ids: ids.join(',') } } });
-    if (error) throw new Error(`batch names could not be read: ${JSON.stringify(error)}`);
-    for (const label of data.labels) names.set(label.id, label.name);
-  }
+  // The batch answer carries no name; GET /v1/batch-labels gives the names (up to 100 ids, as many as listed).
+  const ids = open.map((j) => j.id).join(',');
+  const { data, error } = await client.api.GET('/v1/batch-labels', { params: { query: { ids } } });
+  if (error) throw new Error(`batch names could not be read: ${JSON.stringify(error)}`);
+  const names = new Map(data.labels.map((label) => [label.id, label.name]));
   const earlier = open.filter((j) => names.get(j.id)?.endsWith(` ${run}`));
   if (earlier.length === 0) return;
   // Upload names are the photos' file names; one that two photos share cannot be told apart, and is sent again.
