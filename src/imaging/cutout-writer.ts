@@ -218,9 +218,10 @@ export class WorkerCutoutWriter implements CutoutWriter {
         });
         // Encoded in a writer thread (cutout-writer.worker.mjs encodePng): @napi-rs/image copies the pixels in
         // on the calling thread, 16 MB for a 2000x2000 photo, which held the event loop 30-50 ms a photo.
-        const png = done.then(async () =>
-          Buffer.from(await this.run<Uint8Array>({ type: 'png', rgba: rgbaLease.view, width, height })),
-        );
+        const png = done.then(async () => {
+          const data = await this.run<Uint8Array>({ type: 'png', rgba: rgbaLease.view, width, height });
+          return Buffer.from(data.buffer, data.byteOffset, data.byteLength);
+        });
         const encoded = () => rgbaLease.release();
         png.then(encoded, encoded);
         const preview = done.then((p) => {

@@ -19,7 +19,7 @@ const port = /** @type {import('node:worker_threads').MessagePort} */ (parentPor
 /** @param {Band} msg */
 function writeBand(msg) {
   const { id, width, height, y0, y1 } = msg;
-  const refined = refineRows({ rgb: msg.rgb, alpha: null, width, height }, { low: msg.low }, y0, y1);
+  const refined = refineRows({ rgb: msg.rgb, alpha: null, width, height }, { low: msg.low, inPlace: true }, y0, y1);
   const sourceAlpha = msg.sourceAlpha ? msg.sourceAlpha.subarray(y0 * width, y1 * width) : null;
   const out = msg.rgba.subarray(y0 * width * 4, y1 * width * 4);
   const preview = bandRgba(refined.rgb, refined.alpha, sourceAlpha, width, y1 - y0, msg.reduce, out);
@@ -39,7 +39,10 @@ async function encodePng(msg) {
     compressionType: CompressionType.Fast,
     filterType: FilterType.Up,
   });
-  port.postMessage({ id: msg.id, type: 'png', data: png });
+  // Handed over, not copied again: the encoder's buffer is copied once into memory this thread can give away.
+  const data = new Uint8Array(png.length);
+  data.set(png);
+  port.postMessage({ id: msg.id, type: 'png', data }, [data.buffer]);
 }
 
 /** @param {{ id: number }} msg @param {unknown} err */

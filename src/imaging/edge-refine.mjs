@@ -9,8 +9,11 @@
 import { dilate } from './raster.mjs';
 
 /**
- * @typedef {{ grid?: number, radius?: number, eps?: number, guided?: boolean, steepen?: number, decontaminate?: boolean, low?: { rgb: Uint8Array, alpha: Uint8Array } }} RefineOptions
+ * @typedef {{ grid?: number, radius?: number, eps?: number, guided?: boolean, steepen?: number, decontaminate?: boolean, low?: { rgb: Uint8Array, alpha: Uint8Array }, inPlace?: boolean }} RefineOptions
  *   `low`: the photo and its alpha already reduced to refineGrid's size (RGB and one channel)
+ *   `inPlace`: the edge colours are decontaminated in `rgb` itself, and the alpha returned is a kept array
+ *   that the next call overwrites (the cut-out writer's threads, whose copy of the photo is their own):
+ *   no copy of the photo's 12 MB is made
  */
 
 /**
@@ -66,24 +69,21 @@ export function refineRows(img, opts, y0, y1) {
   const n = w * gh;
   const rows = y1 - y0;
 
-  // Low-resolution guide (grey, 0..1), alpha (0..1) and colours: given (the service's way: the photo
-  // reduced by libvips, the mask by area averages, segment.ts refineInputs), or here by block averages.
-  const I = new Float32Array(n);
-  const P = new Float32Array(n);
-  const R = new Float32Array(n);
-  const G = new Float32Array(n);
-  const B = new Float32Array(n);
+  // Low-resolution colours and alpha (0..255): given (the service's way: the photo reduced by libvips,
+  // the mask by area averages, segment.ts refineInputs), or here by block averages. Cell k of this band's
+  // grid rows is entry `base + k` of them. Everything below reads them directly, at the few cells near the
+  // edge: no grid-sized array of the guide, the alpha or their products is made.
+  /** @type {ArrayLike<number>} */ let lr;
+  /** @type {ArrayLike<number>} */ let la;
+  let base = 0;
   if (opts.low) {
-    const { rgb: lr, alpha: la } = opts.low;
-    for (let k = 0, j = g0 * w; k < n; k++, j++) {
-      R[k] = lr[j * 3];
-      G[k] = lr[j * 3 + 1];
-      B[k] = lr[j * 3 + 2];
-      I[k] = (0.299 * R[k] + 0.587 * G[k] + 0.114 * B[k]) / 255;
-      P[k] = la[j] / 255;
-    }
+    lr = opts.low.rgb;
+    la = opts.low.alpha;
+    base = g0 * w;
   } else {
     if (!alpha) throw new Error('refineEdges needs the upsampled alpha or the reduced inputs');
+    const sumRgb = new Float32Array(n * 3);
+    const sumA = new Float32Array(n);
     const count = new Float32Array(n);
     const cellOf = new Int32Array(W);
     for (let x = 0; x < W; x++) cellOf[x] = Math.min(w - 1, (x / sx) | 0);
@@ -93,34 +93,31 @@ export function refineRows(img, opts, y0, y1) {
       const row = (cell - g0) * w;
       for (let x = 0, i = y * W, j = y * W * 3; x < W; x++, i++, j += 3) {
         const k = row + cellOf[x];
-        const r = rgb[j],
-          g = rgb[j + 1],
-          b = rgb[j + 2];
-        R[k] += r;
-        G[k] += g;
-        B[k] += b;
-        I[k] += (0.299 * r + 0.587 * g + 0.114 * b) / 255;
-        P[k] += alpha[i] / 255;
+        sumRgb[k * 3] += rgb[j];
+        sumRgb[k * 3 + 1] += rgb[j + 1];
+        sumRgb[k * 3 + 2] += rgb[j + 2];
+        sumA[k] += alpha[i];
         count[k]++;
       }
     }
     for (let k = 0; k < n; k++) {
       const c = count[k] || 1;
-      I[k] /= c;
-      P[k] /= c;
-      R[k] /= c;
-      G[k] /= c;
-      B[k] /= c;
+      sumRgb[k * 3] /= c;
+      sumRgb[k * 3 + 1] /= c;
+      sumRgb[k * 3 + 2] /= c;
+      sumA[k] /= c;
     }
+    lr = sumRgb;
+    la = sumA;
   }
 
-  // From here on the grid arrays are `gh` rows tall: a window that the cut at g0 or g1 clips differs
-  // from the whole photo's, but MARGIN keeps every such row out of what this band reads.
-  // Scratch room for every summed-area table below.
-  const sat = new Float64Array((w + 1) * (gh + 1));
-  const mP = boxMean(P, w, gh, radius, sat);
+  // From here on windows are clipped at this band's grid rows [g0, g1): a window that the cut at g0 or g1
+  // clips differs from the whole photo's, but MARGIN keeps every such row out of what this band reads.
+  // The alpha's window means over the whole band of rows, from running sums (exact: whole numbers for
+  // the service's 8-bit alpha).
+  const mP = windowMeans(la, base, w, gh, radius, scratch('mP', Float32Array, n), 1 / 255);
   // Where the mask is certain all around (all subject or all background), the filter has nothing to fix.
-  const band = new Uint8Array(n);
+  const band = scratch('band', Uint8Array, n);
   for (let k = 0; k < n; k++) band[k] = mP[k] > 0.002 && mP[k] < 0.998 ? 1 : 0;
   // A pixel reads the grid at the four cells around it, and changes only when one is in the band: the
   // cells one step from the band are all that is read (`near`), and their filter coefficients' means
@@ -129,24 +126,20 @@ export function refineRows(img, opts, y0, y1) {
   const near = spans(dilate(band, w, gh, 1), w, gh);
   const nearer = spans(dilate(near.mask, w, gh, radius), w, gh);
 
-  // The filter's means at the cells that need them, each window summed directly: a window of radius 1 is
-  // nine cells, and these cells are a tenth of the grid, so this reads far less than a summed-area table
-  // over the band's whole extent would (docs/performance.md). I·P and I² are formed inside the sums.
-  const A = new Float32Array(n);
-  const Bc = new Float32Array(n);
-  forEachCell(nearer, w, (k, x, y) => {
-    const ya = Math.max(0, y - radius),
-      yb = Math.min(gh, y + radius + 1),
-      xa = Math.max(0, x - radius),
-      xb = Math.min(w, x + radius + 1);
+  // The filter's coefficients at the cells that need them, each window summed directly: a window of
+  // radius 1 is nine cells, and these cells are a tenth of the grid. The grey guide (0..1) is formed
+  // inside the sums. A and Bc are written only at `nearer` cells, and read only there.
+  const A = scratch('A', Float32Array, n);
+  const Bc = scratch('Bc', Float32Array, n);
+  forEachWindow(nearer, w, gh, radius, (k, ya, yb, xa, xb) => {
     let sI = 0,
       sIP = 0,
       sII = 0;
     for (let yy = ya; yy < yb; yy++) {
-      for (let j = yy * w + xa, end = yy * w + xb; j < end; j++) {
-        const v = I[j];
+      for (let j = base + yy * w + xa, end = base + yy * w + xb; j < end; j++) {
+        const v = Math.fround((0.299 * lr[j * 3] + 0.587 * lr[j * 3 + 1] + 0.114 * lr[j * 3 + 2]) / 255);
         sI += v;
-        sIP += v * P[j];
+        sIP += v * Math.fround(la[j] / 255);
         sII += v * v;
       }
     }
@@ -157,46 +150,43 @@ export function refineRows(img, opts, y0, y1) {
     A[k] = cov / (varI + eps);
     Bc[k] = mP[k] - A[k] * mI;
   });
-  const mA = windowMean(A, w, gh, radius, near);
-  const mB = windowMean(Bc, w, gh, radius, near);
+  const mA = windowMean(A, w, gh, radius, near, scratch('mA', Float32Array, n));
+  const mB = windowMean(Bc, w, gh, radius, near, scratch('mB', Float32Array, n));
 
-  // The background's colour near each edge: colours weighted by how transparent they are, over a wider window.
+  // The background's colour near each edge: colours weighted by how transparent they are ((1 - alpha)²),
+  // over a wider window, at the `near` cells alone (the only ones the pixels read).
   const decontaminate = opts.decontaminate ?? true;
   /** @type {Float32Array} */ let bgR = new Float32Array(0);
   /** @type {Float32Array} */ let bgG = bgR;
   /** @type {Float32Array} */ let bgB = bgR;
   if (decontaminate) {
-    const T = new Float32Array(n);
-    const TR = new Float32Array(n);
-    const TG = new Float32Array(n);
-    const TB = new Float32Array(n);
-    // Only where the wider windows around the `near` cells read (boxMean's table covers no more).
-    const r3 = radius * 3;
-    const top = Math.max(0, near.rowStart - r3),
-      bottom = Math.min(gh, near.rowEnd + r3),
-      left = Math.max(0, near.colStart - r3),
-      right = Math.min(w, near.colEnd + r3);
-    for (let y = top; y < bottom; y++) {
-      for (let k = y * w + left, end = y * w + right; k < end; k++) {
-        const u = 1 - P[k];
-        const t = u * u;
-        T[k] = t;
-        TR[k] = t * R[k];
-        TG[k] = t * G[k];
-        TB[k] = t * B[k];
+    bgR = scratch('bgR', Float32Array, n);
+    bgG = scratch('bgG', Float32Array, n);
+    bgB = scratch('bgB', Float32Array, n);
+    forEachWindow(near, w, gh, radius * 3, (k, ya, yb, xa, xb) => {
+      let sT = 0,
+        sR = 0,
+        sG = 0,
+        sB = 0;
+      for (let yy = ya; yy < yb; yy++) {
+        for (let j = base + yy * w + xa, end = base + yy * w + xb; j < end; j++) {
+          const a = la[j];
+          if (a === 255) continue;
+          const u = 1 - a / 255;
+          const t = u * u;
+          sT += t;
+          sR += t * lr[j * 3];
+          sG += t * lr[j * 3 + 1];
+          sB += t * lr[j * 3 + 2];
+        }
       }
-    }
-    const mT = boxMean(T, w, gh, radius * 3, sat, near);
-    bgR = boxMean(TR, w, gh, radius * 3, sat, near);
-    bgG = boxMean(TG, w, gh, radius * 3, sat, near);
-    bgB = boxMean(TB, w, gh, radius * 3, sat, near);
-    for (let k = 0; k < n; k++) {
-      if (!near.mask[k]) continue;
-      const t = mT[k] > 1e-6 ? mT[k] : 1;
-      bgR[k] /= t;
-      bgG[k] /= t;
-      bgB[k] /= t;
-    }
+      const area = (yb - ya) * (xb - xa);
+      // Where hardly any background is near, the weights' mean stands in for 1, as the means were made.
+      const t = sT / area > 1e-6 ? sT : area;
+      bgR[k] = sR / t;
+      bgG[k] = sG / t;
+      bgB[k] = sB / t;
+    });
   }
 
   // The grid rows whose pixels include some of [y0, y1).
@@ -209,7 +199,7 @@ export function refineRows(img, opts, y0, y1) {
   if (alpha) outAlpha = new Uint8Array(alpha.subarray(y0 * W, y1 * W));
   else {
     if (!guided) throw new Error('refineEdges needs the upsampled alpha when the guided filter is off');
-    outAlpha = new Uint8Array(rows * W);
+    outAlpha = opts.inPlace ? scratch('outAlpha', Uint8Array, rows * W).fill(0) : new Uint8Array(rows * W);
     for (let cy = c0; cy < c1; cy++) {
       const yStart = Math.max(y0, Math.floor(cy * sy));
       const yEnd = Math.min(y1, Math.ceil((cy + 1) * sy));
@@ -217,12 +207,12 @@ export function refineRows(img, opts, y0, y1) {
       const krow = (cy - g0) * w;
       // Runs of subject cells along the row, each filled in one call per pixel row.
       for (let cx = 0; cx < w;) {
-        if (P[krow + cx] < 0.5) {
+        if (la[base + krow + cx] < 127.5) {
           cx++;
           continue;
         }
         let end = cx + 1;
-        while (end < w && P[krow + end] >= 0.5) end++;
+        while (end < w && la[base + krow + end] >= 127.5) end++;
         const x0 = Math.floor(cx * sx);
         const x1 = Math.min(W, Math.ceil(end * sx));
         for (let y = yStart; y < yEnd; y++) outAlpha.fill(255, (y - y0) * W + x0, (y - y0) * W + x1);
@@ -230,77 +220,81 @@ export function refineRows(img, opts, y0, y1) {
       }
     }
   }
-  const outRgb = decontaminate
-    ? new Uint8Array(rgb.subarray(y0 * W * 3, y1 * W * 3))
-    : rgb.subarray(y0 * W * 3, y1 * W * 3);
-  // Only blocks whose 2x2 interpolation neighbourhood touches the band can change: the `near` ones.
-  // Each column's bilinear position on the grid (cell centres) is the same on every row: computed once.
+  const outRgb =
+    decontaminate && !opts.inPlace
+      ? new Uint8Array(rgb.subarray(y0 * W * 3, y1 * W * 3))
+      : rgb.subarray(y0 * W * 3, y1 * W * 3);
+  // Only pixels whose 2x2 interpolation neighbourhood touches the band can change. Such a pixel's own
+  // cell (the one its position falls in) is within one cell of each of those four, so it is a `near`
+  // cell: the pixels are visited cell by cell of the near ones, each pixel once (in place, a second
+  // visit would decontaminate it twice). Each column's bilinear position on the grid (cell centres) and
+  // cell are the same on every row: computed once.
   const colX0 = new Int32Array(W);
   const colX1 = new Int32Array(W);
   const colFx = new Float64Array(W);
-  for (let x = 0; x < W; x++) {
+  // The first column of each cell, and W after the last.
+  const cellStart = new Int32Array(w + 1).fill(W);
+  for (let x = W - 1; x >= 0; x--) {
     const gx = Math.min(w - 1, Math.max(0, (x + 0.5) / sx - 0.5));
     const x0 = gx | 0;
     colX0[x] = x0;
     colX1[x] = Math.min(w - 1, x0 + 1);
     colFx[x] = gx - x0;
+    cellStart[Math.min(w - 1, (x / sx) | 0)] = x;
   }
-  for (let cy = c0; cy < c1; cy++) {
+  for (let cx = w - 1; cx >= 0; cx--) cellStart[cx] = Math.min(cellStart[cx], cellStart[cx + 1]);
+  for (let y = y0; y < y1; y++) {
+    const cy = Math.min(h - 1, (y / sy) | 0);
     const nearRow = (cy - g0) * w;
     const firstCell = near.first[cy - g0];
     const endCell = near.end[cy - g0];
     if (firstCell >= endCell) continue;
-    const yStart = Math.max(y0, Math.floor(cy * sy));
-    const yEnd = Math.min(y1, Math.ceil((cy + 1) * sy));
-    for (let y = yStart; y < yEnd; y++) {
-      // Bilinear position on the low-resolution grid (cell centres), as rows of this band's grid.
-      const gy = Math.min(h - 1, Math.max(0, (y + 0.5) / sy - 0.5));
-      const ya = gy | 0;
-      const yb = Math.min(h - 1, ya + 1);
-      const fy = gy - ya;
-      const ka = (ya - g0) * w;
-      const kb = (yb - g0) * w;
-      for (let cx = firstCell; cx < endCell; cx++) {
-        if (!near.mask[nearRow + cx]) continue;
-        const xEnd = Math.min(W, Math.ceil((cx + 1) * sx));
-        for (let x = Math.floor(cx * sx); x < xEnd; x++) {
-          const i = y * W + x;
-          const o = i - y0 * W;
-          const x0 = colX0[x];
-          const x1 = colX1[x];
-          const fx = colFx[x];
-          const k00 = ka + x0,
-            k01 = ka + x1,
-            k10 = kb + x0,
-            k11 = kb + x1;
-          if (!(band[k00] | band[k01] | band[k10] | band[k11])) continue;
-          const w00 = (1 - fx) * (1 - fy),
-            w01 = fx * (1 - fy),
-            w10 = (1 - fx) * fy,
-            w11 = fx * fy;
-          const r = rgb[i * 3],
-            g = rgb[i * 3 + 1],
-            b = rgb[i * 3 + 2];
-          let q = alpha ? alpha[i] / 255 : 0;
-          if (guided) {
-            const grey = (0.299 * r + 0.587 * g + 0.114 * b) / 255;
-            const a = mA[k00] * w00 + mA[k01] * w01 + mA[k10] * w10 + mA[k11] * w11;
-            const c = mB[k00] * w00 + mB[k01] * w01 + mB[k10] * w10 + mB[k11] * w11;
-            q = a * grey + c;
-          }
-          if (steepen !== 1) q = (q - 0.5) * steepen + 0.5;
-          q = q < 0 ? 0 : q > 1 ? 1 : q;
-          outAlpha[o] = Math.round(q * 255);
-          if (decontaminate && q > 0.02 && q < 0.98) {
-            // I = q F + (1 - q) B  =>  F = (I - (1 - q) B) / q
-            const keep = 1 - q;
-            const br = bgR[k00] * w00 + bgR[k01] * w01 + bgR[k10] * w10 + bgR[k11] * w11;
-            const bg = bgG[k00] * w00 + bgG[k01] * w01 + bgG[k10] * w10 + bgG[k11] * w11;
-            const bb = bgB[k00] * w00 + bgB[k01] * w01 + bgB[k10] * w10 + bgB[k11] * w11;
-            outRgb[o * 3] = clamp((r - keep * br) / q);
-            outRgb[o * 3 + 1] = clamp((g - keep * bg) / q);
-            outRgb[o * 3 + 2] = clamp((b - keep * bb) / q);
-          }
+    // Bilinear position on the low-resolution grid (cell centres), as rows of this band's grid.
+    const gy = Math.min(h - 1, Math.max(0, (y + 0.5) / sy - 0.5));
+    const ya = gy | 0;
+    const yb = Math.min(h - 1, ya + 1);
+    const fy = gy - ya;
+    const ka = (ya - g0) * w;
+    const kb = (yb - g0) * w;
+    for (let cx = firstCell; cx < endCell; cx++) {
+      if (!near.mask[nearRow + cx]) continue;
+      for (let x = cellStart[cx], xEnd = cellStart[cx + 1]; x < xEnd; x++) {
+        const i = y * W + x;
+        const o = i - y0 * W;
+        const x0 = colX0[x];
+        const x1 = colX1[x];
+        const fx = colFx[x];
+        const k00 = ka + x0,
+          k01 = ka + x1,
+          k10 = kb + x0,
+          k11 = kb + x1;
+        if (!(band[k00] | band[k01] | band[k10] | band[k11])) continue;
+        const w00 = (1 - fx) * (1 - fy),
+          w01 = fx * (1 - fy),
+          w10 = (1 - fx) * fy,
+          w11 = fx * fy;
+        const r = rgb[i * 3],
+          g = rgb[i * 3 + 1],
+          b = rgb[i * 3 + 2];
+        let q = alpha ? alpha[i] / 255 : 0;
+        if (guided) {
+          const grey = (0.299 * r + 0.587 * g + 0.114 * b) / 255;
+          const a = mA[k00] * w00 + mA[k01] * w01 + mA[k10] * w10 + mA[k11] * w11;
+          const c = mB[k00] * w00 + mB[k01] * w01 + mB[k10] * w10 + mB[k11] * w11;
+          q = a * grey + c;
+        }
+        if (steepen !== 1) q = (q - 0.5) * steepen + 0.5;
+        q = q < 0 ? 0 : q > 1 ? 1 : q;
+        outAlpha[o] = Math.round(q * 255);
+        if (decontaminate && q > 0.02 && q < 0.98) {
+          // I = q F + (1 - q) B  =>  F = (I - (1 - q) B) / q
+          const keep = 1 - q;
+          const br = bgR[k00] * w00 + bgR[k01] * w01 + bgR[k10] * w10 + bgR[k11] * w11;
+          const bg = bgG[k00] * w00 + bgG[k01] * w01 + bgG[k10] * w10 + bgG[k11] * w11;
+          const bb = bgB[k00] * w00 + bgB[k01] * w01 + bgB[k10] * w10 + bgB[k11] * w11;
+          outRgb[o * 3] = clamp((r - keep * br) / q);
+          outRgb[o * 3 + 1] = clamp((g - keep * bg) / q);
+          outRgb[o * 3 + 2] = clamp((b - keep * bb) / q);
         }
       }
     }
@@ -315,6 +309,59 @@ export function refineRows(img, opts, y0, y1) {
 export function refineGrid(W, H, grid = REFINE_DEFAULTS.grid) {
   const f = Math.max(1, Math.ceil(Math.max(W, H) / grid));
   return { w: Math.ceil(W / f), h: Math.ceil(H / f) };
+}
+
+/** Typed arrays kept between calls (one set a thread), by name: a photo's grid arrays are not made anew each band. */
+const kept = new Map();
+
+/**
+ * A typed array of `length` from the kept ones, grown when too short. Its contents are what the last call
+ * left: a caller writes every entry it reads.
+ * @template {Float32Array | Float64Array | Uint8Array} T
+ * @param {string} name @param {{ new (length: number): T }} Type @param {number} length
+ * @returns {T}
+ */
+function scratch(name, Type, length) {
+  let array = kept.get(name);
+  if (!(array instanceof Type) || array.length < length) {
+    array = new Type(length);
+    kept.set(name, array);
+  }
+  return /** @type {T} */ (array.subarray(0, length));
+}
+
+/**
+ * The mean over every clipped (2r+1)^2 window of a w x h grid held at `src[base...]`, times `scale`,
+ * into `out`, from running sums along the rows and then down the columns: two reads a cell whatever r is.
+ * @param {ArrayLike<number>} src @param {number} base @param {number} w @param {number} h @param {number} r
+ * @param {Float32Array} out @param {number} scale
+ */
+function windowMeans(src, base, w, h, r, out, scale) {
+  const rows = scratch('rowSums', Float64Array, w * h);
+  for (let y = 0; y < h; y++) {
+    const o = y * w;
+    const from = base + o;
+    let sum = 0;
+    for (let x = 0; x < Math.min(w, r); x++) sum += src[from + x];
+    for (let x = 0; x < w; x++) {
+      if (x + r < w) sum += src[from + x + r];
+      if (x - r - 1 >= 0) sum -= src[from + x - r - 1];
+      rows[o + x] = sum;
+    }
+  }
+  const cols = scratch('colSums', Float64Array, w);
+  cols.fill(0);
+  for (let y = 0; y < Math.min(h, r); y++) for (let x = 0, o = y * w; x < w; x++) cols[x] += rows[o + x];
+  for (let y = 0; y < h; y++) {
+    if (y + r < h) for (let x = 0, o = (y + r) * w; x < w; x++) cols[x] += rows[o + x];
+    if (y - r - 1 >= 0) for (let x = 0, o = (y - r - 1) * w; x < w; x++) cols[x] -= rows[o + x];
+    const hh = Math.min(h, y + r + 1) - Math.max(0, y - r);
+    for (let x = 0, o = y * w; x < w; x++) {
+      const ww = Math.min(w, x + r + 1) - Math.max(0, x - r);
+      out[o + x] = (cols[x] / (hh * ww)) * scale;
+    }
+  }
+  return out;
 }
 
 /** @param {number} v */
@@ -368,17 +415,26 @@ function forEachCell(cells, w, fn) {
 }
 
 /**
+ * Calls `fn(k, ya, yb, xa, xb)` for every cell set in `cells`, with its (2r+1)^2 window clipped at the
+ * w x h grid's borders: rows [ya, yb) and columns [xa, xb).
+ * @param {Cells} cells @param {number} w @param {number} h @param {number} r
+ * @param {(k: number, ya: number, yb: number, xa: number, xb: number) => void} fn
+ */
+function forEachWindow(cells, w, h, r, fn) {
+  forEachCell(cells, w, (k, x, y) =>
+    fn(k, Math.max(0, y - r), Math.min(h, y + r + 1), Math.max(0, x - r), Math.min(w, x + r + 1)),
+  );
+}
+
+/**
  * Mean over a (2r+1)^2 window, clipped at the borders, at the cells of `only` alone (0 elsewhere), each
  * window summed directly: cheaper than boxMean's table where the cells are few and the window small.
  * @param {ArrayLike<number>} src @param {number} w @param {number} h @param {number} r @param {Cells} only
+ * @param {Float32Array} [into] room for the answer (w x h), whose other cells are left as they are
  */
-export function windowMean(src, w, h, r, only) {
-  const out = new Float32Array(w * h);
-  forEachCell(only, w, (k, x, y) => {
-    const ya = Math.max(0, y - r),
-      yb = Math.min(h, y + r + 1),
-      xa = Math.max(0, x - r),
-      xb = Math.min(w, x + r + 1);
+export function windowMean(src, w, h, r, only, into) {
+  const out = into ?? new Float32Array(w * h);
+  forEachWindow(only, w, h, r, (k, ya, yb, xa, xb) => {
     let sum = 0;
     for (let yy = ya; yy < yb; yy++) for (let j = yy * w + xa, end = yy * w + xb; j < end; j++) sum += src[j];
     out[k] = sum / ((yb - ya) * (xb - xa));

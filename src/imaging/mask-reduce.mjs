@@ -37,48 +37,65 @@ export function reduceArea(src, sw, sh, dw, dh, channels = 1) {
   const xs = areaAxis(sw, dw);
   const ys = areaAxis(sh, dh);
   const rowOut = dw * channels;
-  // Across first: every source row's cells, each at most 255 * sw.
-  const across = new Float64Array(sh * rowOut);
-  for (let y = 0; y < sh; y++) {
+  // Across first: a source row's cells, each at most 255 * sw; then down, each output row the weighted
+  // sum of its source rows. A source row cut by a cell border serves two output rows in a row: it is
+  // summed across once, and kept for the next. Row by row, not the whole table at once (1024² to 667²:
+  // 12 ms, most of it the table's 5.5 MB of fresh pages, against 4 ms); each cell's sum takes its terms in
+  // the same order either way, so the same bytes.
+  const across = new Float64Array(rowOut);
+  let acrossRow = -1;
+  const { first, offset, weight } = xs;
+  /** @param {number} y */
+  const sumAcross = (y) => {
     const row = y * sw * channels;
     if (channels === 3) {
       // RGB, the check's colours: the three sums in one walk (half the time of the general loop).
-      for (let x = 0, o = y * rowOut; x < dw; x++, o += 3) {
+      for (let x = 0, o = 0; x < dw; x++, o += 3) {
         let r = 0;
         let g = 0;
         let b = 0;
-        for (let j = xs.offset[x], k = row + xs.first[x] * 3; j < xs.offset[x + 1]; j++, k += 3) {
-          const weight = xs.weight[j];
-          r += src[k] * weight;
-          g += src[k + 1] * weight;
-          b += src[k + 2] * weight;
+        for (let j = offset[x], k = row + first[x] * 3, end = offset[x + 1]; j < end; j++, k += 3) {
+          const wj = weight[j];
+          r += src[k] * wj;
+          g += src[k + 1] * wj;
+          b += src[k + 2] * wj;
         }
         across[o] = r;
         across[o + 1] = g;
         across[o + 2] = b;
       }
-      continue;
+      return;
+    }
+    if (channels === 1) {
+      for (let x = 0, j = 0; x < dw; x++) {
+        let sum = 0;
+        for (let k = row + first[x], end = offset[x + 1]; j < end; j++, k++) sum += src[k] * weight[j];
+        across[x] = sum;
+      }
+      return;
     }
     for (let x = 0; x < dw; x++) {
       for (let c = 0; c < channels; c++) {
         let sum = 0;
-        for (let j = xs.offset[x], k = row + xs.first[x] * channels + c; j < xs.offset[x + 1]; j++, k += channels)
-          sum += src[k] * xs.weight[j];
-        across[y * rowOut + x * channels + c] = sum;
+        for (let j = offset[x], k = row + first[x] * channels + c; j < offset[x + 1]; j++, k += channels)
+          sum += src[k] * weight[j];
+        across[x * channels + c] = sum;
       }
     }
-  }
+  };
   const out = new Uint8Array(rowOut * dh);
   const whole = sw * sh;
   const half = Math.floor(whole / 2);
-  // Then down, a whole row of cells at a time (reading `across` row by row, not column by column): each
-  // cell's sum takes its rows' terms in the same order either way, so the same bytes (1024² to 768²: 16.7 → 14.6 ms).
   const sums = new Float64Array(rowOut);
   for (let y = 0; y < dh; y++) {
     sums.fill(0);
     for (let j = ys.offset[y], k = ys.first[y]; j < ys.offset[y + 1]; j++, k++) {
-      const weight = ys.weight[j];
-      for (let x = 0, i = k * rowOut; x < rowOut; x++, i++) sums[x] += across[i] * weight;
+      if (k !== acrossRow) {
+        sumAcross(k);
+        acrossRow = k;
+      }
+      const wj = ys.weight[j];
+      for (let x = 0; x < rowOut; x++) sums[x] += across[x] * wj;
     }
     for (let x = 0, o = y * rowOut; x < rowOut; x++, o++) out[o] = Math.floor((sums[x] + half) / whole);
   }
