@@ -1,5 +1,4 @@
 // Composition root: adapters and repositories first, then services with explicit dependencies.
-import fs from 'node:fs';
 import path from 'node:path';
 import pretty from 'pino-pretty';
 import pino, { type Logger } from 'pino';
@@ -359,10 +358,7 @@ export async function createContainer(config: Readonly<Config>, opts: ContainerO
       const failed = (err: unknown) => (err instanceof Error ? err.message : String(err)).slice(0, 200) || 'failed';
       await Promise.all([
         store.ping().catch((err: unknown) => (parts.database = failed(err))),
-        (fileStore instanceof S3BlobStore
-          ? fileStore.check()
-          : fs.promises.access(path.join(config.dataDir, 'blobs'), fs.constants.W_OK)
-        ).catch((err: unknown) => (parts.blobStore = failed(err))),
+        blobs.check().catch((err: unknown) => (parts.blobStore = failed(err))),
       ]);
       const state = await modelStateNow();
       if (runWorker && model) parts.model = state === 'ready' ? 'ok' : state;

@@ -29,6 +29,8 @@ export interface BlobStore {
   /** Removes one blob; nothing happens when it does not exist. */
   delete(key: string): Promise<void>;
   deletePrefix(prefix: string): Promise<void>;
+  /** Resolves when the store can be written now, rejects with the reason when not (readiness). */
+  check(): Promise<void>;
 }
 
 /** What a file operation answers, or undefined when the file does not exist; other errors stay errors. */
@@ -66,6 +68,10 @@ export class FsBlobStore implements BlobStore {
   constructor(root: string) {
     this.root = path.resolve(root);
     fs.mkdirSync(this.root, { recursive: true });
+  }
+
+  async check(): Promise<void> {
+    await fs.promises.access(this.root, fs.constants.W_OK);
   }
 
   private resolve(key: string): string {
@@ -167,5 +173,7 @@ export function reportingErrors(store: BlobStore, onError: (operation: string) =
       }),
     delete: (key) => watch('delete', () => store.delete(key)),
     deletePrefix: (prefix) => watch('delete', () => store.deletePrefix(prefix)),
+    // Readiness reports its own failures: not counted as a failed operation.
+    check: () => store.check(),
   };
 }

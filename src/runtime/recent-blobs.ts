@@ -32,6 +32,10 @@ export class RecentBlobs implements BlobStore {
     return this.bytes;
   }
 
+  check(): Promise<void> {
+    return this.inner.check();
+  }
+
   async put(key: string, data: Buffer): Promise<void> {
     this.forget(key);
     await this.inner.put(key, data);

@@ -17,6 +17,13 @@ afterEach(() => {
 const leftovers = (dir: string) => fs.readdirSync(dir, { recursive: true }).filter((f) => String(f).endsWith('.tmp'));
 
 describe('FsBlobStore', () => {
+  it('check resolves while the root can be written, and rejects with the reason once it is gone', async () => {
+    const { dir, blobs } = store();
+    await expect(blobs.check()).resolves.toBeUndefined();
+    fs.rmSync(dir, { recursive: true });
+    await expect(blobs.check()).rejects.toMatchObject({ code: 'ENOENT' });
+  });
+
   it('put, get, find, stat and delete; a missing key is undefined to find and stat, an error to get', async () => {
     const { dir, blobs } = store();
     await blobs.put('a/b/c.png', Buffer.from('one'));
