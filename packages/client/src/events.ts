@@ -5,7 +5,8 @@ import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { errorFromResponse, MatteApiError } from './errors.ts';
 import { defaultSleep } from './retry.ts';
 import type { FullBatch, JobEvent } from './types.ts';
-import type { MatteClient } from './client.ts';
+import type { Client } from 'openapi-fetch';
+import type { paths } from './schema.ts';
 
 /** The batch without its photos, as the stream's first message carries it. */
 export type BatchSnapshot = Omit<FullBatch, 'items' | 'delta' | 'rejected'>;
@@ -37,8 +38,18 @@ function settled(status: string, untilSettled: boolean): boolean {
   return ENDED.has(status) || (untilSettled && status === 'paused');
 }
 
+/**
+ * What following a batch needs of a client (MatteClient has it): its raw requests, for the event stream,
+ * and its typed API, for long-polls. Said here and not imported, so that the client and this module do
+ * not import each other.
+ */
+export interface BatchFollower {
+  raw(path: string, init?: RequestInit): Promise<Response>;
+  readonly api: Client<paths>;
+}
+
 export async function* followBatch(
-  client: MatteClient,
+  client: BatchFollower,
   id: string,
   options: FollowOptions = {},
 ): AsyncGenerator<BatchUpdate> {
