@@ -9,7 +9,7 @@ COPY packages ./packages
 RUN npm ci --ignore-scripts --include-workspace-root
 COPY scripts/build-studio.mjs ./scripts/
 COPY studio ./studio
-RUN npm run build:studio
+RUN npm run prepare
 
 FROM node:20-bookworm-slim
 WORKDIR /app

@@ -1,4 +1,4 @@
-// npm run bench:aspect: does the model cut as well at the photo's own aspect ratio as squeezed to 1024²,
+// npm run bench -- aspect: does the model cut as well at the photo's own aspect ratio as squeezed to 1024²,
 // measured against the masks a person drew? ISNet is convolutional; its export fixed every upsampling to the
 // traced size, and model-shape.mjs makes them follow their input, so the model runs at long side 1024 and the
 // short side rounded to a multiple of 32 (aspectInputSize; ASPECT_STEP=<n> tries another): a 3:2 photo is then

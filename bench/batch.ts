@@ -1,4 +1,4 @@
-// One batch through the HTTP API as a client runs it, timed: the throughput sections of npm run bench
+// One batch through the HTTP API as a client runs it, timed: the throughput sections of npm run bench -- all
 // (bench/run.ts) and of its int8 section (bench/int8.ts).
 
 /** A request to the server with the account's key already set. */

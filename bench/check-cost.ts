@@ -1,4 +1,4 @@
-// npm run bench:check-cost: what the automatic check costs a photo, in CPU time (this machine is shared, so
+// npm run bench -- check-cost: what the automatic check costs a photo, in CPU time (this machine is shared, so
 // wall time is noisy; CPU time of the process, libvips' threads included, is not). For each eval product
 // the model's input (1024², as the pipeline makes it) and a mask cut from it are reduced to the check's
 // grid and measured, many times over, two ways in the same run:
@@ -22,7 +22,7 @@ import { CLAIM_GRID_EDGE, judgeClaim, type ClaimImage } from '../src/pipeline/ch
 import type { BBox } from '../src/domain/batch.schemas.ts';
 import { evalEntries, evalFile, HAVE_EVAL_DATA } from '../tools/shared-data.ts';
 
-if (!HAVE_EVAL_DATA) throw new Error('npm run bench:check-cost reads ../shared/eval-data; set MATTE_SHARED_DIR');
+if (!HAVE_EVAL_DATA) throw new Error('npm run bench -- check-cost reads ../shared/eval-data; set MATTE_SHARED_DIR');
 const ROUNDS = Number(process.env.BENCH_CHECK_ROUNDS ?? 20);
 const N = MODEL_INPUT_SIZE;
 const decoder = new ImageDecoder(100_000_000);
@@ -138,6 +138,6 @@ const dir = path.join(import.meta.dirname, 'results');
 fs.writeFileSync(path.join(dir, 'check-cost.json'), `${JSON.stringify(figures, null, 2)}\n`);
 fs.writeFileSync(
   path.join(dir, 'check-cost.md'),
-  `# npm run bench:check-cost, ${figures.at}\n\n${photos.length} eval products, ${ROUNDS} rounds.\n\n\`\`\`\n${lines.join('\n')}\n\`\`\`\n`,
+  `# npm run bench -- check-cost, ${figures.at}\n\n${photos.length} eval products, ${ROUNDS} rounds.\n\n\`\`\`\n${lines.join('\n')}\n\`\`\`\n`,
 );
 console.log('written: bench/results/check-cost.json, bench/results/check-cost.md');

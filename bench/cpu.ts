@@ -1,5 +1,5 @@
 // CPU time per photo outside the model, and POST /v1/images latency against bare inference, for a
-// 2000x2000 JPEG over real HTTP with the real model (npm run bench runs this as its latency section;
+// 2000x2000 JPEG over real HTTP with the real model (npm run bench -- all runs this as its latency section;
 // `node --import tsx bench/cpu.ts` runs it alone).
 //
 // CPU: every thread of the server (/proc/<pid>/task/*/schedstat, nanoseconds on the CPU) over one

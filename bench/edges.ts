@@ -1,8 +1,8 @@
 // Edge figures on ../shared/eval-data at each photo's full source resolution: the model's mask
 // upsampled (what the service made before), against the refined alpha (src/imaging/edge-refine.mjs):
 // mean absolute alpha error over the whole photo, and within 3 pixels of the true edge (where the
-// ground truth crosses 128). Part of npm run bench; also runs alone (npm run bench:edges).
-// MATTE_QUALITY_CACHE=<dir> reuses the light masks kept by npm run calibrate:figures.
+// ground truth crosses 128). Part of npm run bench -- all; also runs alone (npm run bench -- edges).
+// MATTE_QUALITY_CACHE=<dir> reuses the light masks kept by npm run calibrate -- figures.
 import fs from 'node:fs';
 import path from 'node:path';
 import sharp from 'sharp';

@@ -1,4 +1,4 @@
-// npm run bench:eval-photos — quality figures on the 47 photos of ../shared/eval-data as they are, with
+// npm run bench -- eval-photos — quality figures on the 47 photos of ../shared/eval-data as they are, with
 // the default weights (the calibration set, tools/calibration/calibrate.ts, is what the check is fitted and judged on;
 // these photos are a second, outside set for the shipped calibration):
 //  1. the segmentation passes against ground truth: mean IoU (alpha >= 128 against mask >= 128), mean

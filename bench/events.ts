@@ -1,8 +1,8 @@
 // Event latency: from a photo finishing (the event's `at`, stamped by the server when the photo's result
 // is committed) to the SSE message arriving at a client and to the webhook POST arriving at a receiver,
 // both on loopback, at p50 and p99 over the item events of real batches with the real model.
-// Server and clients share this machine's clock. Part of npm run bench; runs alone too
-// (npm run bench:events; BENCH_EVENT_PHOTOS photos, default 24).
+// Server and clients share this machine's clock. Part of npm run bench -- all; runs alone too
+// (npm run bench -- events; BENCH_EVENT_PHOTOS photos, default 24).
 import { evalEntries, evalFile, HAVE_EVAL_DATA } from '../tools/shared-data.ts';
 import { openStream, startReceiver } from '../test/helpers/events.ts';
 import { startServer } from '../test/helpers/server.ts';
@@ -68,7 +68,7 @@ export function eventLatencyLines(f: EventLatency): string[] {
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   if (!HAVE_EVAL_DATA)
-    throw new Error('npm run bench:events reads ../shared/eval-data; set MATTE_SHARED_DIR to the shared folder');
+    throw new Error('npm run bench -- events reads ../shared/eval-data; set MATTE_SHARED_DIR to the shared folder');
   const n = Number(process.env.BENCH_EVENT_PHOTOS ?? 24);
   const entries = evalEntries().filter((e) => e.kind === 'product');
   const photos = Array.from({ length: n }, (_, i) => ({

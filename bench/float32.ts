@@ -1,4 +1,4 @@
-// npm run bench:float32: ISNet `medium` as shipped (float16) against its float32 copy (model-float32.mjs),
+// npm run bench -- float32: ISNet `medium` as shipped (float16) against its float32 copy (model-float32.mjs),
 // both bare (onnxruntime's defaults, two threads, optimised at load as onnxruntime does), alternating in
 // one process on the same photo, BENCH_FLOAT32_PAIRS pairs (12); the median of the pairs' ratios, and the
 // node counts after optimisation.

@@ -1,4 +1,4 @@
-// npm run bench:image-stages: where the time of one POST /v1/images goes, for a 2000x2000 JPEG over real
+// npm run bench -- image-stages: where the time of one POST /v1/images goes, for a 2000x2000 JPEG over real
 // HTTP with the real model (BENCH_IMAGE_RUNS requests, 6 by default; the first warms up): before the worker claims the photo
 // (upload, check, intake, start), each pipeline stage (meta.timings), and from the photo finishing to
 // the answer's last byte. PROBE_ENV='{"MATTE_IMAGE_THREADS":"2"}' passes settings to the server.
@@ -7,7 +7,7 @@ import { startServer } from '../test/helpers/server.ts';
 import { evalEntries, evalFile, HAVE_EVAL_DATA } from '../tools/shared-data.ts';
 
 if (!HAVE_EVAL_DATA)
-  throw new Error('npm run bench:image-stages reads ../shared/eval-data; set MATTE_SHARED_DIR to the shared folder');
+  throw new Error('npm run bench -- image-stages reads ../shared/eval-data; set MATTE_SHARED_DIR to the shared folder');
 const entry = evalEntries().filter((x) => x.kind === 'product')[0];
 const big = await sharp(evalFile(entry.image)).resize(2000, 2000, { fit: 'fill' }).jpeg({ quality: 90 }).toBuffer();
 const server = await startServer({

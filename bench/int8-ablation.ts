@@ -1,12 +1,12 @@
-// npm run bench:int8-ablation: what each of the int8 model's roundings costs, measured apart, against the float
-// model's masks on the odd entries of ../shared/real-photos (164 horses: the half npm run bench:int8 does not judge
+// npm run bench -- int8-ablation: what each of the int8 model's roundings costs, measured apart, against the float
+// model's masks on the odd entries of ../shared/real-photos (164 horses: the half npm run bench -- int8 does not judge
 // on). For each variant: how far its masks are from float's (mean absolute difference, 0-255), the worst IoU change
 // against the drawn masks, and how many of the check's verdicts differ. Variants: the weights alone rounded (7 bits
 // as the int8 model rounds them, and the full 8 bits), the activations alone, the costliest convolutions alone, and
 // both roundings (the int8 model). Also counted: how many photos the float model leaves within 0.001 and 0.002 of the
 // check's bar. Why: the verdicts are one of the gates for making int8 the default (docs/performance.md, "int8"), and
 // this shows whether any finer or partial quantization could meet it. Writes bench/results/int8-ablation.{md,json}.
-// About 35 minutes on two cores (the float masks are cached under .bench/photos/ with npm run bench:photos').
+// About 35 minutes on two cores (the float masks are cached under .bench/photos/ with npm run bench -- photos').
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -131,7 +131,7 @@ fs.rmSync(tmp, { recursive: true, force: true });
 
 const allowed = Math.floor(photos.length * 0.03);
 const lines = [
-  `# int8 ablation (npm run bench:int8-ablation, ${new Date().toISOString().slice(0, 16)} UTC)`,
+  `# int8 ablation (npm run bench -- int8-ablation, ${new Date().toISOString().slice(0, 16)} UTC)`,
   '',
   `${photos.length} horses of ../shared/real-photos (its odd entries), each variant against the float model's masks. The check's bar ${CHECK_BAR.toFixed(5)}: the float model leaves ${near(0.001)} photos within 0.001 of it, ${near(0.002)} within 0.002. The gate for the default allows ${allowed} verdicts that differ (97%).`,
   '',

@@ -1,4 +1,4 @@
-// npm run bench:int8-gate: the gate for the int8 model as the default light model, against the truth. On every
+// npm run bench -- int8-gate: the gate for the int8 model as the default light model, against the truth. On every
 // real-photo set with masks a person drew (../shared/eval-data as it is, ../shared/real-photos, and an
 // operator's folder named by CALIBRATION_PHOTOS), each photo's float and int8 masks are scored against the
 // drawn mask (IoU at 128 at the photo's size, as the service scales a mask) and judged by the shipped check as

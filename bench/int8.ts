@@ -1,4 +1,4 @@
-// npm run bench:int8 (and a section of npm run bench): the int8 model (src/adapters/model-int8.mjs) against
+// npm run bench -- int8 (and a section of npm run bench -- all): the int8 model (src/adapters/model-int8.mjs) against
 // the float model it is made from, side by side in one run.
 //  Quality, on photos the int8 ranges were not taken from: the held-out half of ../shared/eval-data
 //  (tools/model-calibrate.ts heldOutPhotos), composites of those subjects over seller-like backgrounds

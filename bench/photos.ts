@@ -1,4 +1,4 @@
-// npm run bench:photos -- <folder>: the shipped check, the heavy tier and the report judge on photos you
+// npm run bench -- photos <folder>: the shipped check, the heavy tier and the report judge on photos you
 // bring, with masks a person made. The calibration set (tools/calibration/calibration-set.ts) is made from
 // ../shared/eval-data, and its grouped folds are the nearest it comes to photos the check was never fitted
 // on; this command measures on the real thing: a folder of a seller's photos, a public benchmark's, anything
@@ -38,7 +38,7 @@ const CLEAN_FROM = 0.95;
 
 const folder = process.argv[2] ?? process.env.PHOTOS_DIR;
 if (!folder || !fs.statSync(folder, { throwIfNoEntry: false })?.isDirectory()) {
-  console.error('usage: npm run bench:photos -- <folder of photos, each with name.mask.png or name.gt.png>');
+  console.error('usage: npm run bench -- photos <folder of photos, each with name.mask.png or name.gt.png>');
   process.exit(2);
 }
 if (process.env.MATTE_HEAVY_MODEL_PATH && !fs.existsSync(process.env.MATTE_HEAVY_MODEL_PATH)) {

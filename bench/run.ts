@@ -46,7 +46,7 @@ const THREADS = 2;
 const fmt = (n: number, d = 2) => n.toFixed(d);
 
 if (!HAVE_EVAL_DATA)
-  throw new Error('npm run bench reads ../shared/eval-data; set MATTE_SHARED_DIR to the shared folder');
+  throw new Error('npm run bench -- all reads ../shared/eval-data; set MATTE_SHARED_DIR to the shared folder');
 const entries = evalEntries()
   .filter((e) => e.kind === 'product')
   .slice(0, PHOTOS);
@@ -296,7 +296,7 @@ function writeResults(figures: {
     rows.push(['int8 quality gates', q.gatesMet ? 'met on every set' : 'not met']);
   }
   const md = [
-    `# npm run bench, ${at}`,
+    `# npm run bench -- all, ${at}`,
     '',
     `Node ${process.version}, ${json.cpus ?? 'unknown CPU'}, ${os.cpus().length} cores.`,
     '',

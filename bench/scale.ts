@@ -1,4 +1,4 @@
-// The scale-out figures of `npm run bench` (issue 25), each measured in this run:
+// The scale-out figures of `npm run bench -- all` (issue 25), each measured in this run:
 //  - throughput with the model in the process against the model on `bin/matte inference-server` on the same
 //    machine (a ratio of photos a second, rounds alternated);
 //  - the queue's claim latency with 10,000 pending photos on PostgreSQL (FOR UPDATE SKIP LOCKED);
@@ -204,7 +204,7 @@ export function scaleLines(f: ScaleFigures): string[] {
   return lines;
 }
 
-// Alone: npm run bench:scale (also bench/results/scale.{json,md}); npm run bench runs it as its last section.
+// Alone: npm run bench -- scale (also bench/results/scale.{json,md}); npm run bench -- all runs it as its last section.
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const figures = await scaleFigures();
   const lines = scaleLines(figures);
@@ -215,7 +215,7 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   );
   fs.writeFileSync(
     path.join(dir, 'scale.md'),
-    `# npm run bench:scale, ${new Date().toISOString()}\n\n${lines.map((l) => `- ${l}`).join('\n')}\n`,
+    `# npm run bench -- scale, ${new Date().toISOString()}\n\n${lines.map((l) => `- ${l}`).join('\n')}\n`,
   );
   console.log(lines.join('\n'));
 }

@@ -1,4 +1,4 @@
-// npm run bench:stage-cpu: the CPU each stage of one photo costs outside the model, for a 2000x2000 JPEG,
+// npm run bench -- stage-cpu: the CPU each stage of one photo costs outside the model, for a 2000x2000 JPEG,
 // each stage run alone in this process (every thread's CPU, process.cpuUsage, over the stage), the
 // median of BENCH_STAGE_RUNS (9). The mask is the photo's hand-drawn one at the model's 1024x1024, so no
 // model runs: the figures are the work around it, stage by stage, to find what bench/cpu.ts's total is made of.

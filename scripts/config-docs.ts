@@ -1,5 +1,5 @@
 // Writes docs/configuration.md from SETTINGS in src/config.ts, formatted as the repository formats.
-// `npm run docs:config`; test/unit/config-docs.test.ts checks it is current.
+// `npm run generate`; test/unit/config-docs.test.ts checks it is current.
 import fs from 'node:fs';
 import path from 'node:path';
 import { inRepoStyle } from '../tools/repo-style.ts';
@@ -13,7 +13,7 @@ export function configMarkdown(): string {
   return [
     '# Configuration',
     '',
-    '<!-- Generated from SETTINGS in src/config.ts by `npm run docs:config`; edit it there. -->',
+    '<!-- Generated from SETTINGS in src/config.ts by `npm run generate`; edit it there. -->',
     '',
     'Every setting is read once from the environment by `src/config.ts`, checked, and frozen; a bad value stops',
     'start-up with a line naming it. `bin/matte` reads the two that must act before Node.js starts (the malloc',

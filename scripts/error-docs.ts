@@ -1,5 +1,5 @@
 // Writes docs/errors.md from src/errors.ts (the codes the server answers with), formatted as the
-// repository formats. `npm run docs:errors`; test/unit/error-docs.test.ts checks it is current.
+// repository formats. `npm run generate`; test/unit/error-docs.test.ts checks it is current.
 import fs from 'node:fs';
 import path from 'node:path';
 import { inRepoStyle } from '../tools/repo-style.ts';

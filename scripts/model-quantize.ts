@@ -1,4 +1,4 @@
-// npm run model:quantize: makes the model as the server runs it with this environment's settings (with
+// npm run model -- quantize: makes the model as the server runs it with this environment's settings (with
 // the int8 model by default: src/adapters/model-int8.mjs; with MATTE_MODEL_INT8=0 the float32 copy) and keeps it in
 // MATTE_MODEL_CACHE_DIR, as the first start would.
 // Nothing else needs it: a server makes the file on its first start, and again when the weights, the

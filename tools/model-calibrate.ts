@@ -1,7 +1,7 @@
-// npm run model:calibrate: writes src/adapters/model-int8.calibration.json, the activation ranges the int8
+// npm run model -- calibrate: writes src/adapters/model-int8.calibration.json, the activation ranges the int8
 // model is quantized with (src/adapters/model-int8.mjs), from the shipped ISNet weights run in float32 on
 // the calibration half of ../shared/eval-data (every other photo of its manifest, from the first; the other
-// half is kept to judge the int8 model on: npm run bench:int8), each photo as it is and as a small copy of it.
+// half is kept to judge the int8 model on: npm run bench -- int8), each photo as it is and as a small copy of it.
 //
 // Each quantized value's range runs from the lowest to the highest, over the photos, of each photo's 0.01st
 // and 99.99th percentile (a histogram of 16,384 bins between the photo's own minimum and maximum). The
@@ -128,7 +128,7 @@ async function main(): Promise<void> {
   }
   await session.release();
   const calibration: Calibration & { about: string; photos: string[] } = {
-    about: `Activation ranges for the int8 model (src/adapters/model-int8.mjs), written by npm run model:calibrate: the lowest 0.01st and the highest 99.99th percentile of the photos listed, each as it is and reduced to fit ${SMALL_COPIES.join(' and ')} px; the convolutions under float stay in float.`,
+    about: `Activation ranges for the int8 model (src/adapters/model-int8.mjs), written by npm run model -- calibrate: the lowest 0.01st and the highest 99.99th percentile of the photos listed, each as it is and reduced to fit ${SMALL_COPIES.join(' and ')} px; the convolutions under float stay in float.`,
     model: createHash('sha256').update(shipped).digest('hex'),
     quantizer: QUANTIZER_VERSION,
     photos: photos.map((e) => e.id),

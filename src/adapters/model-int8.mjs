@@ -1,6 +1,6 @@
 // A float32 ONNX model's convolutions quantized statically to 8 bits, in the QDQ form onnxruntime fuses into
 // QLinearConv: per output channel int8 weights, uint8 activations with ranges calibrated on photos
-// (model-int8.calibration.json, written by `npm run model:calibrate`). On these AVX2 CPUs onnxruntime runs
+// (model-int8.calibration.json, written by `npm run model -- calibrate`). On these AVX2 CPUs onnxruntime runs
 // ISNet's 107 quantized convolutions about twice as fast as in float. On photos the ranges were not taken from,
 // the masks stay close to the float model's on the eval photos and composites but not on every real photo, so
 // the int8 model is an opt-in (docs/performance.md, section "int8").

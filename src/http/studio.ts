@@ -48,7 +48,7 @@ export async function registerStudio(app: FastifyInstance, dir = STUDIO_DIR): Pr
     ? fs.readFileSync(index)
     : Buffer.from(
         '<!doctype html><html lang="en"><meta charset="utf-8"><title>Matte studio not built</title>' +
-          '<h1>The studio is not built</h1><p>Run <code>npm install</code> (or <code>npm run build:studio</code>) in the ' +
+          '<h1>The studio is not built</h1><p>Run <code>npm install</code> (or <code>npm run prepare</code>) in the ' +
           'Matte folder, then restart the server. The API at /v1 works without it.</p></html>',
       );
   const send = (reply: FastifyReply) =>

@@ -27,7 +27,7 @@ export function refineEdges(img, opts = {}) {
 }
 
 /**
- * Chosen on ../shared/eval-data with npm run bench (edges section): radius 1 and eps 1e-4 on a
+ * Chosen on ../shared/eval-data with npm run bench -- all (edges section): radius 1 and eps 1e-4 on a
  * coefficient grid of 768 px, then the alpha ramp steepened 1.3x: mean error 0.956x and error within
  * 3 px of the true edge 0.986x of the upsampled mask, with the mask reduced to the grid by libvips'
  * lanczos3; 0.956x and 0.988x with the area averages that reduce it now (mask-reduce.mjs: 1 ms and

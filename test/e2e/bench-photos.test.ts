@@ -1,4 +1,4 @@
-// npm run bench:photos judges the shipped check on photos someone brings, with their masks: its verdicts must
+// npm run bench -- photos judges the shipped check on photos someone brings, with their masks: its verdicts must
 // be the service's own. Two eval photos (one in a subfolder, masks named both ways the command reads) go
 // through the command and through POST /v1/images on a real server with the real model; the score, the
 // verdict and the IoU agree; with MATTE_MODEL_INT8=0 (float) and on the default int8 model alike. An operator's heavy model (MATTE_HEAVY_MODEL_PATH) is judged against light. A folder
@@ -88,7 +88,7 @@ async function expectServersVerdicts(on: RunningServer, rows: Row[], entries: Re
   }
 }
 
-describe.skipIf(!HAVE_EVAL_DATA)('npm run bench:photos', () => {
+describe.skipIf(!HAVE_EVAL_DATA)('npm run bench -- photos', () => {
   it("gives the service's own verdicts and IoU on a folder of photos with masks", async () => {
     const { folder, first, second } = photosFolder();
 
@@ -172,6 +172,6 @@ describe.skipIf(!HAVE_EVAL_DATA)('npm run bench:photos', () => {
       (e: { code: number; stderr: string }) => e,
     );
     expect(missing?.code).toBe(2);
-    expect(missing?.stderr).toMatch(/^usage: npm run bench:photos/);
+    expect(missing?.stderr).toMatch(/^usage: npm run bench -- photos/);
   });
 });

@@ -1,5 +1,5 @@
 // Before any e2e file starts: the model as the test servers run it (the int8 model, optimised for this machine)
-// made once into their shared cache (MODEL_CACHE_DIR), by `npm run model:quantize`. Without it, the servers the
+// made once into their shared cache (MODEL_CACHE_DIR), by `npm run model -- quantize`. Without it, the servers the
 // first files start together each make it (about 3 s of quantizing and the optimisation, per process) while the
 // other tiers' timed tests run beside them.
 import { execFileSync } from 'node:child_process';

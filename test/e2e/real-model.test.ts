@@ -243,7 +243,7 @@ describe.skipIf(!HAVE_EVAL_DATA)('a batch of real product photos through the rea
   });
 
   it('a heavy re-run costs 2 credits and makes a new result of the photo, as good as the truth (IoU >= 0.9)', async () => {
-    // The re-run's pricing, its new revision and its quality; how much heavy gains over light is measured by npm run calibrate:figures.
+    // The re-run's pricing, its new revision and its quality; how much heavy gains over light is measured by npm run calibrate -- figures.
     // No heavy model is configured here, so the heavy tier runs the light model (src/pipeline/segment.ts).
     const entry = entries.get('grabcut-banana1')!;
     // Its own account (and so its own request budget): 1 credit for the first run, 2 for the heavy one.
@@ -292,7 +292,7 @@ describe.skipIf(!HAVE_EVAL_DATA)('a batch of real product photos through the rea
     form.append('files', new Blob([new Uint8Array(evalFile(entries.get('grabcut-teddy')!.image))]), 'teddy.jpg');
     await api(`/v1/jobs/${job.id}/items`, { method: 'POST', body: form });
     await api(`/v1/jobs/${job.id}/start`, { method: 'POST' });
-    // Reads during inference succeed (latency is measured in `npm run bench`, not here). Followed with
+    // Reads during inference succeed (latency is measured in `npm run bench -- all`, not here). Followed with
     // long-polls, as a client within its 60 requests a minute does: each answers at the next change.
     let sawProcessing = false;
     let since = 0;

@@ -24,7 +24,7 @@ function firstLoad(html: string): string[] {
 
 describe('the studio, served', () => {
   it('was built by npm install (prepare) into studio/dist', () => {
-    expect(fs.existsSync(path.join(STUDIO_DIR, 'index.html')), 'run npm run build:studio').toBe(true);
+    expect(fs.existsSync(path.join(STUDIO_DIR, 'index.html')), 'run npm run prepare').toBe(true);
   });
 
   it('answers every app route with the page and a strict CSP, and the page has no inline code', async () => {
@@ -95,7 +95,7 @@ describe('the studio, served', () => {
       await registerStudio(app, empty);
       const res = await app.inject({ method: 'GET', url: '/studio/batches' });
       expect(res.statusCode).toBe(503);
-      expect(res.body).toContain('npm run build:studio');
+      expect(res.body).toContain('npm run prepare');
       expect(res.headers['content-security-policy']).toBe(STUDIO_CSP);
     } finally {
       await app.close();

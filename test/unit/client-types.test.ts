@@ -5,12 +5,12 @@ import { describe, expect, it } from 'vitest';
 import { clientTypes, SCHEMA_FILE, servedDocument } from '../../scripts/client-types.ts';
 
 describe('@matte/client types', () => {
-  it('match the OpenAPI document the server serves (npm run client:types regenerates them)', async () => {
+  it('match the OpenAPI document the server serves (npm run generate regenerates them)', async () => {
     const doc = await servedDocument();
     expect(doc.openapi).toBe('3.1.0');
     const fresh = await clientTypes(doc);
     expect(fresh).toContain("'/v1/jobs/{id}/start'");
-    expect(fresh === fs.readFileSync(SCHEMA_FILE, 'utf8'), 'schema.ts is stale: run npm run client:types').toBe(true);
+    expect(fresh === fs.readFileSync(SCHEMA_FILE, 'utf8'), 'schema.ts is stale: run npm run generate').toBe(true);
   });
 
   it('change when the served document changes', async () => {

@@ -21,7 +21,7 @@ function namesRead(file: string): Set<string> {
 }
 
 describe('configuration documentation', () => {
-  it('docs/configuration.md is generated from src/config.ts (npm run docs:config)', async () => {
+  it('docs/configuration.md is generated from src/config.ts (npm run generate)', async () => {
     expect((await configDoc()) === fs.readFileSync(CONFIG_DOC, 'utf8'), 'docs/configuration.md is stale').toBe(true);
   });
 

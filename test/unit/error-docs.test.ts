@@ -13,7 +13,7 @@ beforeAll(async () => {
 afterAll(() => t.close());
 
 describe('error documentation', () => {
-  it('docs/errors.md is generated from src/errors.ts (npm run docs:errors)', async () => {
+  it('docs/errors.md is generated from src/errors.ts (npm run generate)', async () => {
     expect((await errorsDoc()) === fs.readFileSync(ERRORS_DOC, 'utf8'), 'docs/errors.md is stale').toBe(true);
     const doc = fs.readFileSync(ERRORS_DOC, 'utf8');
     for (const code of [...Object.keys(ERROR_CODES), ...ITEM_ERROR_CODES]) expect(doc).toContain(code);

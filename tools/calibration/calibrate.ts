@@ -52,7 +52,7 @@ const REAL_FALSE_ALARMS = Number(process.env.CALIBRATION_REAL_FALSE_ALARMS ?? 0.
 const REAL_SHARES = [0.01, 0.02, 0.03, 0.04];
 /**
  * L2 weight of the logistic fits the candidate feature sets are compared with. The shipped check's own weight is
- * chosen by the folds (pickFit) when `npm run calibrate` writes it, unless CALIBRATION_LAMBDA is set.
+ * chosen by the folds (pickFit) when `npm run calibrate -- write` writes it, unless CALIBRATION_LAMBDA is set.
  */
 const LAMBDA = Number(process.env.CALIBRATION_LAMBDA ?? 0.02);
 /** How a check is fitted: the logistic model's L2 weight and the share of clean real photos its bar may flag. */
@@ -274,7 +274,7 @@ function pickFit(train: Sample[], names: readonly string[]): Fit {
 /**
  * The fit chosen without the held-out fold: in each fold, pickFit chooses it by the other four folds'
  * subjects alone (dealt again into five folds of their own), and the fit with it on all four is judged on the
- * fifth. These are the honest held-out figures of a check whose weight `npm run calibrate` chooses by the same
+ * fifth. These are the honest held-out figures of a check whose weight `npm run calibrate -- write` chooses by the same
  * rule on all five.
  */
 export function nestedFit(samples: Sample[], names: readonly string[]) {
@@ -464,7 +464,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
       threshold: r6(fitted.threshold),
     };
     cal.fitted = {
-      by: 'npm run calibrate',
+      by: 'npm run calibrate -- write',
       set: `${composites.length / 2} composites of ${new Set(set.map((c) => c.group)).size} eval subjects (both tiers' results), the ${real.filter((s) => s.family === 'original').length} eval photos as they are and the ${real.filter((s) => s.real!.folder === 'real-photos').length} horses of ../shared/real-photos${own.length ? ` and ${own.length} photos of ${process.env.CALIBRATION_PHOTOS}` : ''}`,
       folds: FOLDS,
       groupedBy: 'eval subject; each horse its own',
@@ -530,7 +530,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   );
   fs.writeFileSync(
     path.join(dir, 'quality.md'),
-    `# npm run calibrate:figures, ${at}\n\n\`\`\`\n${printed.join('\n')}\n\`\`\`\n`,
+    `# npm run calibrate -- figures, ${at}\n\n\`\`\`\n${printed.join('\n')}\n\`\`\`\n`,
   );
   print('written: bench/results/quality.json, bench/results/quality.md');
 }

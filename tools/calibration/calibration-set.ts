@@ -7,7 +7,7 @@
 // the same eval data give the same composites. Nothing large is committed: the composites' masks and
 // figures go to .bench/calibration/ (CALIBRATION_DIR), and a second run reuses them.
 //
-//   node --import tsx tools/calibration/calibration-set.ts      (npm run calibrate runs it first)
+//   node --import tsx tools/calibration/calibration-set.ts      (npm run calibrate -- write runs it first)
 // CALIBRATION_PER_SUBJECT (default 6) composites per eval subject.
 import fs from 'node:fs';
 import path from 'node:path';

@@ -1,7 +1,7 @@
 // Real photos with masks a person drew, judged as the service judges them: `../shared/eval-data` as it is and
 // `../shared/real-photos` (the Weizmann horses). The check is chosen on these (docs/check.md): composites help
 // fit it, real photos decide. Each photo's light mask is the real model's, cached by the photo's bytes under
-// .bench/photos/ (PHOTOS_CACHE), the same file `npm run bench:photos` reads, so a second run needs no model.
+// .bench/photos/ (PHOTOS_CACHE), the same file `npm run bench -- photos` reads, so a second run needs no model.
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';

@@ -100,7 +100,7 @@ export class CheckRasters {
 
   /**
    * An image (encoded, or raw RGBA when `raw` is given) as straight RGBA of at most `maxEdge` pixels on
-   * its long edge, never enlarged (npm run bench's claim figures read ground-truth cut-outs this way).
+   * its long edge, never enlarged (npm run bench -- all's claim figures read ground-truth cut-outs this way).
    * Colour and alpha are scaled apart, so the colours under transparent pixels survive: a resize of
    * RGBA would weigh them by their alpha, and turn every transparent pixel black.
    */

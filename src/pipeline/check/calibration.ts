@@ -1,6 +1,6 @@
 // The check's decision: a logistic model over a few measured features gives the probability that a
 // cut-out is broken (IoU < 0.85 against what a person would cut), and a threshold turns it into
-// `review: red`. Both are fitted by `npm run calibrate` (tools/calibration/calibrate.ts) on real photos with drawn masks
+// `review: red`. Both are fitted by `npm run calibrate -- write` (tools/calibration/calibrate.ts) on real photos with drawn masks
 // (tools/calibration/real-photos.ts) and the composites made from ../shared/eval-data (tools/calibration/calibration-set.ts), the
 // threshold and the feature set chosen on the real photos (docs/check.md), and stored in check-calibration.json;
 // this module only applies them, and holds the fitting arithmetic so the command and its tests use the same code.
@@ -50,7 +50,7 @@ export interface Calibration {
   bias: number;
   /** A probability at or above this is judged broken. */
   threshold: number;
-  /** How it was fitted and what it scored out of sample (written by npm run calibrate). */
+  /** How it was fitted and what it scored out of sample (written by npm run calibrate -- write). */
   fitted?: Record<string, unknown>;
 }
 
@@ -61,7 +61,7 @@ export function loadCalibration(file: URL | string = CALIBRATION_FILE): Calibrat
   const unknown = cal.features.filter((name) => !(name in FEATURES));
   if (unknown.length)
     throw new Error(
-      `check-calibration.json reads features this code does not make (${unknown.join(', ')}); run npm run calibrate`,
+      `check-calibration.json reads features this code does not make (${unknown.join(', ')}); run npm run calibrate -- write`,
     );
   return cal;
 }

@@ -2,7 +2,7 @@
 // eval photo stands in for the model's mask (a clean result, never red), and the same mask with a known
 // fault (the whole frame kept, a second object kept apart, nothing kept) gets the check's answer for
 // that fault. The calibrated score's own decisions on subtler damage (a part cut away, background kept
-// beside the subject) are measured by npm run calibrate:figures (docs/check.md). The model plays no part,
+// beside the subject) are measured by npm run calibrate -- figures (docs/check.md). The model plays no part,
 // so a better model cannot break these tests; the real model's agreement with ground truth is tested in
 // test/e2e/check-agreement.test.ts.
 import sharp from 'sharp';
