@@ -165,7 +165,8 @@ async function main(): Promise<void> {
       // arena, graph optimisation, optimised model cached, glibc malloc (bin/matte's tuning or glibc's own), photos
       // in flight; the weights run as float32 for `all` (as by default) and as stored otherwise (as MATTE_LOW_MEMORY=1).
       // Row 1 is the default (npm start with nothing set: the int8 model); row 2 is MATTE_LOW_MEMORY=1; row 3 the
-      // default with the float model (MATTE_MODEL_INT8=0); the rest run the int8 model too.
+      // default with the float model (MATTE_MODEL_INT8=0); the last the default with malloc tuned (MATTE_MALLOC_TUNING=1);
+      // the rest run the int8 model too.
       const configs: [boolean, Optimization, boolean, WorkerFigures['malloc'], number, boolean?][] = [
         [true, 'all', true, 'glibc default', 2],
         [false, 'extended', true, 'tuned', 2],
@@ -177,6 +178,7 @@ async function main(): Promise<void> {
         [false, 'extended', true, 'glibc default', 2],
         [false, 'extended', true, 'tuned', 1],
         [false, 'basic', true, 'tuned', 2],
+        [true, 'all', true, 'tuned', 2],
       ];
       const only = process.env.BENCH_MEMORY_CONFIGS?.split(',').map(Number);
       const out: WorkerFigures[] = [];

@@ -28,7 +28,7 @@ export const ConfigSchema = Type.Object({
   heavyModelPath: Type.String(),
   /** onnxruntime intra-op threads. One per core: image work yields the cores to the model (helperNice). */
   modelThreads: Type.Integer({ minimum: 1, maximum: 64 }),
-  /** onnxruntime's CPU memory arena (and memory pattern) for the in-process model: on, unless MATTE_LOW_MEMORY=1. */
+  /** onnxruntime's CPU memory arena for the in-process model: on, unless MATTE_LOW_MEMORY=1. */
   modelArena: Type.Boolean(),
   /** onnxruntime's graph optimisation level: `all` (default: its layout transforms, as bare), `extended` (MATTE_LOW_MEMORY=1) or `basic`. */
   modelOptimization: Type.Union([Type.Literal('basic'), Type.Literal('extended'), Type.Literal('all')]),
@@ -137,7 +137,7 @@ export function modelDescription(config: Pick<Config, 'modelPath' | 'inferenceUr
     : 'the float model (MATTE_MODEL_INT8=0; unset, the faster int8 model runs)';
 }
 
-/** How the model is run (model-session.mjs createSession; OnnxMaskModel adds the model's path): the same for the server's worker, `bin/matte inference-server` and `npm run model:quantize`. */
+/** How the model is run (model-session.mjs createSession; OnnxMaskModel adds the model's path): the same for the server's worker, `bin/matte inference-server` and `npm run model -- quantize`. */
 export function modelRunOptions(config: Config) {
   return {
     threads: config.modelThreads,
@@ -213,7 +213,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
 
 /**
  * Every variable the server reads, with its default and meaning: the source of docs/configuration.md
- * (`npm run docs:config`; test/unit/config-docs.test.ts checks the page is current and that every variable
+ * (`npm run generate`; test/unit/config-docs.test.ts checks the page is current and that every variable
  * read above is listed here). Markdown, as the page shows it.
  */
 export const SETTINGS: readonly {
@@ -296,7 +296,7 @@ export const SETTINGS: readonly {
     names: ['MATTE_MODEL_ARENA'],
     default: 'on (off with `MATTE_LOW_MEMORY=1`)',
     meaning:
-      "onnxruntime's CPU memory arena and memory pattern, as onnxruntime has them bare; `0` turns them off: the model maps its activations afresh at every run, and the process holds about 1.1 GB less between photos",
+      "onnxruntime's CPU memory arena, as onnxruntime has it bare (its memory pattern is always off: it held about 600 MiB more for no speed); `0` turns the arena off: the model maps its activations afresh at every run, and the process holds less between photos",
   },
   {
     names: ['MATTE_MODEL_OPTIMIZATION'],
@@ -308,7 +308,7 @@ export const SETTINGS: readonly {
     names: ['MATTE_MODEL_INT8'],
     default: 'on',
     meaning:
-      'on: the shipped ISNet weights run quantized to 8 bits (int8 weights, uint8 activations; `src/adapters/model-int8.mjs`), made from them on this machine at the first start (about 3 s; or ahead with `npm run model:quantize`) and cached with the optimised model: about twice as fast as float, and as good against masks people drew ([performance.md](performance.md#int8)). `0`: the float model, about twice the time a photo and more memory. A model set with `MATTE_MODEL_PATH` runs in float: the ranges are calibrated for the shipped weights only',
+      'on: the shipped ISNet weights run quantized to 8 bits (int8 weights, uint8 activations; `src/adapters/model-int8.mjs`), made from them on this machine at the first start (about 3 s; or ahead with `npm run model -- quantize`) and cached with the optimised model: about twice as fast as float, and as good against masks people drew ([performance.md](performance.md#int8)). `0`: the float model, about twice the time a photo and more memory. A model set with `MATTE_MODEL_PATH` runs in float: the ranges are calibrated for the shipped weights only',
   },
   {
     names: ['MATTE_MODEL_ASPECT'],

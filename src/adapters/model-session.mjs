@@ -1,5 +1,5 @@
 // How the model is read and its onnxruntime session configured: shared by the inference worker and
-// `npm run bench`, so the bare-model figure measures exactly the service's session. The tensors' pixel
+// `npm run bench -- all`, so the bare-model figure measures exactly the service's session. The tensors' pixel
 // conversions are in src/imaging/model-io.mjs.
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
@@ -10,7 +10,7 @@ import { float16ToFloat32 } from './model-float32.mjs';
 import { QUANTIZER_VERSION, quantizeInt8 } from './model-int8.mjs';
 import { withFreeSize } from './model-shape.mjs';
 
-/** The int8 model's activation ranges (npm run model:calibrate), for the shipped weights only. */
+/** The int8 model's activation ranges (npm run model -- calibrate), for the shipped weights only. */
 export const INT8_CALIBRATION_FILE = fileURLToPath(new URL('./model-int8.calibration.json', import.meta.url));
 
 /** @param {{ modelPath?: string, imglyDir?: string, imglyModel?: string }} source */
@@ -43,16 +43,20 @@ export const ORT_LOG_SEVERITY = /^(debug|trace)$/.test(process.env.LOG_LEVEL ?? 
 
 /**
  * @param {number} threads
- * @param {boolean} [arena] onnxruntime's CPU memory arena and memory pattern (MATTE_MODEL_ARENA; on unless
- *   MATTE_LOW_MEMORY=1, as onnxruntime has them bare): the arena keeps its peak for good, so a worker holds
- *   more memory between photos, and the model does not map and fault in its activations at every run.
+ * @param {boolean} [arena] onnxruntime's CPU memory arena (MATTE_MODEL_ARENA; on unless MATTE_LOW_MEMORY=1, as
+ *   onnxruntime has it bare): the arena keeps its peak for good, so a worker holds more memory between photos,
+ *   and the model does not map and fault in its activations at every run.
+ *   The memory pattern (on in onnxruntime's defaults) is off: it plans one block for a run's activations and
+ *   holds it beside the arena's own. Measured on 2026-12-02 (`bench/memory.ts`'s session alone, 10 runs of the
+ *   model, medians): int8 1781-1852 → 1232-1243 MiB peak at 721-758 → 706-717 ms a run; float 1938 → 1363 MiB
+ *   at 1101 → 1034 ms. The run it plans the pattern on also took twice as long (1680 ms against 772).
  * @param {GraphOptimization} [optimization]
  */
 export function sessionOptions(threads, arena = true, optimization = DEFAULT_GRAPH_OPTIMIZATION) {
   return /** @type {import('onnxruntime-node').InferenceSession.SessionOptions} */ ({
     intraOpNumThreads: threads,
     enableCpuMemArena: arena,
-    enableMemPattern: arena,
+    enableMemPattern: false,
     interOpNumThreads: 1,
     graphOptimizationLevel: optimization,
     executionMode: 'sequential',
@@ -181,7 +185,7 @@ function loadedCalibration() {
 /**
  * What makes one int8 model of the shipped weights differ from another: the quantizer's version and the
  * calibration's text (null without a calibration file). The cached model's name carries it, and so do the int8
- * masks npm run bench:photos caches.
+ * masks npm run bench -- photos caches.
  * @returns {string | null}
  */
 export function int8Identity() {
