@@ -7,7 +7,10 @@
 // then, off the answer's path.
 import { Worker } from 'node:worker_threads';
 import { refineGrid } from './edge-refine.mjs';
+import { bandCuts } from './band-cuts.mjs';
 import { SharedMemoryPool } from '../runtime/shared-memory-pool.ts';
+
+export { bandCuts };
 
 export interface CutoutPhoto {
   /** RGB at working size, 3 bytes a pixel. */
@@ -43,9 +46,17 @@ export interface Cutout {
 export interface PreparedCutout {
   /** The writer's own copy of the photo is made (a few turns of the event loop): the caller's buffers are free again. */
   copied: Promise<void>;
-  /** @param low the photo and the model's mask reduced to edge-refine's refineGrid size (RGB, and one channel) */
-  write(low: { rgb: Buffer; alpha: Buffer }): Cutout;
+  /**
+   * @param low the photo reduced to edge-refine's refineGrid size (RGB), with the model's mask: reduced to that
+   *   size too (`alpha`, one channel), or as the model made it (`mask`), for a writer thread to reduce
+   */
+  write(low: LowInputs): Cutout;
 }
+
+/** The photo on the refinement's grid, and the model's mask on it or as the model made it. */
+export type LowInputs =
+  | { rgb: Buffer; alpha: Buffer }
+  | { rgb: Buffer; mask: { data: Uint8Array; width: number; height: number } };
 
 export interface CutoutWriter {
   /**
@@ -74,58 +85,19 @@ interface Slot {
   task: (Task & { id: number }) | null;
 }
 
-type WorkerMessage = { id: number } & (
-  { type: 'band'; preview: BandPreview } | { type: 'png'; data: Uint8Array } | { type: 'failed'; message: string }
-);
-
-/**
- * A band's work, per cell of edge-refine's grid, in relative units: every cell is laid out; a visible one
- * costs more (its colours summed for the thumbnail), an edge one most (refined at full resolution). Fitted
- * on 80 bands of 10 eval photos at 2000x2000 when the bands were deflated too (198, 271 and 637 ns a cell
- * more; mean error 10%).
- */
-const CELL_COST = { base: 2, visible: 3, edge: 6 };
-
-/**
- * Where a photo's rows are cut into `count` bands (fewer when it has fewer thumbnail blocks): at whole
- * blocks (`reduce` rows), so that each band's work (CELL_COST, read from the mask on the refinement's
- * grid) is as even as that allows, never an empty band. The threads then finish together: a cut at
- * half the rows left one band 28% longer than the other on the bench photo.
- * @returns a row number for each band's start, and height
- */
-export function bandCuts(width: number, height: number, reduce: number, bands: number, lowAlpha: Uint8Array): number[] {
-  const grid = refineGrid(width, height);
-  const blocks = Math.ceil(height / reduce);
-  const count = Math.min(bands, blocks);
-  // Each block's work: the grid rows it covers, in proportion.
-  const rowCost = new Float64Array(grid.h);
-  for (let gy = 0; gy < grid.h; gy++) {
-    let cost = 0;
-    for (let i = gy * grid.w, end = i + grid.w; i < end; i++) {
-      const a = lowAlpha[i];
-      cost += CELL_COST.base + (a !== 0 ? CELL_COST.visible : 0) + (a !== 0 && a !== 255 ? CELL_COST.edge : 0);
-    }
-    rowCost[gy] = cost;
-  }
-  const cumulative = new Float64Array(blocks + 1);
-  for (let b = 0; b < blocks; b++) {
-    let cost = 0;
-    for (let y = b * reduce, end = Math.min(height, (b + 1) * reduce); y < end; y++)
-      cost += rowCost[Math.min(grid.h - 1, Math.floor((y * grid.h) / height))];
-    cumulative[b + 1] = cumulative[b] + cost;
-  }
-  const cuts = [0];
-  for (let i = 1; i < count; i++) {
-    const target = (cumulative[blocks] * i) / count;
-    let b = cuts[i - 1] / reduce + 1;
-    // The block boundary nearest the target, leaving a block at least for each band still to come.
-    while (b < blocks - (count - i) && cumulative[b + 1] <= target) b++;
-    if (b < blocks - (count - i) && target - cumulative[b] > cumulative[b + 1] - target) b++;
-    cuts.push(b * reduce);
-  }
-  cuts.push(height);
-  return cuts;
+interface Gridded {
+  /** The mask on the refinement's grid, in memory every thread reads. */
+  alpha: Uint8Array;
+  /** bandCuts' answer. */
+  cuts: number[];
 }
+
+type WorkerMessage = { id: number } & (
+  | { type: 'band'; preview: BandPreview }
+  | { type: 'png'; data: Uint8Array }
+  | ({ type: 'grid' } & Gridded)
+  | { type: 'failed'; message: string }
+);
 
 /** A copy in memory every worker thread can read: the small grids of a photo. */
 function shared(data: Uint8Array): Uint8Array {
@@ -188,10 +160,27 @@ export class WorkerCutoutWriter implements CutoutWriter {
       write: (low) => {
         if (used) throw new Error('a prepared cut-out is written once');
         used = true;
-        const lowShared = { rgb: shared(low.rgb), alpha: shared(low.alpha) };
-        const cuts = bandCuts(width, height, reduce, this.threads, low.alpha);
+        // The mask's reduction and the band cuts (10-15 ms for a 1024² mask) are a thread's, not the event loop's.
+        const gridded: Promise<Gridded> =
+          'alpha' in low
+            ? Promise.resolve({
+                alpha: shared(low.alpha),
+                cuts: bandCuts(width, height, reduce, this.threads, low.alpha),
+              })
+            : this.run<Gridded>({
+                type: 'grid',
+                mask: low.mask.data,
+                maskWidth: low.mask.width,
+                maskHeight: low.mask.height,
+                width,
+                height,
+                reduce,
+                bands: this.threads,
+              });
+        const lowRgb = shared(low.rgb);
         const rgbaLease = this.memory.take(width * height * 4);
-        const done = copies.then(([rgbLease, alphaLease]) => {
+        const done = Promise.all([copies, gridded]).then(([[rgbLease, alphaLease], { alpha, cuts }]) => {
+          const lowShared = { rgb: lowRgb, alpha };
           // Closed while the copy was made: refused, as a photo still waiting for a thread is.
           if (this.generation !== generation) throw new Error('the cut-out writer was closed');
           const bands = cuts.slice(0, -1).map((y0, i) =>
@@ -237,7 +226,7 @@ export class WorkerCutoutWriter implements CutoutWriter {
   }
 
   /** prepare and write at once, for a photo whose mask is already known. */
-  write(photo: CutoutPhoto, low: { rgb: Buffer; alpha: Buffer }, thumbEdge: number): Cutout {
+  write(photo: CutoutPhoto, low: LowInputs, thumbEdge: number): Cutout {
     return this.prepare(photo, thumbEdge).write(low);
   }
 
@@ -261,8 +250,19 @@ export class WorkerCutoutWriter implements CutoutWriter {
         low.alpha[y * grid.w + x] = Math.max(0, Math.min(255, Math.round(128 - d * 32)));
       }
     }
-    for (let i = 0; i < rounds; i++) {
-      const { png, preview } = this.write(photo, low, 128);
+    // Every other round hands over the model's mask as it is, for a thread to reduce (its grid task): at the
+    // model's size, which is larger than any refinement grid.
+    const size = 1024;
+    const mask = new Uint8Array(size * size);
+    for (let y = 0; y < size; y++) {
+      for (let x = 0; x < size; x++) {
+        const d = Math.hypot(x - size / 2, y - size / 2) - size / 3;
+        mask[y * size + x] = Math.max(0, Math.min(255, Math.round(128 - d * 2)));
+      }
+    }
+    for (let i = 0; i < rounds + 1; i++) {
+      const given = i % 2 ? { rgb: low.rgb, mask: { data: mask, width: size, height: size } } : low;
+      const { png, preview } = this.write(photo, given, 128);
       await Promise.all([png, preview]);
     }
   }
@@ -296,6 +296,7 @@ export class WorkerCutoutWriter implements CutoutWriter {
       slot.task = null;
       if (msg.type === 'band') task.resolve(msg.preview as never);
       else if (msg.type === 'png') task.resolve(msg.data as never);
+      else if (msg.type === 'grid') task.resolve({ alpha: msg.alpha, cuts: msg.cuts } as never);
       else task.reject(new Error(msg.message));
       this.dispatch();
     });

@@ -50,9 +50,9 @@ export async function cutoutAtSize(
   prepared: PreparedCutout,
   lowRgb: Promise<Buffer>,
 ): Promise<Cutout> {
-  // The photo's reduction was started long before: only the mask's is left.
-  const alpha = gridMask(decoded, prediction.mask);
-  return prepared.write({ rgb: await lowRgb, alpha });
+  // The photo's reduction was started long before: only the mask's is left, which a writer thread makes.
+  const mask = { data: prediction.mask, width: MODEL_INPUT_SIZE, height: MODEL_INPUT_SIZE };
+  return prepared.write({ rgb: await lowRgb, mask });
 }
 
 /** The photo and the model's square mask reduced to the edge refinement's grid (RGB, and one channel), as cutoutAtSize makes them. */

@@ -7,6 +7,7 @@ import { refineEdges, refineGrid } from '../../src/imaging/edge-refine.mjs';
 import { bandCuts, WorkerCutoutWriter } from '../../src/imaging/cutout-writer.ts';
 import { ImageDecoder } from '../../src/adapters/images/decoder.ts';
 import { refineInputs } from '../../src/pipeline/segment.ts';
+import { reduceArea } from '../../src/imaging/mask-reduce.mjs';
 import { H, scene, W } from '../helpers/edge-scene.ts';
 
 describe('cut-out writer', () => {
@@ -173,6 +174,29 @@ describe('cut-out writer', () => {
     expect(() => prepared.write(low)).toThrow(/once/);
     photo.rgb.set(original);
     expect(Buffer.compare(ahead, await expectCutout(photo, low))).toBe(0);
+  });
+
+  it("reduces the model's mask on a thread (given as the model made it) to the same cut-out as reduced beforehand", async () => {
+    const { rgb } = scene();
+    const photo = { rgb: Buffer.from(rgb), alpha: null, width: W, height: H };
+    const grid = refineGrid(W, H);
+    // A soft disc at the model's size, larger than the grid, as the model hands it over.
+    const size = 1024;
+    const mask = new Uint8Array(size * size);
+    for (let y = 0; y < size; y++)
+      for (let x = 0; x < size; x++)
+        mask[y * size + x] = Math.max(0, Math.min(255, Math.round(128 - (Math.hypot(x - 500, y - 540) - 300) * 3)));
+    const lowRgb = Buffer.from(
+      await sharp(rgb, { raw: { width: W, height: H, channels: 3 } })
+        .resize(grid.w, grid.h)
+        .raw()
+        .toBuffer(),
+    );
+    const alpha = Buffer.from(reduceArea(mask, size, size, grid.w, grid.h));
+    const onThread = await writer
+      .prepare(photo, 64)
+      .write({ rgb: lowRgb, mask: { data: mask, width: size, height: size } }).png;
+    expect(Buffer.compare(onThread, await expectCutout(photo, { rgb: lowRgb, alpha }))).toBe(0);
   });
 
   it('cuts bands at whole thumbnail blocks where their work is even: more rows where there is less to do', () => {
