@@ -9,9 +9,9 @@ import {
   MODEL_FEATURES,
   type Calibration,
 } from '../src/pipeline/check/calibration.ts';
+import { TRUTH_BARS } from '../src/pipeline/check/calibration.ts';
 
-export const BROKEN_BELOW = 0.85;
-export const CLEAN_FROM = 0.95;
+export const { brokenBelow: BROKEN_BELOW, goodFrom: CLEAN_FROM } = TRUTH_BARS;
 
 export interface Sample {
   photo: string;

@@ -27,6 +27,7 @@ import { compareAlpha, evalEntries, evalFile, HAVE_EVAL_DATA, type EvalEntry } f
 import { evaluateClaims, printClaims } from './claims-eval.ts';
 import { heldBackFolders, leaveOnePhotoOut, tally, type Sample, type Tally } from './check-fit.ts';
 import { percent as pct } from '../tools/figures.ts';
+import { TRUTH_BARS } from '../src/pipeline/check/calibration.ts';
 
 if (!HAVE_EVAL_DATA)
   throw new Error('this command reads ../shared/eval-data; set MATTE_SHARED_DIR to the shared folder');
@@ -98,7 +99,7 @@ console.log('tier    mean IoU  mean |alpha error|  photos < 0.85  model+merge ms
 for (const tier of TIERS) {
   const s = scores[tier];
   console.log(
-    `${tier.padEnd(7)} ${mean(s.map((x) => x.iou)).toFixed(3)}     ${mean(s.map((x) => x.mae)).toFixed(4)}              ${String(s.filter((x) => x.iou < 0.85).length).padStart(2)}             ${Math.round(mean(s.map((x) => x.ms)))}`,
+    `${tier.padEnd(7)} ${mean(s.map((x) => x.iou)).toFixed(3)}     ${mean(s.map((x) => x.mae)).toFixed(4)}              ${String(s.filter((x) => x.iou < TRUTH_BARS.brokenBelow).length).padStart(2)}             ${Math.round(mean(s.map((x) => x.ms)))}`,
   );
 }
 for (const folder of [...new Set(entries.map((e) => e.source))]) {
@@ -110,7 +111,7 @@ for (const folder of [...new Set(entries.map((e) => e.source))]) {
 const row = (name: string, t: Tally) =>
   `${name.padEnd(34)} broken flagged ${String(t.brokenFlagged).padStart(2)}/${String(t.broken).padEnd(2)} ${pct(t.brokenFlagged, t.broken).padStart(4)}   clean flagged ${String(t.cleanFlagged).padStart(2)}/${String(t.clean).padEnd(2)} ${pct(t.cleanFlagged, t.clean).padStart(4)}`;
 console.log(
-  '\n## automatic check (broken = IoU < 0.85, target >= 90% flagged; clean = IoU >= 0.95, target <= 5% flagged)',
+  `\n## automatic check (broken = IoU < ${TRUTH_BARS.brokenBelow}, target >= 90% flagged; clean = IoU >= ${TRUTH_BARS.goodFrom}, target <= 5% flagged)`,
 );
 const loo = leaveOnePhotoOut(samples);
 for (const tier of TIERS)

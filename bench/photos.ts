@@ -32,9 +32,9 @@ import {
 import { claimFigures, judgedClaims, looseClaims } from '../tools/calibration/claims-calibration.ts';
 import type { Composite } from '../tools/calibration/calibration-set.ts';
 import { share as pct } from '../tools/figures.ts';
+import { TRUTH_BARS } from '../src/pipeline/check/calibration.ts';
 
-const BROKEN_BELOW = 0.85;
-const CLEAN_FROM = 0.95;
+const { brokenBelow: BROKEN_BELOW, goodFrom: CLEAN_FROM } = TRUTH_BARS;
 
 const folder = process.argv[2] ?? process.env.PHOTOS_DIR;
 if (!folder || !fs.statSync(folder, { throwIfNoEntry: false })?.isDirectory()) {
@@ -127,12 +127,12 @@ await heavyMasks?.close();
 const broken = rows.filter((r) => r.light.iou < BROKEN_BELOW);
 const clean = rows.filter((r) => r.light.iou >= CLEAN_FROM);
 console.log(
-  `\n## the check on ${rows.length} photos (light results of the ${INT8 ? 'int8 model, the default' : 'float model, MATTE_MODEL_INT8=0'}; broken: IoU < 0.85, clean: IoU >= 0.95)`,
+  `\n## the check on ${rows.length} photos (light results of the ${INT8 ? 'int8 model, the default' : 'float model, MATTE_MODEL_INT8=0'}; broken: IoU < ${BROKEN_BELOW}, clean: IoU >= ${CLEAN_FROM})`,
 );
 console.log(`broken results flagged: ${pct(broken.filter((r) => r.red).length, broken.length)} (goal >= 90%)`);
 console.log(`clean results flagged:  ${pct(clean.filter((r) => r.red).length, clean.length)} (goal <= 5%)`);
 console.log(
-  `in between (0.85..0.95): ${rows.length - broken.length - clean.length}, of which flagged ${rows.filter((r) => r.light.iou >= BROKEN_BELOW && r.light.iou < CLEAN_FROM && r.red).length}`,
+  `in between (${BROKEN_BELOW}..${CLEAN_FROM}): ${rows.length - broken.length - clean.length}, of which flagged ${rows.filter((r) => r.light.iou >= BROKEN_BELOW && r.light.iou < CLEAN_FROM && r.red).length}`,
 );
 console.log(
   `missed: ${

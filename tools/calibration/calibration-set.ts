@@ -22,6 +22,7 @@ import { flipRgb, unionWithMirror } from './mirror.ts';
 import { CHECK_GRID, measure, type CheckFeatures } from '../../src/pipeline/check/features.ts';
 import { subjectFillOf } from '../../src/pipeline/diagnose.ts';
 import { compareAlpha, evalEntries, evalFile, HAVE_EVAL_DATA, type EvalEntry } from '../shared-data.ts';
+import { TRUTH_BARS } from '../../src/pipeline/check/calibration.ts';
 
 export const CALIBRATION_DIR =
   process.env.CALIBRATION_DIR ?? path.join(import.meta.dirname, '..', '..', '.bench', 'calibration');
@@ -536,9 +537,9 @@ if (import.meta.url === `file://${process.argv[1]}` && process.env.CALIBRATION_P
   await previewComposites(process.env.CALIBRATION_PREVIEW, 24);
 } else if (import.meta.url === `file://${process.argv[1]}`) {
   const set = await buildCalibrationSet();
-  const broken = set.filter((c) => c.light.iou < 0.85).length;
-  const clean = set.filter((c) => c.light.iou >= 0.95).length;
+  const broken = set.filter((c) => c.light.iou < TRUTH_BARS.brokenBelow).length;
+  const clean = set.filter((c) => c.light.iou >= TRUTH_BARS.goodFrom).length;
   console.log(
-    `${set.length} composites of ${new Set(set.map((c) => c.group)).size} subjects: light results ${broken} broken (IoU < 0.85), ${clean} clean (>= 0.95)`,
+    `${set.length} composites of ${new Set(set.map((c) => c.group)).size} subjects: light results ${broken} broken (IoU < ${TRUTH_BARS.brokenBelow}), ${clean} clean (>= ${TRUTH_BARS.goodFrom})`,
   );
 }

@@ -18,6 +18,7 @@ import { FEATURES } from '../../src/pipeline/check/calibration.ts';
 import { CHECK_GRID, measure } from '../../src/pipeline/check/features.ts';
 import { NO_SUBJECT_FILL, subjectFillOf, WHOLE_FRAME_FILL } from '../../src/pipeline/diagnose.ts';
 import { compareAlpha, SHARED_DIR } from '../shared-data.ts';
+import { TRUTH_BARS } from '../../src/pipeline/check/calibration.ts';
 
 export const PHOTOS_CACHE = process.env.PHOTOS_CACHE ?? path.join(import.meta.dirname, '..', '..', '.bench', 'photos');
 
@@ -123,8 +124,7 @@ export class MaskedPhotoReader {
 }
 
 /** A result the drawn mask calls broken (IoU below) or good (IoU from): the check's errors are counted on them. */
-export const BROKEN_BELOW = 0.85;
-export const GOOD_FROM = 0.95;
+export const { brokenBelow: BROKEN_BELOW, goodFrom: GOOD_FROM } = TRUTH_BARS;
 
 /**
  * The shipped check's verdict on a square mask and the model's input it was made from, as the service judges

@@ -1,11 +1,18 @@
 // The check's decision: a logistic model over a few measured features gives the probability that a
-// cut-out is broken (IoU < 0.85 against what a person would cut), and a threshold turns it into
+// cut-out is broken (below TRUTH_BARS.brokenBelow IoU against what a person would cut), and a threshold turns it into
 // `review: red`. Both are fitted by `npm run calibrate -- write` (tools/calibration/calibrate.ts) on real photos with drawn masks
 // (tools/calibration/real-photos.ts) and the composites made from ../shared/eval-data (tools/calibration/calibration-set.ts), the
 // threshold and the feature set chosen on the real photos (docs/check.md), and stored in check-calibration.json;
 // this module only applies them, and holds the fitting arithmetic so the command and its tests use the same code.
 import fs from 'node:fs';
 import type { CheckFeatures } from './features.ts';
+
+/**
+ * What the check is judged against, the one place these bars are written: a cut-out is broken below
+ * `brokenBelow` IoU with the mask a person drew, good (clean) from `goodFrom`, neither in between. Every
+ * calibration, bench and gate reads them from here.
+ */
+export const TRUTH_BARS = Object.freeze({ brokenBelow: 0.85, goodFrom: 0.95 });
 
 /**
  * Every feature a calibration may read, by name, and how it is made from the check's measures: a
