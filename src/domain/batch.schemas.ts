@@ -2,6 +2,7 @@
 // TypeScript types, request validation and the OpenAPI document; imported by http, services, the
 // pipeline and adapters alike, and importing none of them. Objects are closed unless the spec marks them open.
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { OUTPUT_FORMATS } from '@matte/client/formats';
 
 const closed = { additionalProperties: false } as const;
 export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
@@ -31,7 +32,7 @@ export const BackgroundMode = Type.Union([
 ]);
 export const Scale = Type.Union([Type.Literal(1), Type.Literal(2), Type.Literal(4)]);
 export const Rotate = Type.Union([Type.Literal(0), Type.Literal(90), Type.Literal(180), Type.Literal(270)]);
-export const ImageFormat = Type.Union([Type.Literal('png'), Type.Literal('jpeg'), Type.Literal('webp')]);
+export const ImageFormat = Type.Union(OUTPUT_FORMATS.map((f) => Type.Literal(f)));
 export type ImageFormat = Static<typeof ImageFormat>;
 export const Optimize = Type.Union([
   Type.Literal('marketplace'),

@@ -55,8 +55,7 @@ export interface PreparedCutout {
 
 /** The photo on the refinement's grid, and the model's mask on it or as the model made it. */
 export type LowInputs =
-  | { rgb: Buffer; alpha: Buffer }
-  | { rgb: Buffer; mask: { data: Uint8Array; width: number; height: number } };
+  { rgb: Buffer; alpha: Buffer } | { rgb: Buffer; mask: { data: Uint8Array; width: number; height: number } };
 
 export interface CutoutWriter {
   /**

@@ -3,6 +3,7 @@
 // The spec makes fillPercent, paddingPercent and quality required numbers; where the reference has no
 // figure, 0 means "not set" for fill and padding (the photo keeps its framing), and quality falls back to 90.
 import { createRequire } from 'node:module';
+import type { OutputFormat } from '@matte/client/formats';
 
 export interface Preset {
   id: string;
@@ -12,7 +13,7 @@ export interface Preset {
   fillPercent: number;
   paddingPercent: number;
   background: 'white' | 'transparent' | 'inherit';
-  format: 'png' | 'jpeg' | 'webp' | 'auto';
+  format: OutputFormat | 'auto';
   quality: number;
   align: 'center' | 'bottom';
   maxBytes?: number;

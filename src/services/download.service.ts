@@ -23,6 +23,7 @@ import type { BatchQueries } from './batch-queries.service.ts';
 import { resultFiles } from './blob-keys.ts';
 import { patchSettings } from './settings.ts';
 import { baseName, fillPattern, parsePattern, UniqueNames, type TokenValues } from './zip-names.ts';
+import { extensionOf } from '@matte/client/formats';
 
 export interface DownloadQuery {
   format?: ImageFormat;
@@ -42,7 +43,6 @@ export interface DownloadPlan {
 
 const GROUPS = ['rendered', 'cutouts', 'originals'] as const;
 type Group = (typeof GROUPS)[number];
-const EXT: Record<string, string> = { png: 'png', jpeg: 'jpg', webp: 'webp' };
 const MAX_SKU = 100;
 
 function invalid(path: string, message: string): never {
@@ -109,7 +109,7 @@ export class DownloadService {
       });
       const mtime = new Date(item.finished_at ?? item.updated_at);
       const name = (folder: string, v: TokenValues, format: string) =>
-        names.take(folders ? folder : '', fillPattern(pattern, v), EXT[format] ?? format);
+        names.take(folders ? folder : '', fillPattern(pattern, v), extensionOf(format));
 
       for (const group of include) {
         if (group === 'rendered') {
@@ -137,7 +137,7 @@ export class DownloadService {
             ),
           );
         } else {
-          const format = item.source_format === 'jpeg' ? 'jpg' : item.source_format;
+          const format = extensionOf(item.source_format);
           sources.push(
             await this.stored(
               name('originals', values('original', item.source_width, item.source_height), format),

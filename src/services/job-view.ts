@@ -17,6 +17,7 @@ import type {
   JobStatus,
 } from '../domain/batch.schemas.ts';
 import { MAX_REPORTS_PER_RESULT } from '../domain/batch-rules.ts';
+import { extensionOf } from '@matte/client/formats';
 
 export const TIER_CREDITS = { light: 1, heavy: 2 } as const;
 
@@ -24,10 +25,8 @@ export function fileUrl(jobId: string, itemId: string, variant: string, rev?: nu
   return `/v1/jobs/${jobId}/items/${itemId}/file?variant=${variant}${extra}${rev !== undefined ? `&rev=${rev}` : ''}`;
 }
 
-const EXT = { png: 'png', jpeg: 'jpg', webp: 'webp' } as const;
-
 export function outputName(name: string, format: string): string {
-  const ext = EXT[format as keyof typeof EXT] ?? format;
+  const ext = extensionOf(format);
   const slash = name.lastIndexOf('/');
   const dot = name.lastIndexOf('.');
   return `${dot > slash ? name.slice(0, dot) : name}.${ext}`;

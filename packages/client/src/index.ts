@@ -18,3 +18,11 @@ export {
   type PatternToken,
   type TokenValues,
 } from './zip-names.ts';
+export {
+  FORMAT_FILES,
+  OUTPUT_FORMATS,
+  extensionOf,
+  formatOfExtension,
+  isOutputFormat,
+  type OutputFormat,
+} from './formats.ts';

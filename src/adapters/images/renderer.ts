@@ -94,16 +94,24 @@ export class ImageRenderer {
   ): Promise<Buffer> {
     if (exportKeepsStored(storedFormat, stored.length, format, optimize, maxBytes)) return stored;
     let out = await this.convert(stored, format, optimize === 'marketplace' ? 'off' : optimize);
-    if (optimize !== 'marketplace' || maxBytes === undefined) return out;
+    if (optimize !== 'marketplace' || maxBytes === undefined || out.length <= maxBytes) return out;
+    // Over the marketplace's limit: a PNG is palettised once; a lossy format steps its quality down until it fits.
+    if (format === 'png') return this.convert(stored, 'png', 'web');
     for (const quality of [85, 75, 65, 50]) {
-      if (out.length <= maxBytes || format === 'png') break;
-      const img = sharp(stored, { limitInputPixels: this.maxPixels });
-      out = await (
-        format === 'jpeg' ? img.flatten({ background: WHITE }).jpeg({ quality, mozjpeg: true }) : img.webp({ quality })
-      ).toBuffer();
+      out = await this.lossy(sharp(stored, { limitInputPixels: this.maxPixels }), format, quality).toBuffer();
+      if (out.length <= maxBytes) break;
     }
-    if (out.length > maxBytes && format === 'png') out = await this.convert(stored, 'png', 'web');
     return out;
+  }
+
+  /** A lossy format at a quality (JPEG flattened onto white); every lossy output format has its case. */
+  private lossy(img: Sharp, format: Exclude<ImageFormat, 'png'>, quality: number): Sharp {
+    switch (format) {
+      case 'jpeg':
+        return img.flatten({ background: WHITE }).jpeg({ quality, mozjpeg: true });
+      case 'webp':
+        return img.webp({ quality });
+    }
   }
 
   /** Converts a stored image to another format. */

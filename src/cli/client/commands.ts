@@ -11,6 +11,7 @@ import { normaliseUrl, readLogin, saveLogin } from './login-store.ts';
 import { removeBackgrounds, type RemoveOptions } from './remove.ts';
 import { UsageError } from './usage-error.ts';
 import { parseOptions } from '../parse-options.ts';
+import { formatOfExtension, OUTPUT_FORMATS, type OutputFormat } from '@matte/client/formats';
 
 const OPTIONS = {
   url: { type: 'string' },
@@ -34,11 +35,11 @@ function positiveInteger(value: string | undefined, name: string, max: number): 
   return Number(value);
 }
 
-function format(value: string | undefined): 'png' | 'jpeg' | 'webp' | undefined {
+function format(value: string | undefined): OutputFormat | undefined {
   if (value === undefined) return undefined;
-  const v = value === 'jpg' ? 'jpeg' : value;
-  if (v !== 'png' && v !== 'jpeg' && v !== 'webp')
-    throw new UsageError(`--format must be png, jpeg or webp, got "${value}"`);
+  const v = formatOfExtension(value);
+  if (!v)
+    throw new UsageError(`--format must be ${OUTPUT_FORMATS.join(', ').replace(/, (\w+)$/, ' or $1')}, got "${value}"`);
   return v;
 }
 

@@ -15,13 +15,14 @@ import cliProgress from 'cli-progress';
 import type { BatchDefaults, BatchItem, FullBatch, MatteClient } from '@matte/client';
 import { collectPhotos, type PhotoSource, type SkippedFile } from './inputs.ts';
 import { UsageError } from './usage-error.ts';
+import { FORMAT_FILES, OUTPUT_FORMATS, type OutputFormat } from '@matte/client/formats';
 
 export interface RemoveOptions {
   paths: string[];
   out: string;
   preset?: string;
   background?: string;
-  format?: 'png' | 'jpeg' | 'webp';
+  format?: OutputFormat;
   sample?: number;
   heavy: boolean;
   pattern: string;
@@ -50,7 +51,7 @@ interface Planned {
   base: string;
 }
 
-const OUTPUT_EXTENSIONS = ['png', 'jpg', 'jpeg', 'webp'];
+const OUTPUT_EXTENSIONS = [...new Set(OUTPUT_FORMATS.flatMap((f) => [FORMAT_FILES[f].extension, f]))];
 /** Files per upload request, and bytes: well inside the server's per-request limit. */
 const FILES_PER_REQUEST = 25;
 const BYTES_PER_REQUEST = 48 * 1024 * 1024;
@@ -72,13 +73,13 @@ export function resultBase(out: string, source: PhotoSource, pattern: string, pr
   return path.join(out, ...(dir === '.' ? [] : dir.split('/')), file);
 }
 
-function existingResult(base: string, format: string | undefined): string | undefined {
-  const exts = format ? [format === 'jpeg' ? 'jpg' : format] : OUTPUT_EXTENSIONS;
+function existingResult(base: string, format: OutputFormat | undefined): string | undefined {
+  const exts = format ? [FORMAT_FILES[format].extension] : OUTPUT_EXTENSIONS;
   return exts.map((e) => `${base}.${e}`).find((f) => fs.existsSync(f));
 }
 
 const extensionOf = (contentType: string | null) =>
-  contentType?.includes('jpeg') ? 'jpg' : contentType?.includes('webp') ? 'webp' : 'png';
+  FORMAT_FILES[OUTPUT_FORMATS.find((f) => contentType?.startsWith(FORMAT_FILES[f].contentType)) ?? 'png'].extension;
 
 /** A bar per batch on a terminal, a line per photo otherwise; on stderr, so --json output stays clean. */
 class Progress {

@@ -4,7 +4,8 @@ import { Type } from '@sinclair/typebox';
 import { ItemParams } from '../schemas/common.schemas.ts';
 import { FileQuery, type FileQuery as FileQueryT } from '../schemas/items.schemas.ts';
 import { Compliance, Nullable } from '../../domain/batch.schemas.ts';
-import { binary, IMAGE_MIME, problems } from './route-kit.ts';
+import { binary, imageContent, problems } from './route-kit.ts';
+import { FORMAT_FILES, isOutputFormat } from '@matte/client/formats';
 import { attachment } from '../content-disposition.ts';
 
 export function registerFileRoutes(app: FastifyInstance, c: Pick<Container, 'files' | 'queries'>): void {
@@ -23,9 +24,7 @@ export function registerFileRoutes(app: FastifyInstance, c: Pick<Container, 'fil
           200: {
             description: 'The file',
             content: {
-              'image/png': { schema: binary('PNG') },
-              'image/jpeg': { schema: binary('JPEG') },
-              'image/webp': { schema: binary('WebP') },
+              ...imageContent(),
               'application/octet-stream': { schema: binary('Original upload') },
             },
           },
@@ -46,8 +45,10 @@ export function registerFileRoutes(app: FastifyInstance, c: Pick<Container, 'fil
       if (file.fileName !== undefined) reply.header('content-disposition', attachment(file.fileName));
       const mime =
         typeof file.format === 'string'
-          ? IMAGE_MIME[file.format]
-          : ((IMAGE_MIME as Record<string, string | undefined>)[file.format.source] ?? 'application/octet-stream');
+          ? FORMAT_FILES[file.format].contentType
+          : isOutputFormat(file.format.source)
+            ? FORMAT_FILES[file.format.source].contentType
+            : 'application/octet-stream';
       return reply.type(mime).send(file.data);
     },
   );

@@ -11,12 +11,13 @@ import {
 } from '../schemas/images.schemas.ts';
 import { cleanFilename, isMultipart, parseJsonField, receiveFormInMemory } from '../multipart.ts';
 import { check } from '../validate.ts';
-import { binary, IMAGE_MIME, jsonBody, multipartBodies, problems } from './route-kit.ts';
+import { imageContent, jsonBody, multipartBodies, problems } from './route-kit.ts';
 import { fingerprint, IDEMPOTENCY_RULES, type StoredResponse } from '../../services/idempotency.service.ts';
 import { itemView, fileUrl } from '../../services/job-view.ts';
 import { fetchOnePhoto } from '../../services/photo-sources.ts';
 import { intakeLimits } from '../photo-budget.ts';
 import { PHOTO_REFUSALS } from '../../domain/photo-refusals.ts';
+import { FORMAT_FILES } from '@matte/client/formats';
 
 interface ImageInput {
   name: string;
@@ -133,9 +134,7 @@ export function registerImageRoutes(
           200: {
             description: 'The cut-out image, or ImageResult with response=json',
             content: {
-              'image/png': { schema: binary('PNG') },
-              'image/jpeg': { schema: binary('JPEG') },
-              'image/webp': { schema: binary('WebP') },
+              ...imageContent(),
               'application/json': { schema: ImageResult },
             },
           },
@@ -189,7 +188,7 @@ export function registerImageRoutes(
         return {
           status: 200,
           headers: {
-            'content-type': IMAGE_MIME[format],
+            'content-type': FORMAT_FILES[format].contentType,
             'x-matte-job-id': outcome.jobId,
             'x-matte-item-id': item.id,
             'x-matte-review': item.review,

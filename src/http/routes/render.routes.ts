@@ -14,7 +14,8 @@ import {
 } from '../../domain/render.schemas.ts';
 import { isMultipart, parseJsonField, receiveFormInMemory } from '../multipart.ts';
 import { check } from '../validate.ts';
-import { binary, IMAGE_MIME, jsonBody, multipartBodies, problems } from './route-kit.ts';
+import { imageContent, jsonBody, multipartBodies, problems } from './route-kit.ts';
+import { FORMAT_FILES } from '@matte/client/formats';
 
 export function registerRenderRoutes(app: FastifyInstance, c: Pick<Container, 'config' | 'render'>): void {
   multipartBodies.set('POST /v1/jobs/{id}/apply', ApplyMultipart);
@@ -80,9 +81,7 @@ export function registerRenderRoutes(app: FastifyInstance, c: Pick<Container, 'c
             description: 'The rendered image',
             headers: { 'X-Output-Size': { type: 'string', description: '<width>x<height> of the image' } },
             content: {
-              'image/png': { schema: binary('PNG') },
-              'image/jpeg': { schema: binary('JPEG') },
-              'image/webp': { schema: binary('WebP') },
+              ...imageContent(),
             },
           },
           ...problems(400, 404, 409),
@@ -93,7 +92,7 @@ export function registerRenderRoutes(app: FastifyInstance, c: Pick<Container, 'c
       const { id, itemId } = request.params as { id: string; itemId: string };
       const rendered = await c.render.preview(request.auth.accountId, id, itemId, request.body as PreviewRequestT);
       reply.header('x-output-size', `${rendered.width}x${rendered.height}`).header('cache-control', 'no-store');
-      return reply.type(IMAGE_MIME[rendered.format]).send(rendered.output);
+      return reply.type(FORMAT_FILES[rendered.format].contentType).send(rendered.output);
     },
   );
 }

@@ -1,7 +1,7 @@
 // Shared pieces of route declarations: error responses per status, JSON-or-multipart bodies.
 import { Type, type TSchema } from '@sinclair/typebox';
 import { Problem } from '../schemas/common.schemas.ts';
-import { type ImageFormat } from '../../domain/batch.schemas.ts';
+import { FORMAT_FILES, OUTPUT_FORMATS } from '@matte/client/formats';
 
 const PROBLEM_STATUS_TEXT: Record<number, string> = {
   400: 'VALIDATION: a field is missing or out of range; nothing happened',
@@ -36,11 +36,11 @@ export function jsonBody(schema: TSchema) {
   return { content: { 'application/json': { schema } } };
 }
 
-/** Content type of each image format the service reads and writes. */
-export const IMAGE_MIME: Readonly<Record<ImageFormat, string>> = {
-  png: 'image/png',
-  jpeg: 'image/jpeg',
-  webp: 'image/webp',
-};
-
 export const binary = (description: string) => Type.String({ format: 'binary', description });
+
+/** An answer's content map for an image in any output format, in the formats' order. */
+export function imageContent(): Record<string, { schema: TSchema }> {
+  return Object.fromEntries(
+    OUTPUT_FORMATS.map((f) => [FORMAT_FILES[f].contentType, { schema: binary(FORMAT_FILES[f].label) }]),
+  );
+}

@@ -2,6 +2,7 @@
 // answers that are a job plus a member or two. The job itself is src/domain/batch.schemas.ts.
 import { Type, type Static } from '@sinclair/typebox';
 import { EventName, JobDefaults, JobStatus, Tier, WebhookEvents, jobFields } from '../../domain/batch.schemas.ts';
+import { OUTPUT_FORMATS } from '@matte/client/formats';
 
 const closed = { additionalProperties: false } as const;
 const MAX_SAFE = 9007199254740991;
@@ -146,10 +147,13 @@ export type RetryRequest = Static<typeof RetryRequest>;
 export const DownloadQuery = Type.Object(
   {
     format: Type.Optional(
-      Type.Union([Type.Literal('png'), Type.Literal('jpeg'), Type.Literal('webp')], {
-        description:
-          'Converts every rendered file (also the preset folders); cut-outs stay PNG, originals as uploaded.',
-      }),
+      Type.Union(
+        OUTPUT_FORMATS.map((f) => Type.Literal(f)),
+        {
+          description:
+            'Converts every rendered file (also the preset folders); cut-outs stay PNG, originals as uploaded.',
+        },
+      ),
     ),
     pattern: Type.Optional(
       Type.String({

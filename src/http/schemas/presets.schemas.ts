@@ -1,5 +1,6 @@
 // HTTP shapes of GET /v1/presets.
 import { Type } from '@sinclair/typebox';
+import { OUTPUT_FORMATS } from '@matte/client/formats';
 
 const closed = { additionalProperties: false } as const;
 
@@ -14,7 +15,7 @@ export const Preset = Type.Object(
     }),
     paddingPercent: Type.Number({ description: '0 = not set.' }),
     background: Type.Union([Type.Literal('white'), Type.Literal('transparent'), Type.Literal('inherit')]),
-    format: Type.Union([Type.Literal('png'), Type.Literal('jpeg'), Type.Literal('webp'), Type.Literal('auto')]),
+    format: Type.Union([...OUTPUT_FORMATS.map((f) => Type.Literal(f)), Type.Literal('auto')]),
     quality: Type.Integer({ description: 'Encoder quality; 90 where the marketplace documents none.' }),
     align: Type.Union([Type.Literal('center'), Type.Literal('bottom')]),
     maxBytes: Type.Optional(Type.Integer({ description: 'Marketplace upload limit.' })),

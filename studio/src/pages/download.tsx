@@ -3,6 +3,7 @@
 import { useState } from 'preact/hooks';
 import {
   baseName,
+  extensionOf,
   fillPattern,
   parsePattern,
   PatternError,
@@ -13,8 +14,6 @@ import {
 import type { FullBatch } from '@matte/client';
 import type { Preset } from '../settings.tsx';
 import { ErrorNote } from '../ui.tsx';
-
-const EXT: Record<string, string> = { png: 'png', jpeg: 'jpg', webp: 'webp' };
 
 export function previewNames(batch: FullBatch, pattern: string, format: string, count = 5): string[] {
   parsePattern(pattern);
@@ -34,7 +33,7 @@ export function previewNames(batch: FullBatch, pattern: string, format: string, 
       date,
       sku: '',
     };
-    return names.take('', fillPattern(pattern, values), EXT[format || output?.format || 'png'] ?? 'png');
+    return names.take('', fillPattern(pattern, values), extensionOf(format || output?.format || 'png'));
   });
 }
 
