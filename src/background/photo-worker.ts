@@ -9,7 +9,7 @@ import type { BlobStore } from '../adapters/blob-store.ts';
 import type { PhotoQueue } from '../services/photo-queue.service.ts';
 import { blobKeys, type ResultFiles } from '../services/blob-keys.ts';
 import type { EventBus } from '../adapters/event-bus.ts';
-import type { Settings, Tier } from '../domain/batch.schemas.ts';
+import type { Settings } from '../domain/batch.schemas.ts';
 import { runPhoto, type PipelineDeps } from '../pipeline/photo-pipeline.ts';
 import type { ItemRow } from '../db/schema.ts';
 import type { HelperThreadPriority } from '../runtime/thread-priority.ts';
@@ -171,7 +171,7 @@ export class PhotoWorker {
           // The cut-out is stored band by band as it is made, while the photo is checked and the output drawn.
           onCutout: (parts, whole) => (cutoutWrite = blobs.putParts(own.cutout, parts, whole)),
         },
-        item.tier as Tier,
+        item.tier,
       );
       // With default settings the output is the cut-out itself: stored once, under both names.
       const outputIsCutout = result.output === result.cutout || result.output.equals(result.cutout);

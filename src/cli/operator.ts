@@ -9,6 +9,7 @@ import { keyView } from '../services/account.service.ts';
 import { purchaseView } from '../services/purchase.service.ts';
 import { AppError } from '../errors.ts';
 import { formatMicros } from '../domain/instant.ts';
+import { LICENSE_STATUSES, PURCHASE_STATUSES } from '../domain/account-states.ts';
 
 const OPTIONS = {
   email: { type: 'string' },
@@ -200,10 +201,7 @@ export async function runOperatorCommand(noun: string, verb: string, rest: strin
         return 0;
       }
       case 'licenses list': {
-        const status =
-          values.status === undefined
-            ? undefined
-            : oneOf(values.status, 'status', ['purchased', 'active', 'deactivated', 'refunded'] as const);
+        const status = values.status === undefined ? undefined : oneOf(values.status, 'status', LICENSE_STATUSES);
         const list = await licenses.list(status);
         print(
           { licenses: list },
@@ -242,10 +240,7 @@ export async function runOperatorCommand(noun: string, verb: string, rest: strin
         return 0;
       }
       case 'purchases list': {
-        const status =
-          values.status === undefined
-            ? undefined
-            : oneOf(values.status, 'status', ['pending', 'completed', 'cancelled'] as const);
+        const status = values.status === undefined ? undefined : oneOf(values.status, 'status', PURCHASE_STATUSES);
         const list = await purchases.list({ status, accountId: values.account });
         print(
           { purchases: list },

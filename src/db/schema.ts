@@ -1,6 +1,18 @@
 // Row types as Kysely sees them. Times are server-clock milliseconds (bigint columns, read as numbers
 // on both dialects); booleans are 0/1 integers; structured values are JSON text.
 import type { Generated, Insertable, Selectable, Updateable } from 'kysely';
+import type {
+  ClaimReason,
+  ClaimVerdict,
+  ImageFormat,
+  ItemReview,
+  ItemStatus,
+  JobStatus,
+  Stage,
+  Tier,
+} from '../domain/batch.schemas.ts';
+import type { DeliveryStatus } from '../domain/event.schemas.ts';
+import type { CreditPool, LedgerKind, LicenseStatus, PurchaseStatus } from '../domain/account-states.ts';
 
 export interface AccountTable {
   id: string;
@@ -35,8 +47,8 @@ export interface JobTable {
   account_id: string;
   name: string | null;
   /** `batch` (POST /v1/jobs) or `image` (POST /v1/images, a one-photo call). */
-  origin: Generated<string>;
-  status: string;
+  origin: Generated<'batch' | 'image'>;
+  status: JobStatus;
   /** JSON: { sample?: number, defaults: Settings } */
   options: string;
   background_blob: string | null;
@@ -63,10 +75,10 @@ export interface ItemTable {
   account_id: string;
   position: number;
   name: string;
-  status: string;
+  status: ItemStatus;
   /** 1 when the photo belongs to the sample run of a sample start. */
   sample: number;
-  tier: string;
+  tier: Tier;
   /** JSON Settings */
   settings: string;
   input_blob: string;
@@ -77,7 +89,7 @@ export interface ItemTable {
   error_code: string | null;
   error_message: string | null;
   error_input_fault: number | null;
-  review: string;
+  review: ItemReview;
   refunded: number;
   /** Credits held for the current run, by pool. */
   reserved_plan: number;
@@ -88,12 +100,12 @@ export interface ItemTable {
   charged_pack: Generated<number>;
   rev: number;
   attempts: number;
-  stage: string | null;
+  stage: Stage | null;
   /** JSON Quality */
   quality: string | null;
   /** JSON ItemMeta */
   meta: string | null;
-  output_format: string | null;
+  output_format: ImageFormat | null;
   /** Files of the current result (null: the fixed keys of blobKeys). */
   cutout_blob: string | null;
   output_blob: string | null;
@@ -112,8 +124,8 @@ export interface LedgerTable {
   account_id: string;
   job_id: string | null;
   item_id: string | null;
-  kind: string;
-  pool: string;
+  kind: LedgerKind;
+  pool: CreditPool;
   amount: number;
   units: number;
   balance_after: number;
@@ -136,8 +148,7 @@ export interface IdempotencyTable {
   scope: string;
   key: string;
   fingerprint: string;
-  /** in_progress | done */
-  state: string;
+  state: 'in_progress' | 'done';
   status_code: number | null;
   /** JSON of { headers, body(base64) } */
   response: string | null;
@@ -156,8 +167,7 @@ export interface LicenseTable {
   allowance: number;
   /** Photos per batch under this licence (at most the service-wide 200). */
   job_limit: number;
-  /** purchased | active | deactivated | refunded */
-  status: string;
+  status: LicenseStatus;
   account_id: string | null;
   created_at: number;
   activated_at: number | null;
@@ -180,8 +190,7 @@ export interface PurchaseTable {
   credits: number;
   provider: string;
   provider_ref: string | null;
-  /** pending | completed | cancelled */
-  status: string;
+  status: PurchaseStatus;
   created_at: number;
   completed_at: number | null;
 }
@@ -200,11 +209,11 @@ export interface ClaimTable {
   account_id: string;
   /** items.attempts when reported: the model run whose result is reported. */
   attempt: number;
-  reason: string;
+  reason: ClaimReason;
   /** JSON BBox in cutout pixels */
   region: string;
   note: string | null;
-  verdict: string;
+  verdict: ClaimVerdict;
   confidence: number;
   evidence: string;
   /** JSON object of numbers */
@@ -224,8 +233,7 @@ export interface WebhookDeliveryTable {
   url: string;
   /** JSON text of the event object: the exact body of every attempt. */
   payload: string;
-  /** pending | delivered | given_up */
-  status: string;
+  status: DeliveryStatus;
   /** Attempts made so far. */
   attempts: number;
   /** When the next attempt is due; null once delivered or given up. */

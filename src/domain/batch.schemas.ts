@@ -1,7 +1,7 @@
 // The things themselves, as TypeBox schemas: settings, photos, batches, quality. One source for the
 // TypeScript types, request validation and the OpenAPI document; imported by http, services, the
 // pipeline and adapters alike, and importing none of them. Objects are closed unless the spec marks them open.
-import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { Type, type SchemaOptions, type Static, type TSchema } from '@sinclair/typebox';
 import { OUTPUT_FORMATS } from '@matte/client/formats';
 
 const closed = { additionalProperties: false } as const;
@@ -255,13 +255,27 @@ export const Quality = Type.Object(
 );
 export type Quality = Static<typeof Quality>;
 
+/** A photo's place in review: `red` when the check judged its cut-out broken. */
+export const ITEM_REVIEWS = ['none', 'red'] as const;
+export type ItemReview = (typeof ITEM_REVIEWS)[number];
+
+/** What a seller may report of a result: the one list the report's schema, the pixel check and the studio read. */
+export const CLAIM_REASONS = ['background-kept', 'missing-part', 'hole', 'extra-object', 'rough-edges'] as const;
+export type ClaimReason = (typeof CLAIM_REASONS)[number];
+export const CLAIM_VERDICTS = ['accepted', 'rejected'] as const;
+export type ClaimVerdict = (typeof CLAIM_VERDICTS)[number];
+/** A schema accepting exactly the strings of a closed list, in its order. */
+export const oneOf = <T extends string>(values: readonly T[], options: SchemaOptions = {}) =>
+  Type.Union(
+    values.map((v) => Type.Literal(v)),
+    options,
+  );
+
 export const Claim = Type.Object(
   {
-    reason: Type.Union(
-      ['background-kept', 'missing-part', 'hole', 'extra-object', 'rough-edges'].map((c) => Type.Literal(c)),
-    ),
+    reason: oneOf(CLAIM_REASONS),
     region: BBox,
-    verdict: Type.Union([Type.Literal('accepted'), Type.Literal('rejected')]),
+    verdict: oneOf(CLAIM_VERDICTS),
     confidence: Type.Number(),
     evidence: Type.String(),
     at: Ms('When the report was judged.'),
@@ -361,7 +375,7 @@ export const Item = Type.Object(
     cutoutUrl: Type.Optional(Type.String()),
     inputUrl: Type.String(),
     quality: Type.Optional(Quality),
-    review: Type.Union([Type.Literal('none'), Type.Literal('red')], {
+    review: oneOf(ITEM_REVIEWS, {
       description:
         'red: the automatic check judged the cut-out broken (quality.score below 50); the credit was refunded.',
     }),

@@ -1,17 +1,12 @@
 // Reports of a broken result: what a seller sends, and the pixel check's verdict.
 import { Type, type Static } from '@sinclair/typebox';
-import { BBox } from './batch.schemas.ts';
+import { BBox, CLAIM_REASONS, oneOf } from './batch.schemas.ts';
 
-export const ClaimReason = Type.Union(
-  ['background-kept', 'missing-part', 'hole', 'extra-object', 'rough-edges'].map((c) =>
-    Type.Literal(c as 'background-kept' | 'missing-part' | 'hole' | 'extra-object' | 'rough-edges'),
-  ),
-  {
-    description:
-      'background-kept: background left in the cut-out; missing-part: part of the product cut away at its edge; hole: a transparent hole inside the product; ' +
-      'extra-object: a separate object kept beside the product; rough-edges: a ragged or noisy outline.',
-  },
-);
+export const ClaimReason = oneOf(CLAIM_REASONS, {
+  description:
+    'background-kept: background left in the cut-out; missing-part: part of the product cut away at its edge; hole: a transparent hole inside the product; ' +
+    'extra-object: a separate object kept beside the product; rough-edges: a ragged or noisy outline.',
+});
 
 const Px = (description: string, minimum: number) => Type.Integer({ minimum, maximum: 100_000, description });
 

@@ -139,7 +139,7 @@ export class AccountService {
         jobId: r.job_id,
         itemId: r.item_id,
         kind: r.kind,
-        pool: r.pool as 'plan' | 'pack',
+        pool: r.pool,
         amount: r.amount,
         units: r.units,
         balanceAfter: r.balance_after,
@@ -326,7 +326,7 @@ export class AccountService {
 export function licenseView(row: LicenseRow) {
   return {
     tier: row.tier,
-    status: row.status as 'purchased' | 'active' | 'deactivated' | 'refunded',
+    status: row.status,
     allowance: row.allowance,
     jobLimit: row.job_limit,
     nextRefreshAt:

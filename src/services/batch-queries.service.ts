@@ -3,7 +3,7 @@
 import { notFound } from '../errors.ts';
 import type { Store, Repos } from '../db/store.ts';
 import type { ClaimRow, ItemRow, JobRow } from '../db/schema.ts';
-import type { Counts, Item, Job, JobSummary, StoredItemMeta } from '../domain/batch.schemas.ts';
+import type { Counts, Item, Job, JobStatus, JobSummary, StoredItemMeta } from '../domain/batch.schemas.ts';
 import { ACTIVE_JOB_STATUSES } from '../domain/batch-rules.ts';
 import type { EventBus } from '../adapters/event-bus.ts';
 import { countItems, itemView, jobSummaryView, jobView } from './job-view.ts';
@@ -81,7 +81,7 @@ export class BatchQueries {
     return this.deps.store.repos.jobs.labels(accountId, ids);
   }
 
-  async listJobs(accountId: string, opts: { limit: number; status?: string; before?: number }) {
+  async listJobs(accountId: string, opts: { limit: number; status?: JobStatus; before?: number }) {
     const rows = await this.deps.store.repos.jobs.list(accountId, { ...opts, limit: opts.limit + 1 });
     const page = rows.slice(0, opts.limit);
     const jobs = await Promise.all(page.map((row) => this.summarise(row)));

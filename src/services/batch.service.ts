@@ -280,7 +280,7 @@ export class BatchService {
         r,
         accountId,
         jobId,
-        held.map((i) => ({ id: i.id, credits: TIER_CREDITS[i.tier as 'light' | 'heavy'] })),
+        held.map((i) => ({ id: i.id, credits: TIER_CREDITS[i.tier] })),
         now,
       );
       for (const item of held) {

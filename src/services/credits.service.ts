@@ -13,22 +13,11 @@ import { AppError } from '../errors.ts';
 import type { Repos } from '../db/store.ts';
 import type { AccountRow, ItemRow, LicenseRow } from '../db/schema.ts';
 import { nextMonthlyRefresh } from '../domain/calendar.ts';
+import { CREDIT_POOLS, LEDGER_KINDS, type CreditPool, type LedgerKind } from '../domain/account-states.ts';
 
-export type Pool = 'plan' | 'pack';
-export const SPEND_ORDER: readonly Pool[] = ['plan', 'pack'];
-export const LEDGER_KINDS = [
-  'reserve',
-  'commit',
-  'release',
-  'claim',
-  'grant',
-  'purchase',
-  'welcome',
-  'refresh',
-  'expire',
-  'adjust',
-] as const;
-export type LedgerKind = (typeof LEDGER_KINDS)[number];
+export type Pool = CreditPool;
+export const SPEND_ORDER: readonly Pool[] = CREDIT_POOLS;
+export { LEDGER_KINDS, type LedgerKind };
 
 export interface Allocation {
   plan: number;

@@ -24,6 +24,7 @@ import { resultFiles } from './blob-keys.ts';
 import { patchSettings } from './settings.ts';
 import { baseName, fillPattern, parsePattern, UniqueNames, type TokenValues } from './zip-names.ts';
 import { extensionOf } from '@matte/client/formats';
+import { storedFormat } from './job-view.ts';
 
 export interface DownloadQuery {
   format?: ImageFormat;
@@ -113,7 +114,7 @@ export class DownloadService {
 
       for (const group of include) {
         if (group === 'rendered') {
-          const stored = item.output_format as ImageFormat;
+          const stored = storedFormat(item);
           const format = q.format ?? stored;
           const out = meta.output ?? { width: item.source_width, height: item.source_height };
           sources.push(

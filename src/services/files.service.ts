@@ -72,7 +72,7 @@ export class FileService {
         ...named(outputName(baseName, 'png').replace(/\.png$/, '-cutout.png')),
       };
     const stored = await blobs.get(files.output);
-    const storedFormat = item.output_format as ImageFormat;
+    const storedFormat = item.output_format;
     const format = request.format ?? storedFormat;
     const optimize = request.optimize ?? (request.download ? 'marketplace' : 'off');
     const data = await this.deps.renderer.exportOutput(

@@ -8,6 +8,7 @@ import type { BatchQueries } from './batch-queries.service.ts';
 import type { PhotoQueue } from './photo-queue.service.ts';
 import { isOverBudget, type AddPhotosOptions, type IntakeService, type PhotoInspector } from './intake.service.ts';
 import type { PreparedInputs } from '../pipeline/prepared-inputs.ts';
+import { storedFormat } from './job-view.ts';
 
 export type ImageOutcome =
   { state: 'done'; jobId: string; item: ItemRow } | { state: 'processing'; jobId: string; item: ItemRow };
@@ -83,11 +84,7 @@ export class ImageService {
       if (item.status === 'done') {
         const encoding = input.encoding;
         const stored = encoding
-          ? await this.deps.render.encodeAs(
-              item,
-              encoding.format ?? (item.output_format as ImageFormat),
-              encoding.optimize,
-            )
+          ? await this.deps.render.encodeAs(item, encoding.format ?? storedFormat(item), encoding.optimize)
           : item;
         return { state: 'done', jobId: job.id, item: stored };
       }

@@ -13,8 +13,7 @@ import type {
   ItemMeta,
   StoredItemMeta,
   Compliance,
-  Stage,
-  JobStatus,
+  ImageFormat,
 } from '../domain/batch.schemas.ts';
 import { MAX_REPORTS_PER_RESULT } from '../domain/batch-rules.ts';
 import { extensionOf } from '@matte/client/formats';
@@ -23,6 +22,12 @@ export const TIER_CREDITS = { light: 1, heavy: 2 } as const;
 
 export function fileUrl(jobId: string, itemId: string, variant: string, rev?: number, extra = ''): string {
   return `/v1/jobs/${jobId}/items/${itemId}/file?variant=${variant}${extra}${rev !== undefined ? `&rev=${rev}` : ''}`;
+}
+
+/** The format of a finished photo's stored output. A photo with none has no result to read: a fault, not the seller's. */
+export function storedFormat(item: ItemRow): ImageFormat {
+  if (item.output_format === null) throw new Error(`photo ${item.id} has no stored output`);
+  return item.output_format;
 }
 
 export function outputName(name: string, format: string): string {
@@ -86,7 +91,7 @@ export function itemView(row: ItemRow, claims: ClaimRow[] = []): Item {
   if (row.meta) item.meta = metaView(JSON.parse(row.meta) as StoredItemMeta);
   else item.meta = { source: { width: row.source_width, height: row.source_height, format: row.source_format } };
   if (row.status === 'processing' && row.stage) {
-    item.stage = row.stage as Stage;
+    item.stage = row.stage;
     if (row.stage_started_at !== null) item.stageStartedAt = row.stage_started_at;
   }
   if (row.started_at !== null) item.startedAt = row.started_at;
@@ -140,7 +145,7 @@ export function jobSummaryView(row: JobRow, counts: Counts, perImageMs: number, 
   const options = JSON.parse(row.options) as JobSummary['options'];
   const summary: JobSummary = {
     id: row.id,
-    status: row.status as JobStatus,
+    status: row.status,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
     options,

@@ -10,6 +10,7 @@ import type { LicenseRow } from '../db/schema.ts';
 import type { CreditsService } from './credits.service.ts';
 import { newSecret, sha256 } from './secrets.ts';
 import { nextMonthlyRefresh } from '../domain/calendar.ts';
+import type { LicenseStatus } from '../domain/account-states.ts';
 
 const CODE_PATTERN = /^lic_[0-9A-Za-z]{24}$/;
 
@@ -83,7 +84,7 @@ export class LicenseService {
     return out;
   }
 
-  async list(status?: string): Promise<LicenseAdminView[]> {
+  async list(status?: LicenseStatus): Promise<LicenseAdminView[]> {
     return (await this.deps.store.repos.licenses.list({ status })).map(licenseAdminView);
   }
 

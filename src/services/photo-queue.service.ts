@@ -4,6 +4,7 @@
 import { PhotoError } from '../errors.ts';
 import type { Store, Repos } from '../db/store.ts';
 import type { ItemRow, JobRow } from '../db/schema.ts';
+import type { ImageFormat, Stage } from '../domain/batch.schemas.ts';
 import type { BlobStore } from '../adapters/blob-store.ts';
 import type { CreditsService } from './credits.service.ts';
 import type { EventBus } from '../adapters/event-bus.ts';
@@ -37,7 +38,7 @@ export class PhotoQueue {
     return item;
   }
 
-  async markStage(item: ItemRow, owner: string, stage: string): Promise<boolean> {
+  async markStage(item: ItemRow, owner: string, stage: Stage): Promise<boolean> {
     const now = this.deps.clock();
     const ok = await this.deps.store.repos.items.updateLeased(item.id, owner, {
       stage,
@@ -62,7 +63,7 @@ export class PhotoQueue {
   async settleDone(
     item: ItemRow,
     owner: string,
-    outcome: { red: boolean; quality: unknown; meta: unknown; outputFormat: string; files: ResultFiles },
+    outcome: { red: boolean; quality: unknown; meta: unknown; outputFormat: ImageFormat; files: ResultFiles },
   ): Promise<{ previous: ResultFiles } | null> {
     const now = this.deps.clock();
     const settled = await this.deps.store.transaction(async (r) => {

@@ -7,6 +7,7 @@ import type { Store } from '../db/store.ts';
 import type { PurchaseRow } from '../db/schema.ts';
 import type { CreditsService } from './credits.service.ts';
 import type { PaymentProvider } from '../adapters/payments/payment-provider.ts';
+import type { PurchaseStatus } from '../domain/account-states.ts';
 
 export const CREDIT_PACKS = [
   { id: 'pack-100', credits: 100 },
@@ -75,7 +76,7 @@ export class PurchaseService {
     return purchaseView({ ...row, provider_ref: started.reference }, started.instructions);
   }
 
-  async list(opts: { accountId?: string; status?: string; limit?: number }) {
+  async list(opts: { accountId?: string; status?: PurchaseStatus; limit?: number }) {
     return (await this.deps.store.repos.purchases.list({ ...opts, limit: opts.limit ?? 100 })).map((row) =>
       purchaseView(row),
     );

@@ -22,6 +22,7 @@ import type { BatchQueries } from './batch-queries.service.ts';
 import type { EventBus } from '../adapters/event-bus.ts';
 import { blobKeys, resultFiles } from './blob-keys.ts';
 import { patchSettings } from './settings.ts';
+import { storedFormat } from './job-view.ts';
 
 export class RenderService {
   constructor(
@@ -91,7 +92,7 @@ export class RenderService {
    * is afterwards; unchanged when nothing needs converting or the photo changed meanwhile.
    */
   async encodeAs(item: ItemRow, format: ImageFormat, optimize: Optimize): Promise<ItemRow> {
-    const stored = item.output_format as ImageFormat;
+    const stored = storedFormat(item);
     const maxBytes = findPreset((JSON.parse(item.settings) as Settings).presetId)?.maxBytes;
     const files = resultFiles(item);
     const meta = JSON.parse(item.meta ?? '{}') as StoredItemMeta;

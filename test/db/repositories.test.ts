@@ -201,7 +201,7 @@ for (const { dialect, skip } of DIALECTS) {
         scope: 's',
         key: 'k1234567',
         fingerprint: 'f',
-        state: 'in_progress',
+        state: 'in_progress' as const,
         status_code: null,
         response: null,
         created_at: now,

@@ -1,5 +1,5 @@
 // Names for the shapes the helpers take and return, picked out of the generated schema.ts.
-import type { paths, webhooks } from './schema.ts';
+import type { components, paths, webhooks } from './schema.ts';
 
 type Json<T> = T extends { content: { 'application/json': infer B } } ? B : never;
 
@@ -28,3 +28,5 @@ export type JobEvent = NonNullable<Json<NonNullable<webhooks['jobEvent']['post']
 export type StudioSession = Json<paths['/v1/session']['get']['responses'][200]>;
 /** An API key as the studio lists it (never its secret). */
 export type ApiKey = Json<paths['/v1/keys']['get']['responses'][200]>['keys'][number];
+/** What a seller may report of a result (POST …/report): `background-kept`, `missing-part`… */
+export type ClaimReason = components['schemas']['ClaimReason'];

@@ -1,6 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 import type { Database, ItemRow, ItemUpdate, NewItem } from '../schema.ts';
 import type { Dialect } from '../database.ts';
+import type { ItemStatus } from '../../domain/batch.schemas.ts';
 
 export type StatusCounts = Record<string, number>;
 
@@ -86,7 +87,7 @@ export class ItemsRepository {
    * Moves the photos of a batch from one status to another. Returns the rows as they were before the
    * move (the credits they held are what the caller releases), read in the same transaction.
    */
-  async transitionForJob(jobId: string, from: string, patch: ItemUpdate, onlyIds?: string[]): Promise<ItemRow[]> {
+  async transitionForJob(jobId: string, from: ItemStatus, patch: ItemUpdate, onlyIds?: string[]): Promise<ItemRow[]> {
     let select = this.db.selectFrom('items').selectAll().where('job_id', '=', jobId).where('status', '=', from);
     if (onlyIds) select = select.where('id', 'in', onlyIds.length ? onlyIds : ['']);
     const before = await select.execute();

@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Database, JobRow, JobUpdate, NewJob } from '../schema.ts';
 import { ACTIVE_JOB_STATUSES } from '../../domain/batch-rules.ts';
+import type { JobStatus } from '../../domain/batch.schemas.ts';
 
 export class JobsRepository {
   constructor(private readonly db: Kysely<Database>) {}
@@ -34,7 +35,7 @@ export class JobsRepository {
     return this.db.selectFrom('jobs').selectAll().where('id', '=', id).executeTakeFirst();
   }
 
-  async list(accountId: string, opts: { limit: number; status?: string; before?: number }): Promise<JobRow[]> {
+  async list(accountId: string, opts: { limit: number; status?: JobStatus; before?: number }): Promise<JobRow[]> {
     let query = this.db.selectFrom('jobs').selectAll().where('account_id', '=', accountId);
     if (opts.status) query = query.where('status', '=', opts.status);
     if (opts.before !== undefined) query = query.where('created_at', '<', opts.before);
@@ -52,7 +53,7 @@ export class JobsRepository {
   }
 
   /** Compare-and-set on status: true when this caller moved the batch. */
-  async transition(id: string, from: readonly string[], patch: JobUpdate): Promise<boolean> {
+  async transition(id: string, from: readonly JobStatus[], patch: JobUpdate): Promise<boolean> {
     const result = await this.db
       .updateTable('jobs')
       .set(patch)

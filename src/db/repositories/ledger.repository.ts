@@ -35,7 +35,7 @@ export class LedgerRepository {
       .groupBy('pool')
       .execute();
     const out = { plan: 0, pack: 0 };
-    for (const row of rows) out[row.pool as 'plan' | 'pack'] = Number(row.total);
+    for (const row of rows) out[row.pool] = Number(row.total);
     return out;
   }
 }

@@ -1,5 +1,6 @@
 import type { Kysely, Updateable } from 'kysely';
 import type { Database, LicenseRow, LicenseTable } from '../schema.ts';
+import type { LicenseStatus } from '../../domain/account-states.ts';
 
 export class LicensesRepository {
   constructor(private readonly db: Kysely<Database>) {}
@@ -16,7 +17,7 @@ export class LicensesRepository {
     return this.db.selectFrom('licenses').selectAll().where('code_hash', '=', hash).executeTakeFirst();
   }
 
-  async list(opts: { status?: string } = {}): Promise<LicenseRow[]> {
+  async list(opts: { status?: LicenseStatus } = {}): Promise<LicenseRow[]> {
     let query = this.db.selectFrom('licenses').selectAll();
     if (opts.status) query = query.where('status', '=', opts.status);
     return query.orderBy('created_at', 'desc').execute();
@@ -34,7 +35,7 @@ export class LicensesRepository {
   }
 
   /** Compare-and-set on status when `from` is given: true when this caller moved the licence. */
-  async update(id: string, patch: Updateable<LicenseTable>, from?: string): Promise<boolean> {
+  async update(id: string, patch: Updateable<LicenseTable>, from?: LicenseStatus): Promise<boolean> {
     let query = this.db.updateTable('licenses').set(patch).where('id', '=', id);
     if (from) query = query.where('status', '=', from);
     const result = await query.executeTakeFirst();

@@ -1,5 +1,6 @@
 import type { Kysely, Updateable } from 'kysely';
 import type { Database, PurchaseRow, PurchaseTable } from '../schema.ts';
+import type { PurchaseStatus } from '../../domain/account-states.ts';
 
 export class PurchasesRepository {
   constructor(private readonly db: Kysely<Database>) {}
@@ -12,7 +13,7 @@ export class PurchasesRepository {
     return this.db.selectFrom('purchases').selectAll().where('id', '=', id).executeTakeFirst();
   }
 
-  async list(opts: { accountId?: string; status?: string; limit: number }): Promise<PurchaseRow[]> {
+  async list(opts: { accountId?: string; status?: PurchaseStatus; limit: number }): Promise<PurchaseRow[]> {
     let query = this.db.selectFrom('purchases').selectAll();
     if (opts.accountId) query = query.where('account_id', '=', opts.accountId);
     if (opts.status) query = query.where('status', '=', opts.status);
@@ -20,7 +21,7 @@ export class PurchasesRepository {
   }
 
   /** Compare-and-set on status: true when this caller moved the purchase (a purchase completes once). */
-  async transition(id: string, from: string, patch: Updateable<PurchaseTable>): Promise<boolean> {
+  async transition(id: string, from: PurchaseStatus, patch: Updateable<PurchaseTable>): Promise<boolean> {
     const result = await this.db
       .updateTable('purchases')
       .set(patch)

@@ -13,7 +13,7 @@ import { cleanFilename, isMultipart, parseJsonField, receiveFormInMemory } from 
 import { check } from '../validate.ts';
 import { imageContent, jsonBody, multipartBodies, problems } from './route-kit.ts';
 import { fingerprint, IDEMPOTENCY_RULES, type StoredResponse } from '../../services/idempotency.service.ts';
-import { itemView, fileUrl } from '../../services/job-view.ts';
+import { itemView, fileUrl, storedFormat } from '../../services/job-view.ts';
 import { fetchOnePhoto } from '../../services/photo-sources.ts';
 import { intakeLimits } from '../photo-budget.ts';
 import { PHOTO_REFUSALS } from '../../domain/photo-refusals.ts';
@@ -184,7 +184,7 @@ export function registerImageRoutes(
           return { status: 200, headers: jsonHeaders, body: Buffer.from(JSON.stringify(json)) };
         // Stored as asked (format, optimize): the answer is the stored file, the same as behind fileUrl.
         const data = await c.files.storedOutput(outcome.item);
-        const format = outcome.item.output_format as ImageFormat;
+        const format = storedFormat(outcome.item);
         return {
           status: 200,
           headers: {

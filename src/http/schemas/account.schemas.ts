@@ -1,7 +1,8 @@
 // HTTP shapes of the account: its answer and ledger (GET /v1/account, /v1/credits/ledger), and the studio's
 // session operations: signing in, API keys, licences, credit packs, deleting the account.
 import { Type, type Static } from '@sinclair/typebox';
-import { Nullable } from '../../domain/batch.schemas.ts';
+import { Nullable, oneOf } from '../../domain/batch.schemas.ts';
+import { CREDIT_POOLS, LEDGER_KINDS, LICENSE_STATUSES, PURCHASE_STATUSES } from '../../domain/account-states.ts';
 
 const closed = { additionalProperties: false } as const;
 
@@ -70,7 +71,7 @@ export const Purchase = Type.Object(
     id: Type.String(),
     packId: Type.String(),
     credits: Type.Integer(),
-    status: Type.Union([Type.Literal('pending'), Type.Literal('completed'), Type.Literal('cancelled')], {
+    status: oneOf(PURCHASE_STATUSES, {
       description:
         'pending until the payment provider (this installation: the operator) confirms it; completed adds the credits to the pack pool, once.',
     }),
@@ -136,12 +137,7 @@ export const Account = Type.Object(
       Type.Object(
         {
           tier: Type.Integer(),
-          status: Type.Union([
-            Type.Literal('purchased'),
-            Type.Literal('active'),
-            Type.Literal('deactivated'),
-            Type.Literal('refunded'),
-          ]),
+          status: oneOf(LICENSE_STATUSES),
           allowance: Type.Integer(),
           jobLimit: Type.Integer(),
           nextRefreshAt: Nullable(Type.String()),
@@ -150,7 +146,7 @@ export const Account = Type.Object(
         closed,
       ),
     ),
-    spendOrder: Type.Array(Type.Union([Type.Literal('plan'), Type.Literal('pack')])),
+    spendOrder: Type.Array(oneOf(CREDIT_POOLS)),
     limits: Type.Object(
       {
         photosPerBatch: Type.Integer(),
@@ -178,9 +174,9 @@ export const LedgerEntry = Type.Object(
     jobId: Nullable(Type.String()),
     itemId: Nullable(Type.String()),
     kind: Type.String({
-      description: 'reserve, commit, release, claim, grant, purchase, welcome, refresh, expire or adjust',
+      description: `${LEDGER_KINDS.slice(0, -1).join(', ')} or ${LEDGER_KINDS.at(-1)}`,
     }),
-    pool: Type.Union([Type.Literal('plan'), Type.Literal('pack')]),
+    pool: oneOf(CREDIT_POOLS),
     amount: Type.Integer({ description: 'Signed movement.' }),
     units: Type.Integer({
       description: 'Credits the row concerns, unsigned (a commit moves nothing: its units are the credits charged).',

@@ -14,9 +14,9 @@ import type { BBox } from '../../domain/batch.schemas.ts';
 import { boundary, components, dilate } from '../../imaging/raster.mjs';
 import { boxMean } from '../../imaging/edge-refine.mjs';
 import { colourModels, looksLikeBackground, looksLikeSubject, type ColourModels } from './colour-model.ts';
+import { CLAIM_REASONS, type ClaimReason } from '../../domain/batch.schemas.ts';
 
-export const CLAIM_REASONS = ['background-kept', 'missing-part', 'hole', 'extra-object', 'rough-edges'] as const;
-export type ClaimReason = (typeof CLAIM_REASONS)[number];
+export { CLAIM_REASONS, type ClaimReason };
 /** A cut pixel with at least this alpha (of 255) is one the model half kept. */
 const DOUBT_FROM = 26;
 /** The check works on the cut-out reduced to at most this many pixels on its long edge. */
