@@ -28,7 +28,7 @@ import { registerDownloadRoutes } from './http/routes/download.routes.ts';
 import { registerEventRoutes } from './http/routes/events.routes.ts';
 import { SESSION_COOKIE } from './services/session.service.ts';
 
-export const API_VERSION = '1.0.0';
+const API_VERSION = '1.0.0';
 
 export async function buildApp(c: Container): Promise<FastifyInstance> {
   const baseUrl = c.config.publicBaseUrl;

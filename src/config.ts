@@ -6,7 +6,7 @@ import { DEFAULT_GRAPH_OPTIMIZATION, LOW_MEMORY_GRAPH_OPTIMIZATION } from './ada
 
 const MiB = 1024 * 1024;
 
-export const ConfigSchema = Type.Object({
+const ConfigSchema = Type.Object({
   port: Type.Integer({ minimum: 0, maximum: 65535 }),
   host: Type.String(),
   dataDir: Type.String({ minLength: 1 }),
@@ -78,7 +78,7 @@ export const ConfigSchema = Type.Object({
 });
 export type Config = Static<typeof ConfigSchema>;
 
-export const DEFAULTS = {
+const DEFAULTS = {
   port: 8080,
   host: '0.0.0.0',
   webhookRetryDelaysMs: [30_000, 120_000, 600_000, 1_800_000],

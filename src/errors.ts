@@ -253,7 +253,7 @@ export class PhotoError extends Error {
  * unreachable (503 SERVICE_UNAVAILABLE, retry shortly) or full (507 STORAGE_FULL). Read from the error's
  * code (Node's, SQLite's, PostgreSQL's SQLSTATE) and, for the pg driver's own connection errors, its message.
  */
-export function infrastructureFault(err: unknown): 'unavailable' | 'full' | null {
+function infrastructureFault(err: unknown): 'unavailable' | 'full' | null {
   for (let e: unknown = err, depth = 0; e && depth < 4; e = (e as { cause?: unknown }).cause, depth++) {
     const code = String((e as { code?: unknown }).code ?? '');
     if (['ENOSPC', 'EDQUOT', 'SQLITE_FULL', '53100'].includes(code)) return 'full';

@@ -31,7 +31,7 @@ import {
 
 const DT = TensorProto_DataType;
 /** The int8 weights' largest magnitude (reduced range, see above). */
-export const WEIGHT_LEVELS = 64;
+const WEIGHT_LEVELS = 64;
 /** Changes whenever the pass makes a different model from the same inputs: part of the cached model's name. */
 export const QUANTIZER_VERSION = 1;
 

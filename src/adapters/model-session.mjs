@@ -31,7 +31,6 @@ export function readModel(source) {
 
 /** @typedef {import('./model-levels.mjs').GraphOptimization} GraphOptimization */
 import { DEFAULT_GRAPH_OPTIMIZATION } from './model-levels.mjs';
-export { DEFAULT_GRAPH_OPTIMIZATION, LOW_MEMORY_GRAPH_OPTIMIZATION } from './model-levels.mjs';
 
 /**
  * onnxruntime's own log: errors only, unless LOG_LEVEL is debug or trace (then its warnings too). Its warnings
@@ -39,7 +38,7 @@ export { DEFAULT_GRAPH_OPTIMIZATION, LOW_MEMORY_GRAPH_OPTIMIZATION } from './mod
  * time the optimised model is cached, which Matte names by the CPU for that reason), not about a user's setup.
  * @type {2 | 3}
  */
-export const ORT_LOG_SEVERITY = /^(debug|trace)$/.test(process.env.LOG_LEVEL ?? '') ? 2 : 3;
+const ORT_LOG_SEVERITY = /^(debug|trace)$/.test(process.env.LOG_LEVEL ?? '') ? 2 : 3;
 
 /**
  * @param {number} threads

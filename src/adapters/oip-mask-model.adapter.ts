@@ -43,12 +43,12 @@ const MESSAGES: Record<string, string> = {
   REMOTE_NOT_CONFIGURED: 'No segmentation service is set up for this tier; nothing was charged.',
 };
 
-export function remoteError(code: keyof typeof MESSAGES & string): PhotoError {
+function remoteError(code: keyof typeof MESSAGES & string): PhotoError {
   return new PhotoError(code as never, MESSAGES[code], code === 'REMOTE_BAD_INPUT');
 }
 
 /** The photo error for an HTTP status of the backend. */
-export function errorForStatus(status: number): PhotoError {
+function errorForStatus(status: number): PhotoError {
   if (status === 429) return remoteError('REMOTE_RATE_LIMIT');
   if (status === 401 || status === 403) return remoteError('REMOTE_AUTH');
   if (status === 402) return remoteError('REMOTE_CREDIT');

@@ -12,7 +12,7 @@ import type { EventBus } from '../adapters/event-bus.ts';
 import { signWebhook } from '../services/webhook-signature.ts';
 import { OutboundError, postPublic } from '../adapters/outbound-http.adapter.ts';
 
-export const WEBHOOK_USER_AGENT = 'Matte-Webhooks/1.0';
+const WEBHOOK_USER_AGENT = 'Matte-Webhooks/1.0';
 
 export type WebhookSend = (url: string, body: Buffer, headers: Record<string, string>) => Promise<{ status: number }>;
 

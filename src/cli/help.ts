@@ -2,7 +2,7 @@
 // `matte NOUN --help` a noun's verbs, `matte NOUN VERB --help` one verb with what it does. Help goes to
 // standard output with exit 0; a usage mistake is one line on standard error with exit 2 (the callers).
 
-export interface CommandHelp {
+interface CommandHelp {
   /** `accounts create`, or a noun alone (`serve`, `remove`). */
   name: string;
   /** Its arguments and options, as typed. */
@@ -116,7 +116,7 @@ export const SECTIONS: HelpSection[] = [
 /** The nouns that speak HTTP with an API key (client/commands.ts). */
 export const CLIENT_NOUNS = new Set(CLIENT_HELP.commands.map((c) => c.name.split(' ')[0]!));
 
-export const HELP_FLAGS = new Set(['--help', '-h']);
+const HELP_FLAGS = new Set(['--help', '-h']);
 
 /** Whether the arguments ask for help (before a `--`, which ends the options). */
 export function wantsHelp(argv: string[]): boolean {

@@ -7,7 +7,7 @@ import { closest, distance } from 'fastest-levenshtein';
 type Options = NonNullable<ParseArgsConfig['options']>;
 
 /** The known option closest to `given` (both without dashes), if it is near enough to be the one meant. */
-export function closestOption(given: string, known: string[]): string | undefined {
+function closestOption(given: string, known: string[]): string | undefined {
   if (known.length === 0) return undefined;
   // A known option the typed one starts with (--outptu → --out), or one within half its letters (--jsno → --json).
   const prefix = known.filter((k) => k.length >= 3 && given.startsWith(k)).sort((a, b) => b.length - a.length)[0];

@@ -29,7 +29,7 @@ export interface AccountTable {
   ledger_clock_us: number;
 }
 
-export interface ApiKeyTable {
+interface ApiKeyTable {
   id: string;
   account_id: string;
   name: string;
@@ -42,7 +42,7 @@ export interface ApiKeyTable {
   last_used_at: number | null;
 }
 
-export interface JobTable {
+interface JobTable {
   id: string;
   account_id: string;
   name: string | null;
@@ -69,7 +69,7 @@ export interface JobTable {
   expires_at: number | null;
 }
 
-export interface ItemTable {
+interface ItemTable {
   id: string;
   job_id: string;
   account_id: string;
@@ -135,7 +135,7 @@ export interface LedgerTable {
   at_us: number;
 }
 
-export interface JobEventTable {
+interface JobEventTable {
   job_id: string;
   seq: number;
   event: string;
@@ -174,7 +174,7 @@ export interface LicenseTable {
   next_refresh_at: number | null;
 }
 
-export interface SessionTable {
+interface SessionTable {
   /** SHA-256 of the session cookie's value. */
   id: string;
   account_id: string;
@@ -195,14 +195,14 @@ export interface PurchaseTable {
   completed_at: number | null;
 }
 
-export interface RateLimitTable {
+interface RateLimitTable {
   subject: string;
   /** JSON: { [window name]: [bucketStartMs, count][] } */
   windows: string;
   updated_at: number;
 }
 
-export interface ClaimTable {
+interface ClaimTable {
   id: string;
   item_id: string;
   job_id: string;
@@ -223,7 +223,7 @@ export interface ClaimTable {
   created_at: number;
 }
 
-export interface WebhookDeliveryTable {
+interface WebhookDeliveryTable {
   id: string;
   job_id: string;
   /** The event's per-batch sequence number (job_events.seq). */

@@ -4,7 +4,7 @@
 const DAY_MS = 86_400_000;
 
 /** `anchor` moved by `months` calendar months, the day clamped to the target month's length. */
-export function addMonthsUtc(anchor: number, months: number): number {
+function addMonthsUtc(anchor: number, months: number): number {
   const d = new Date(anchor);
   const target = new Date(
     Date.UTC(

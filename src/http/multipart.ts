@@ -10,7 +10,7 @@ import type { FastifyRequest } from 'fastify';
 import type { MultipartFile } from '@fastify/multipart';
 import { AppError } from '../errors.ts';
 
-export interface ReceivedFile {
+interface ReceivedFile {
   field: string;
   filename: string;
   path: string;

@@ -113,7 +113,7 @@ function nameResponses(doc: { paths?: Json; components?: Record<string, Json> })
 }
 
 /** Every exported model by its JSON (TypeBox's symbols dropped), first name first when two are the same. */
-export function namedModels(): Map<string, { name: string; schema: Json }> {
+function namedModels(): Map<string, { name: string; schema: Json }> {
   const out = new Map<string, { name: string; schema: Json }>();
   for (const mod of MODULES)
     for (const [name, value] of Object.entries(mod)) {

@@ -21,7 +21,7 @@ export interface CutoutPhoto {
   height: number;
 }
 
-export interface RawRgba {
+interface RawRgba {
   data: Buffer;
   width: number;
   height: number;

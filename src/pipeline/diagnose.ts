@@ -14,7 +14,7 @@ import { scaleBox } from '../imaging/raster.mjs';
 /** Below this share of foreground pixels there is no subject to cut out. */
 export const NO_SUBJECT_FILL = 0.001;
 /** A score under this sends the photo to review (`review: red`, credit refunded). */
-export const RED_SCORE = 50;
+const RED_SCORE = 50;
 /** Above this share of the frame nothing was cut away. */
 export const WHOLE_FRAME_FILL = 0.95;
 

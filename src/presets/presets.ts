@@ -33,7 +33,7 @@ type RawPreset = Omit<Preset, 'fillPercent' | 'paddingPercent' | 'quality' | 'ma
 
 const raw = createRequire(import.meta.url)('./marketplace-presets.json') as RawPreset[];
 
-export const PRESETS: readonly Preset[] = Object.freeze(
+const PRESETS: readonly Preset[] = Object.freeze(
   raw.map((p) => {
     const { maxBytes, ...rest } = p;
     return {

@@ -13,10 +13,10 @@ import { newSecret, sha256 } from './secrets.ts';
 import type { Config } from '../config.ts';
 import { MAX_ACTIVE_BATCHES, MAX_PHOTOS_PER_BATCH } from '../domain/batch-rules.ts';
 
-export const KEY_PATTERN = /^mk_[0-9A-Za-z]{40}$/;
+const KEY_PATTERN = /^mk_[0-9A-Za-z]{40}$/;
 /** `mk_` and 8 characters: enough to tell keys apart, far too few to guess the rest (40 base62 ≈ 238 bits). */
 const DISPLAY_LENGTH = 11;
-export const MAX_ACTIVE_KEYS = 10;
+const MAX_ACTIVE_KEYS = 10;
 
 export interface AuthContext {
   accountId: string;
@@ -65,7 +65,7 @@ export function normaliseEmail(raw: string): string {
   return email;
 }
 
-export function checkPasswordStrength(password: string): void {
+function checkPasswordStrength(password: string): void {
   if (password.length < MIN_PASSWORD_LENGTH || password.length > 1024) {
     throw new AppError('VALIDATION', `A password has ${MIN_PASSWORD_LENGTH} to 1024 characters.`, {
       errors: [{ path: 'password', message: `must be ${MIN_PASSWORD_LENGTH}-1024 characters` }],
@@ -323,7 +323,7 @@ export class AccountService {
   }
 }
 
-export function licenseView(row: LicenseRow) {
+function licenseView(row: LicenseRow) {
   return {
     tier: row.tier,
     status: row.status,

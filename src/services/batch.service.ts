@@ -308,7 +308,7 @@ export class BatchService {
 }
 
 /** N photos spread evenly over the batch: the first of each of N equal slices. */
-export function spreadSample(items: ItemRow[], n: number): Set<string> {
+function spreadSample(items: ItemRow[], n: number): Set<string> {
   const picked = new Set<string>();
   for (let i = 0; i < n; i++) picked.add(items[Math.floor((i * items.length) / n)].id);
   return picked;

@@ -13,11 +13,10 @@ import { AppError } from '../errors.ts';
 import type { Repos } from '../db/store.ts';
 import type { AccountRow, ItemRow, LicenseRow } from '../db/schema.ts';
 import { nextMonthlyRefresh } from '../domain/calendar.ts';
-import { CREDIT_POOLS, LEDGER_KINDS, type CreditPool, type LedgerKind } from '../domain/account-states.ts';
+import { CREDIT_POOLS, type CreditPool, type LedgerKind } from '../domain/account-states.ts';
 
 export type Pool = CreditPool;
 export const SPEND_ORDER: readonly Pool[] = CREDIT_POOLS;
-export { LEDGER_KINDS, type LedgerKind };
 
 export interface Allocation {
   plan: number;

@@ -12,7 +12,7 @@ import type { OutputThumbnails } from './output-thumbnails.service.ts';
 import { resultFiles } from './blob-keys.ts';
 import { outputName } from './job-view.ts';
 
-export type FileVariant = 'input' | 'input-thumb' | 'output' | 'thumb' | 'cutout';
+type FileVariant = 'input' | 'input-thumb' | 'output' | 'thumb' | 'cutout';
 
 export interface FileRequest {
   variant?: FileVariant;

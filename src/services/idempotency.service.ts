@@ -12,7 +12,7 @@ import { AppError, type ErrorCode, type ProblemExtras } from '../errors.ts';
 import type { Store } from '../db/store.ts';
 import type { IdempotencyTable } from '../db/schema.ts';
 
-export const IDEMPOTENCY_KEY_PATTERN = /^[A-Za-z0-9._:-]{8,128}$/;
+const IDEMPOTENCY_KEY_PATTERN = /^[A-Za-z0-9._:-]{8,128}$/;
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 /** Longer than any idempotent operation takes (POST /v1/images waits at most 60 s plus the upload). */
 const LOCK_MS = 5 * 60 * 1000;

@@ -34,7 +34,7 @@ export type PhotoSource =
   | { name: string; entries: () => AsyncIterable<{ name: string; data: Buffer } | { name: string; reason: string }> };
 
 /** The caller's hourly photo budget (see RateLimitService). */
-export interface PhotoBudget {
+interface PhotoBudget {
   limit: number;
   /** Photos that may still be added: intake refuses the rest without decoding them. */
   remaining: number;

@@ -37,7 +37,7 @@ export function outputName(name: string, format: string): string {
   return `${dot > slash ? name.slice(0, dot) : name}.${ext}`;
 }
 
-export function claimView(row: ClaimRow): Claim {
+function claimView(row: ClaimRow): Claim {
   return {
     reason: row.reason as Claim['reason'],
     region: JSON.parse(row.region) as BBox,
@@ -131,7 +131,7 @@ export function countItems(byStatus: Record<string, number>, refunded: number): 
   };
 }
 
-export function estimate(counts: Counts, perImageMs: number, now: number): Estimate {
+function estimate(counts: Counts, perImageMs: number, now: number): Estimate {
   // The model runs one photo at a time per worker; a photo in flight is on average half done.
   return {
     perImageMs: Math.round(perImageMs),

@@ -27,7 +27,7 @@ export interface LicenseAdminView {
   nextRefreshAt: string | null;
 }
 
-export function licenseAdminView(row: LicenseRow): LicenseAdminView {
+function licenseAdminView(row: LicenseRow): LicenseAdminView {
   const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
   return {
     id: row.id,

@@ -5,7 +5,7 @@ import type { ReviewEntry, ReviewQueue } from '../domain/review.schemas.ts';
 import type { BatchQueries } from './batch-queries.service.ts';
 import { groupClaims, itemView } from './job-view.ts';
 
-export function reviewEntry(row: ItemRow, claims: ClaimRow[] = []): ReviewEntry {
+function reviewEntry(row: ItemRow, claims: ClaimRow[] = []): ReviewEntry {
   const item = itemView(row, claims);
   const failed = item.status === 'failed';
   const flags = item.quality?.flags ?? [];

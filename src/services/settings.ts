@@ -63,7 +63,7 @@ export function resolveSettings(
   return settings;
 }
 
-export function normaliseColor(color: string): string {
+function normaliseColor(color: string): string {
   return `#${color.replace(/^#/, '').toLowerCase()}`;
 }
 

@@ -6,7 +6,7 @@ import type { BatchQueries } from './batch-queries.service.ts';
 
 const num = (v: number | null) => (v === null ? null : Number(v));
 
-export function deliveryView(row: DeliveryRow): Delivery {
+function deliveryView(row: DeliveryRow): Delivery {
   return {
     id: row.id,
     event: row.event as Delivery['event'],

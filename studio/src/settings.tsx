@@ -13,7 +13,7 @@ export interface Look {
   color: string;
 }
 
-export const DEFAULT_LOOK: Look = { presetId: 'original', mode: 'transparent', color: '#f2f2f2' };
+const DEFAULT_LOOK: Look = { presetId: 'original', mode: 'transparent', color: '#f2f2f2' };
 
 /**
  * The look that settings (a batch's defaults, a photo's own) give: its preset and background. A background the

@@ -100,7 +100,7 @@ export function plural(n: number, one: string, many = `${one}s`): string {
 }
 
 /** A table that scrolls sideways on a narrow screen: a labelled region that takes focus, so keys scroll it too. */
-export function TableWrap({ label, children }: { label: string; children: ComponentChildren }) {
+function TableWrap({ label, children }: { label: string; children: ComponentChildren }) {
   return (
     <div class="table-wrap" tabIndex={0} role="region" aria-label={label}>
       {children}

@@ -8,7 +8,7 @@ import pg from 'pg';
 
 export const PG_ADMIN_URL = process.env.MATTE_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
-export async function postgresAvailable(): Promise<boolean> {
+async function postgresAvailable(): Promise<boolean> {
   const client = new pg.Client({ connectionString: PG_ADMIN_URL, connectionTimeoutMillis: 2000 });
   try {
     await client.connect();

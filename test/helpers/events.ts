@@ -150,7 +150,7 @@ export function eventsOf(messages: SseMessage[]): { id: number; event: string; b
     .map((m) => ({ id: Number(m.id), event: m.event!, body: JSON.parse(m.data!) }));
 }
 
-export interface Received {
+interface Received {
   headers: http.IncomingHttpHeaders;
   raw: Buffer;
   body: Record<string, any>;

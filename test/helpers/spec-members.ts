@@ -28,7 +28,7 @@ const Rejected = shape('Rejected', ['name', 'reason']);
 const ItemError = shape('ItemError', ['code', 'message']);
 const QualityFlag = shape('QualityFlag', ['code', 'label', 'bbox', 'severity'], [], { bbox: BBox });
 const Quality = shape('Quality', ['score', 'flags'], [], { flags: QualityFlag });
-export const Claim = shape('Claim', ['reason', 'region', 'verdict', 'confidence', 'evidence', 'at'], [], {
+const Claim = shape('Claim', ['reason', 'region', 'verdict', 'confidence', 'evidence', 'at'], [], {
   region: BBox,
 });
 const Size = shape('{width, height}', ['width', 'height']);
@@ -50,7 +50,7 @@ const Settings = shape(
   ['customSize', 'fill', 'flip', 'rotate', 'foregroundScale'],
   { customSize: Size, background: shape('Settings.background', ['mode', 'hasImage'], ['color']) },
 );
-export const Item = shape(
+const Item = shape(
   'Item',
   [
     'id',

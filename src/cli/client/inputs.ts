@@ -7,7 +7,7 @@ import path from 'node:path';
 import { listZip, readZipEntry } from '../../adapters/zip-archive.adapter.ts';
 import { UsageError } from './usage-error.ts';
 
-export const PHOTO_EXTENSIONS = new Set(['.jpg', '.jpeg', '.png', '.webp']);
+const PHOTO_EXTENSIONS = new Set(['.jpg', '.jpeg', '.png', '.webp']);
 const MAX_ZIP_ENTRIES = 10_000;
 // Larger than any photo the server takes (it says so per photo); a bound on what one entry may inflate to here.
 const MAX_ZIP_ENTRY_BYTES = 1 << 30;

@@ -11,7 +11,7 @@ export interface Login {
   apiKey: string;
 }
 
-export function loginFile(env: NodeJS.ProcessEnv = process.env): string {
+function loginFile(env: NodeJS.ProcessEnv = process.env): string {
   const dir = env.MATTE_CONFIG_DIR || envPaths('matte', { suffix: '' }).config;
   return path.join(dir, 'config.json');
 }

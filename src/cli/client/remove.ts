@@ -56,7 +56,7 @@ const OUTPUT_EXTENSIONS = [...new Set(OUTPUT_FORMATS.flatMap((f) => [FORMAT_FILE
 const FILES_PER_REQUEST = 25;
 const BYTES_PER_REQUEST = 48 * 1024 * 1024;
 
-export function parseBackground(value: string | undefined): BatchDefaults['background'] | undefined {
+function parseBackground(value: string | undefined): BatchDefaults['background'] | undefined {
   if (value === undefined) return undefined;
   if (value === 'white' || value === 'transparent') return { mode: value };
   if (/^#[0-9a-fA-F]{6}$/.test(value)) return { mode: 'solid', color: value };
@@ -64,7 +64,7 @@ export function parseBackground(value: string | undefined): BatchDefaults['backg
 }
 
 /** The result's path under OUT for a photo, without extension: `{name}` and `{preset}` in the pattern. */
-export function resultBase(out: string, source: PhotoSource, pattern: string, preset: string): string {
+function resultBase(out: string, source: PhotoSource, pattern: string, preset: string): string {
   const dir = path.posix.dirname(source.key);
   const name = path.posix.basename(source.key);
   const file = pattern.replaceAll('{name}', name).replaceAll('{preset}', preset);
@@ -222,7 +222,7 @@ export async function removeBackgrounds(
  * What makes two runs of `matte remove` the same command: the output folder and every option that shapes a
  * result. Written into the batch's name, in brackets, so the next run finds the batches this one left.
  */
-export function runKey(options: RemoveOptions, preset: string): string {
+function runKey(options: RemoveOptions, preset: string): string {
   const what = JSON.stringify([
     path.resolve(options.out),
     preset,

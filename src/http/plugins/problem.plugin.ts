@@ -6,13 +6,7 @@ import { AppError, ERROR_CODES, infrastructureError, type ErrorCode, type Proble
 import { RateLimitedError } from '../../services/rate-limit.service.ts';
 import { setRateLimitHeaders } from './rate-limit-headers.ts';
 
-export function problemBody(
-  baseUrl: string,
-  code: ErrorCode,
-  detail: string,
-  extras: ProblemExtras = {},
-  status?: number,
-) {
+function problemBody(baseUrl: string, code: ErrorCode, detail: string, extras: ProblemExtras = {}, status?: number) {
   return {
     type: `${baseUrl}/docs/errors#${code}`,
     title: ERROR_CODES[code].title,
@@ -23,7 +17,7 @@ export function problemBody(
   };
 }
 
-export function sendProblem(reply: FastifyReply, baseUrl: string, err: AppError): FastifyReply {
+function sendProblem(reply: FastifyReply, baseUrl: string, err: AppError): FastifyReply {
   if (err.extras.retryAfter !== undefined) reply.header('retry-after', String(err.extras.retryAfter));
   if (err instanceof RateLimitedError) setRateLimitHeaders(reply, err.windows);
   // The first answer to an Idempotency-Key, given again (see services/idempotency.service.ts).

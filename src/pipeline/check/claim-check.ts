@@ -14,9 +14,9 @@ import type { BBox } from '../../domain/batch.schemas.ts';
 import { boundary, components, dilate } from '../../imaging/raster.mjs';
 import { boxMean } from '../../imaging/edge-refine.mjs';
 import { colourModels, looksLikeBackground, looksLikeSubject, type ColourModels } from './colour-model.ts';
-import { CLAIM_REASONS, type ClaimReason } from '../../domain/batch.schemas.ts';
+import type { ClaimReason } from '../../domain/batch.schemas.ts';
 
-export { CLAIM_REASONS, type ClaimReason };
+export type { ClaimReason };
 /** A cut pixel with at least this alpha (of 255) is one the model half kept. */
 const DOUBT_FROM = 26;
 /** The check works on the cut-out reduced to at most this many pixels on its long edge. */

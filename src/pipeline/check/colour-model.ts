@@ -15,7 +15,7 @@ export interface ColourModels {
 }
 
 /** The colour bin (0..511) of each pixel of interleaved 8-bit pixels, `stride` bytes a pixel, RGB first. */
-export function colourBins(pixels: Uint8Array, stride: number): Uint16Array {
+function colourBins(pixels: Uint8Array, stride: number): Uint16Array {
   const bin = new Uint16Array(pixels.length / stride);
   for (let i = 0, p = 0; i < bin.length; i++, p += stride)
     bin[i] = ((pixels[p] >> 5) << 6) | ((pixels[p + 1] >> 5) << 3) | (pixels[p + 2] >> 5);
@@ -23,7 +23,7 @@ export function colourBins(pixels: Uint8Array, stride: number): Uint16Array {
 }
 
 /** Normalised histogram of the colour bins of the picked pixels, with their count. */
-export function histogram(bin: Uint16Array, pick: (i: number) => boolean): Float32Array & { count?: number } {
+function histogram(bin: Uint16Array, pick: (i: number) => boolean): Float32Array & { count?: number } {
   const h: Float32Array & { count?: number } = new Float32Array(512);
   let n = 0;
   for (let i = 0; i < bin.length; i++) {
@@ -36,7 +36,7 @@ export function histogram(bin: Uint16Array, pick: (i: number) => boolean): Float
   return h;
 }
 
-export function inRing(i: number, width: number, height: number): boolean {
+function inRing(i: number, width: number, height: number): boolean {
   const x = i % width;
   const y = (i - x) / width;
   return x < RING || y < RING || x >= width - RING || y >= height - RING;

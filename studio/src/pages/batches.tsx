@@ -26,7 +26,7 @@ export function batchTitle(id: string, label: BatchLabel | undefined): string {
 }
 
 /** When the batch's results are deleted: `resultsKeptForHours` after it finished (null while it has not). */
-export function deletesAt(batch: Summary, account: Account | null): number | null {
+function deletesAt(batch: Summary, account: Account | null): number | null {
   if (!account) return null;
   return batch.finishedAt ? batch.finishedAt + account.limits.resultsKeptForHours * 3_600_000 : null;
 }

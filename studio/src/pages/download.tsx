@@ -15,7 +15,7 @@ import type { FullBatch } from '@matte/client';
 import type { Preset } from '../settings.tsx';
 import { ErrorNote } from '../ui.tsx';
 
-export function previewNames(batch: FullBatch, pattern: string, format: string, count = 5): string[] {
+function previewNames(batch: FullBatch, pattern: string, format: string, count = 5): string[] {
   parsePattern(pattern);
   const finished = batch.items.filter((item) => item.status === 'done');
   const width = String(finished.length).length;

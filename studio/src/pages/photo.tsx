@@ -124,7 +124,7 @@ function ReviewList({ batch, queue, current }: { batch: FullBatch | null; queue:
  * The check's score as a person reads it: on its 0-100 scale, with what it means (docs/check.md: below 50 the
  * cut-out is judged broken and not charged).
  */
-export function scoreText(score: number | undefined): string {
+function scoreText(score: number | undefined): string {
   if (score === undefined) return 'no score';
   const s = Math.round(score);
   return `score ${s} of 100 (${s < 50 ? 'under 50: the cut-out is judged broken' : '50 or more passes'})`;
