@@ -80,10 +80,19 @@ for (const [name, ms] of rows)
   console.log(
     `${ms.toFixed(1).padStart(8)} ms  ${name} (in the kernel ${median(kernel[name].slice(1)).toFixed(1)} ms, ${median(faults[name].slice(1))} page faults)`,
   );
-console.log(
-  `${rows
-    .reduce((s, [, ms]) => s + ms, 0)
-    .toFixed(1)
-    .padStart(8)} ms  in all`,
+
+const total = rows.reduce((s, [, ms]) => s + ms, 0);
+const out = process.env.BENCH_JSON ?? 'bench/results/stage-cpu.json';
+fs.writeFileSync(out, JSON.stringify({ runs, stages: Object.fromEntries(rows), total }, null, 2) + '\n');
+fs.writeFileSync(
+  out.replace(/\.json$/, '.md'),
+  [
+    '| stage | CPU, ms |',
+    '| --- | ---: |',
+    ...rows.map(([name, ms]) => `| ${name} | ${ms.toFixed(1)} |`),
+    `| in all | ${total.toFixed(1)} |`,
+    '',
+  ].join('\n'),
 );
-if (process.env.BENCH_JSON) fs.writeFileSync(process.env.BENCH_JSON, JSON.stringify(Object.fromEntries(rows), null, 2));
+console.log(`${total.toFixed(1).padStart(8)} ms  in all`);
+console.log(`written to ${out} and .md`);

@@ -206,7 +206,7 @@ describe.skipIf(!HAVE_EVAL_DATA)('a batch of real product photos through the rea
     // package.json's start script is bin/matte serve, which execs node with a larger initial old generation
     // (V8's full collections, which the photos' large buffers would otherwise trigger about once a photo,
     // stay rare). By default glibc's malloc is left alone (onnxruntime's arena keeps the model's memory);
-    // the low-memory setting gives large blocks back, in huge pages (docs/performance.md, "Memory").
+    // the low-memory setting gives large blocks back, in huge pages (docs/performance.md, "The defaults, and the low-memory setting").
     expect(startCommand().args).toEqual(['serve']);
     expect(launcherNodeFlags()).toEqual(['--initial-old-space-size=128']);
     const cmdline = fs.readFileSync(`/proc/${server.proc.pid}/cmdline`, 'utf8').split('\0').filter(Boolean);
