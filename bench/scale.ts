@@ -163,12 +163,14 @@ export async function scaleFigures(): Promise<ScaleFigures> {
     .filter((e) => e.kind === 'product' && e.image.endsWith('.jpg'))
     .slice(0, 6)
     .map((e) => evalFile(e.image));
-  figures.remote = await remoteRatio(photos, Number(process.env.BENCH_REMOTE_ROUNDS ?? 2));
+  // BENCH_SCALE_PARTS=statements (a comma list of remote, claim, statements, worker) runs those parts alone.
+  const parts = new Set((process.env.BENCH_SCALE_PARTS ?? 'remote,claim,statements,worker').split(','));
+  if (parts.has('remote')) figures.remote = await remoteRatio(photos, Number(process.env.BENCH_REMOTE_ROUNDS ?? 2));
   if (PG_AVAILABLE) {
-    figures.claim = await claimLatency(10_000, 300);
-    figures.statementsPerPhoto = await statementsPerPhoto(photos);
+    if (parts.has('claim')) figures.claim = await claimLatency(10_000, 300);
+    if (parts.has('statements')) figures.statementsPerPhoto = await statementsPerPhoto(photos);
   } else figures.skipped.push('PostgreSQL figures: no PostgreSQL answers (MATTE_TEST_PG_URL)');
-  if (process.env.BENCH_MEMORY !== '0')
+  if (parts.has('worker') && process.env.BENCH_MEMORY !== '0')
     figures.worker = await worker(await bigPhotos(4), {
       arena: false,
       optimization: 'extended',
@@ -209,12 +211,14 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const figures = await scaleFigures();
   const lines = scaleLines(figures);
   const dir = path.join(import.meta.dirname, 'results');
+  // A run of some parts (BENCH_SCALE_PARTS) is written beside the whole run's files, not over them.
+  const name = process.env.BENCH_SCALE_PARTS ? `scale-${process.env.BENCH_SCALE_PARTS.replaceAll(',', '-')}` : 'scale';
   fs.writeFileSync(
-    path.join(dir, 'scale.json'),
+    path.join(dir, `${name}.json`),
     `${JSON.stringify({ at: new Date().toISOString(), ...figures }, null, 2)}\n`,
   );
   fs.writeFileSync(
-    path.join(dir, 'scale.md'),
+    path.join(dir, `${name}.md`),
     `# npm run bench -- scale, ${new Date().toISOString()}\n\n${lines.map((l) => `- ${l}`).join('\n')}\n`,
   );
   console.log(lines.join('\n'));

@@ -11,8 +11,11 @@ import { EventEmitter } from 'node:events';
 export interface EventBus {
   jobChanged(jobId: string): void;
   onJobChanged(jobId: string, listener: () => void): () => void;
-  /** Every batch's changes (the webhook dispatcher). */
-  onAnyJobChanged(listener: () => void): () => void;
+  /**
+   * Every batch's changes (the webhook dispatcher), with the batch's id; without one after signals may have
+   * been missed (wakeAll), when every batch may have changed.
+   */
+  onAnyJobChanged(listener: (jobId?: string) => void): () => void;
   workQueued(): void;
   onWorkQueued(listener: () => void): () => void;
   /** Listeners subscribed now, of every kind: a stream or long-poll that ended must leave none behind. */
@@ -32,14 +35,14 @@ export class LocalEventBus implements EventBus {
 
   jobChanged(jobId: string): void {
     this.emitter.emit(`job:${jobId}`);
-    this.emitter.emit(ANY_JOB);
+    this.emitter.emit(ANY_JOB, jobId);
   }
 
   onJobChanged(jobId: string, listener: () => void): () => void {
     return this.on(`job:${jobId}`, listener);
   }
 
-  onAnyJobChanged(listener: () => void): () => void {
+  onAnyJobChanged(listener: (jobId?: string) => void): () => void {
     return this.on(ANY_JOB, listener);
   }
 
@@ -64,7 +67,7 @@ export class LocalEventBus implements EventBus {
     this.emitter.removeAllListeners();
   }
 
-  private on(name: string, listener: () => void): () => void {
+  private on(name: string, listener: (jobId?: string) => void): () => void {
     this.emitter.on(name, listener);
     return () => this.emitter.off(name, listener);
   }

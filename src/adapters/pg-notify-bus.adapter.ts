@@ -92,7 +92,7 @@ export class PgNotifyBus implements EventBus {
     return this.local.onJobChanged(jobId, listener);
   }
 
-  onAnyJobChanged(listener: () => void): () => void {
+  onAnyJobChanged(listener: (jobId?: string) => void): () => void {
     return this.local.onAnyJobChanged(listener);
   }
 

@@ -28,6 +28,8 @@ export interface DispatcherOptions {
   idlePollMs?: number;
 }
 
+const WEBHOOK_CACHE_SIZE = 10_000;
+
 export class WebhookDispatcher {
   readonly id = `webhooks-${randomUUID()}`;
   private running = false;
@@ -36,6 +38,12 @@ export class WebhookDispatcher {
   private wake: (() => void) | null = null;
   private woken = false;
   private unsubscribe: (() => void) | null = null;
+  /**
+   * Whether a batch has a webhook, by id: a batch's URL is set when it is created and never changes, so a change
+   * to a batch without one (most of them, and every stage of every photo) costs no query. Bounded; the oldest
+   * entries go first.
+   */
+  private readonly hasWebhook = new Map<string, boolean>();
   private readonly send: WebhookSend;
 
   constructor(
@@ -62,8 +70,9 @@ export class WebhookDispatcher {
   start(): void {
     if (this.running) return;
     this.running = true;
-    // Events write their deliveries in the transaction of a batch change: every change may bring one.
-    this.unsubscribe = this.deps.bus.onAnyJobChanged(() => this.poke());
+    // Events write their deliveries in the transaction of a batch change: a change to a batch with a webhook
+    // may bring one.
+    this.unsubscribe = this.deps.bus.onAnyJobChanged((jobId) => void this.changed(jobId));
     this.pumping = this.pump();
   }
 
@@ -74,6 +83,21 @@ export class WebhookDispatcher {
     this.poke();
     await this.pumping;
     await Promise.all(this.inFlight);
+  }
+
+  private async changed(jobId: string | undefined): Promise<void> {
+    if (jobId === undefined) return this.poke();
+    let known = this.hasWebhook.get(jobId);
+    if (known === undefined) {
+      try {
+        known = !!(await this.deps.store.repos.jobs.findById(jobId))?.webhook_url;
+      } catch {
+        return this.poke(); // the idle poll's query, then
+      }
+      if (this.hasWebhook.size >= WEBHOOK_CACHE_SIZE) this.hasWebhook.delete(this.hasWebhook.keys().next().value!);
+      this.hasWebhook.set(jobId, known);
+    }
+    if (known) this.poke();
   }
 
   private poke(): void {
@@ -88,11 +112,16 @@ export class WebhookDispatcher {
       // Due deliveries that cannot be claimed now (their batch has an attempt in flight, in order):
       // the end of that attempt pokes the pump, or the idle poll comes first (another process's attempt).
       let blocked = false;
+      // The next due time the loop read, handed to idle() so that it does not ask again (undefined: not read).
+      let nextDue: number | null | undefined;
       try {
         while (this.running && this.inFlight.size < concurrency) {
           const now = this.deps.clock();
           const due = await this.deps.store.repos.deliveries.nextDueAt(now);
-          if (due === null || due > now) break;
+          if (due === null || due > now) {
+            nextDue = due;
+            break;
+          }
           const delivery = await this.deps.store.repos.deliveries.claimDue(
             this.id,
             now,
@@ -111,16 +140,19 @@ export class WebhookDispatcher {
       } catch (err) {
         this.deps.log.error({ err }, 'webhook dispatcher: claiming a delivery failed');
       }
-      if (this.running && !this.woken) await this.idle(blocked);
+      if (this.running && !this.woken) await this.idle(blocked, nextDue);
     }
   }
 
-  /** Until poked, the next due time (unless `blocked`), or the idle poll, whichever comes first. */
-  private async idle(blocked: boolean): Promise<void> {
+  /**
+   * Until poked, the next due time (unless `blocked`), or the idle poll, whichever comes first. `known` is the
+   * next due time the pump has just read (one query a wake, not two); undefined when it has not.
+   */
+  private async idle(blocked: boolean, known: number | null | undefined): Promise<void> {
     let waitMs = this.opts.idlePollMs ?? 1000;
     try {
       const now = this.deps.clock();
-      const due = blocked ? null : await this.deps.store.repos.deliveries.nextDueAt(now);
+      const due = blocked ? null : known !== undefined ? known : await this.deps.store.repos.deliveries.nextDueAt(now);
       if (due !== null) waitMs = Math.max(0, Math.min(waitMs, due - now));
     } catch {
       /* the poll interval then */

@@ -32,9 +32,9 @@ export interface Repos {
   deliveries: DeliveriesRepository;
 }
 
-function reposFor(db: Kysely<Database>, dialect: Dialect): Repos {
+function reposFor(db: Kysely<Database>, dialect: Dialect, inTransaction = false): Repos {
   return {
-    accounts: new AccountsRepository(db, dialect),
+    accounts: new AccountsRepository(db, dialect, inTransaction),
     jobs: new JobsRepository(db),
     items: new ItemsRepository(db, dialect),
     ledger: new LedgerRepository(db),
@@ -60,7 +60,7 @@ export class Store {
 
   /** Runs `fn` in one transaction: every state change and the ledger rows that pay for it commit together. */
   transaction<T>(fn: (repos: Repos) => Promise<T>): Promise<T> {
-    return this.db.kysely.transaction().execute((trx) => fn(reposFor(trx, this.db.dialect)));
+    return this.db.kysely.transaction().execute((trx) => fn(reposFor(trx, this.db.dialect, true)));
   }
   /** One round trip to the database (readiness). */
   async ping(): Promise<void> {

@@ -3,7 +3,7 @@
 // the webhook delivery of each event the batch's webhook selected. An event and its delivery commit
 // with the change they announce, or not at all.
 import type { Repos } from '../db/store.ts';
-import type { JobRow } from '../db/schema.ts';
+import type { ItemRow, JobRow } from '../db/schema.ts';
 import type { EventName } from '../domain/batch.schemas.ts';
 import type { ItemEventData, JobEvent, JobEventData } from '../domain/event.schemas.ts';
 import { newId } from '../ids.ts';
@@ -14,9 +14,13 @@ export class BatchProgress {
   /** `resultTtlMs`: a finished batch is deleted this long after it finished. */
   constructor(private readonly resultTtlMs: number) {}
 
-  /** After photos settle: a running batch with nothing queued or in flight is paused (photos held) or finished. */
-  async settleJobStatus(r: Repos, jobId: string, now: number): Promise<void> {
-    const job = await r.jobs.findById(jobId);
+  /**
+   * After photos settle: a running batch with nothing queued or in flight is paused (photos held) or finished.
+   * @param jobOrId the batch, or its row as this transaction last read or wrote it
+   */
+  async settleJobStatus(r: Repos, jobOrId: string | JobRow, now: number): Promise<void> {
+    const job = typeof jobOrId === 'string' ? await r.jobs.findById(jobOrId) : jobOrId;
+    const jobId = typeof jobOrId === 'string' ? jobOrId : jobOrId.id;
     if (!job || !ACTIVE_JOB_STATUSES.includes(job.status)) return;
     const { byStatus } = await r.items.statusCounts(jobId);
     const n = (s: string) => byStatus[s] ?? 0;
@@ -45,9 +49,12 @@ export class BatchProgress {
     await this.append(r, job, event, now, data);
   }
 
-  async recordItemEvent(r: Repos, itemId: string, event: EventName, now: number): Promise<void> {
-    const row = (await r.items.findById(itemId))!;
-    const job = (await r.jobs.findById(row.job_id))!;
+  /**
+   * A photo's event, from its row as the caller just wrote it; the batch is marked changed at `now` in the
+   * statement that numbers the event. Returns the batch's row as it is afterwards.
+   */
+  async recordItemEvent(r: Repos, row: ItemRow, event: EventName, now: number): Promise<JobRow> {
+    const job = await r.jobs.nextEventSeqTouching(row.job_id, now);
     const item = itemView(row);
     const data: ItemEventData = {
       itemId: item.id,
@@ -62,7 +69,8 @@ export class BatchProgress {
       thumbUrl: item.thumbUrl ?? null,
       inputThumbUrl: item.inputThumbUrl ?? null,
     };
-    await this.append(r, job, event, now, data);
+    await this.write(r, job, job.event_seq, event, now, data);
+    return job;
   }
 
   private async append(
@@ -72,7 +80,19 @@ export class BatchProgress {
     now: number,
     data: JobEventData | ItemEventData,
   ): Promise<void> {
-    const payload: JobEvent = { id: await r.jobs.nextEventSeq(job.id), event, at: now, jobId: job.id, data };
+    await this.write(r, job, await r.jobs.nextEventSeq(job.id), event, now, data);
+  }
+
+  /** The event numbered `seq`, and its webhook delivery where the batch has a webhook for it. */
+  private async write(
+    r: Repos,
+    job: JobRow,
+    seq: number,
+    event: EventName,
+    now: number,
+    data: JobEventData | ItemEventData,
+  ): Promise<void> {
+    const payload: JobEvent = { id: seq, event, at: now, jobId: job.id, data };
     await r.events.insert(payload);
     if (job.webhook_url && selects(job.webhook_events, event)) {
       await r.deliveries.insert({

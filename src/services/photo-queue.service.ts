@@ -40,15 +40,8 @@ export class PhotoQueue {
 
   async markStage(item: ItemRow, owner: string, stage: Stage): Promise<boolean> {
     const now = this.deps.clock();
-    const ok = await this.deps.store.repos.items.updateLeased(item.id, owner, {
-      stage,
-      stage_started_at: now,
-      updated_at: now,
-    });
-    if (ok) {
-      await this.deps.store.repos.jobs.update(item.job_id, { updated_at: now });
-      this.deps.bus.jobChanged(item.job_id);
-    }
+    const ok = await this.deps.store.repos.items.markStage(item.id, owner, stage, now);
+    if (ok) this.deps.bus.jobChanged(item.job_id);
     return ok;
   }
 
@@ -73,7 +66,7 @@ export class PhotoQueue {
       let charged = 0;
       if (outcome.red) await this.deps.credits.release(r, current, now, 'flagged by the automatic check');
       else charged = await this.deps.credits.commit(r, current, now);
-      await r.items.update(item.id, {
+      const row = await r.items.updateReturning(item.id, {
         status: 'done',
         review: outcome.red ? 'red' : 'none',
         refunded: outcome.red ? 1 : 0,
@@ -98,9 +91,14 @@ export class PhotoQueue {
         finished_at: now,
         updated_at: now,
       });
-      await this.deps.progress.recordItemEvent(r, item.id, outcome.red ? 'item.needs_review' : 'item.done', now);
-      await r.jobs.update(item.job_id, { updated_at: now });
-      await this.deps.progress.settleJobStatus(r, item.job_id, now);
+      // The event's statement marks the batch changed; its row then decides whether the batch is finished.
+      const job = await this.deps.progress.recordItemEvent(
+        r,
+        row,
+        outcome.red ? 'item.needs_review' : 'item.done',
+        now,
+      );
+      await this.deps.progress.settleJobStatus(r, job, now);
       return { previous };
     });
     this.deps.bus.jobChanged(item.job_id);
@@ -133,7 +131,7 @@ export class PhotoQueue {
       if (!current || current.status !== 'processing' || (owner !== null && current.lease_owner !== owner))
         return false;
       await this.deps.credits.release(r, current, now, `photo failed: ${error.code}`);
-      await r.items.update(item.id, {
+      const row = await r.items.updateReturning(item.id, {
         status: 'failed',
         error_code: error.code,
         error_message: error.message,
@@ -146,9 +144,8 @@ export class PhotoQueue {
         finished_at: now,
         updated_at: now,
       });
-      await this.deps.progress.recordItemEvent(r, item.id, 'item.failed', now);
-      await r.jobs.update(item.job_id, { updated_at: now });
-      await this.deps.progress.settleJobStatus(r, item.job_id, now);
+      const job = await this.deps.progress.recordItemEvent(r, row, 'item.failed', now);
+      await this.deps.progress.settleJobStatus(r, job, now);
       return true;
     });
     this.deps.bus.jobChanged(item.job_id);

@@ -179,6 +179,24 @@ for (const { dialect, skip } of DIALECTS) {
       expect(events.map((e) => e.id)).toEqual([1, 2, 3, 4, 5]);
     });
 
+    it("a transaction locks an account's row once and reads it as it changed it; outside one, every read asks again", async () => {
+      const { accountId } = await accounts.createAccount({ email: `${Math.random()}@x.test`, plan: 5, pack: 2 });
+      await store.transaction(async (r) => {
+        const first = (await r.accounts.findForUpdate(accountId))!;
+        await r.accounts.setBalances(accountId, first.plan_credits - 1, first.pack_credits, first.ledger_clock_us + 1);
+        const second = (await r.accounts.findForUpdate(accountId))!;
+        expect([second.plan_credits, second.ledger_clock_us]).toEqual([4, first.ledger_clock_us + 1]);
+        second.plan_credits = 99; // a copy: the caller's changes are not the row's
+        await r.accounts.update(accountId, { pack_credits: 7 });
+        const third = (await r.accounts.findForUpdate(accountId))!;
+        expect([third.plan_credits, third.pack_credits]).toEqual([4, 7]);
+      });
+      // Outside a transaction nothing is kept: a change made elsewhere is seen.
+      await store.repos.accounts.findForUpdate(accountId);
+      await store.transaction((r) => r.accounts.update(accountId, { plan_credits: 3 }));
+      expect((await store.repos.accounts.findForUpdate(accountId))!.plan_credits).toBe(3);
+    });
+
     it('deletes batches two hours after they finish', async () => {
       const { accountId, jobId } = await startedBatch(1);
       const item = (await queue.claimNext('w', 60_000))!;

@@ -537,6 +537,49 @@ describe('webhooks', () => {
     }
   });
 
+  it('looks for due deliveries on a change to a batch with a webhook, never on a change to one without', async () => {
+    // A fresh app: no other test's deliveries are due in its database.
+    const own = await createTestApp({ requestsPerMinute: 1_000_000, allowPrivateNetworks: true });
+    let looks = 0;
+    const deliveries = own.c.store.repos.deliveries;
+    const counted = new Proxy(deliveries, {
+      get: (target, prop) =>
+        prop === 'nextDueAt'
+          ? (now: number) => (looks++, target.nextDueAt(now))
+          : (Reflect.get(target, prop) as unknown),
+    });
+    const repos = new Proxy(own.c.store.repos, {
+      get: (target, prop) => (prop === 'deliveries' ? counted : Reflect.get(target, prop)),
+    });
+    const store = new Proxy(own.c.store, {
+      get: (target, prop) => (prop === 'repos' ? repos : Reflect.get(target, prop)),
+    });
+    const bus = new LocalEventBus();
+    const dispatcher = new WebhookDispatcher(
+      { store, bus, clock: Date.now, log: pino({ level: 'silent' }) },
+      { retryDelaysMs: DELAYS, timeoutMs: 2000, allowPrivateNetworks: true, idlePollMs: 60_000 },
+    );
+    const settle = () => new Promise((r) => setTimeout(r, 150));
+    try {
+      const { auth } = await own.account(10);
+      const plain = await batch(auth, 1, {}, own);
+      const hooked = await batch(auth, 1, { webhookUrl: receiver.url }, own);
+      dispatcher.start();
+      await settle();
+      const atStart = looks;
+      expect(atStart).toBe(1); // the first look, and none again while idle
+      for (let i = 0; i < 5; i++) bus.jobChanged(plain.id);
+      await settle();
+      expect(looks, 'changes to a batch without a webhook').toBe(atStart);
+      bus.jobChanged(hooked.id);
+      await settle();
+      expect(looks, 'a change to a batch with one').toBe(atStart + 1);
+    } finally {
+      await dispatcher.stop();
+      await own.close();
+    }
+  });
+
   it('a batch without a webhook lists none', async () => {
     const { auth } = await t.account(10);
     const job = await batch(auth, 1);

@@ -3,9 +3,17 @@ import type { AccountRow, AccountTable, ApiKeyRow, Database } from '../schema.ts
 import type { Dialect } from '../database.ts';
 
 export class AccountsRepository {
+  /**
+   * The accounts this transaction has locked, as they are now (only in a transaction's repositories): the row
+   * lock lasts until the transaction ends, so a second lock of one account, as every settlement takes (first
+   * for the lock order, then to move its credits), reads nothing again.
+   */
+  private readonly locked = new Map<string, AccountRow>();
+
   constructor(
     private readonly db: Kysely<Database>,
     private readonly dialect: Dialect,
+    private readonly inTransaction = false,
   ) {}
 
   async insert(row: AccountRow): Promise<void> {
@@ -32,24 +40,35 @@ export class AccountsRepository {
    * write lock of the transaction serialises them already.
    */
   async findForUpdate(id: string): Promise<AccountRow | undefined> {
+    const held = this.locked.get(id);
+    if (held) return { ...held };
     const query = this.db.selectFrom('accounts').selectAll().where('id', '=', id);
-    return (this.dialect === 'postgres' ? query.forUpdate() : query).executeTakeFirst();
+    const row = await (this.dialect === 'postgres' ? query.forUpdate() : query).executeTakeFirst();
+    if (row && this.inTransaction) this.locked.set(id, { ...row });
+    return row;
   }
 
   async setBalances(id: string, plan: number, pack: number, ledgerClockUs: number): Promise<void> {
-    await this.db
-      .updateTable('accounts')
-      .set({ plan_credits: plan, pack_credits: pack, ledger_clock_us: ledgerClockUs })
-      .where('id', '=', id)
-      .execute();
+    const changes = { plan_credits: plan, pack_credits: pack, ledger_clock_us: ledgerClockUs };
+    await this.db.updateTable('accounts').set(changes).where('id', '=', id).execute();
+    this.keep(id, changes);
   }
 
   async setLicense(id: string, licenseId: string | null): Promise<void> {
     await this.db.updateTable('accounts').set({ license_id: licenseId }).where('id', '=', id).execute();
+    this.keep(id, { license_id: licenseId });
   }
 
   async update(id: string, patch: Updateable<AccountTable>): Promise<void> {
     await this.db.updateTable('accounts').set(patch).where('id', '=', id).execute();
+    // A patch may hold expressions: the next lock reads the row again (the lock is still held).
+    this.locked.delete(id);
+  }
+
+  /** A locked row as this transaction changed it. */
+  private keep(id: string, changes: Partial<AccountRow>): void {
+    const held = this.locked.get(id);
+    if (held) this.locked.set(id, { ...held, ...changes });
   }
 
   async insertKey(row: ApiKeyRow): Promise<void> {

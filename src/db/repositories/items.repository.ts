@@ -1,7 +1,7 @@
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, type QueryCreator } from 'kysely';
 import type { Database, ItemRow, ItemUpdate, NewItem } from '../schema.ts';
 import type { Dialect } from '../database.ts';
-import type { ItemStatus } from '../../domain/batch.schemas.ts';
+import type { ItemStatus, Stage } from '../../domain/batch.schemas.ts';
 
 export type StatusCounts = Record<string, number>;
 
@@ -122,6 +122,38 @@ export class ItemsRepository {
   }
 
   /** Updates a photo only while this worker still holds its lease; false when the lease was lost. */
+  /**
+   * A leased photo enters a stage, and its batch is marked changed at `now` (long-polls and streams answer
+   * with the stage). PostgreSQL: one statement (the photo's update in a WITH, the batch's after it); SQLite,
+   * whose WITH cannot change rows: two. False when the lease is no longer `owner`'s (nothing changes).
+   */
+  async markStage(id: string, owner: string, stage: Stage, now: number): Promise<boolean> {
+    const photo = (db: QueryCreator<Database>) =>
+      db
+        .updateTable('items')
+        .set({ stage, stage_started_at: now, updated_at: now })
+        .where('id', '=', id)
+        .where('status', '=', 'processing')
+        .where('lease_owner', '=', owner);
+    if (this.dialect === 'postgres') {
+      const result = await this.db
+        .with('moved', (db) => photo(db).returning('job_id'))
+        .updateTable('jobs')
+        .set({ updated_at: now })
+        .where('id', 'in', (eb) => eb.selectFrom('moved').select('job_id'))
+        .executeTakeFirst();
+      return Number(result.numUpdatedRows) > 0;
+    }
+    const moved = await photo(this.db).returning('job_id').executeTakeFirst();
+    if (moved) await this.db.updateTable('jobs').set({ updated_at: now }).where('id', '=', moved.job_id).execute();
+    return !!moved;
+  }
+
+  /** Changes a photo and answers its row as it is afterwards (one statement: RETURNING on both dialects). */
+  async updateReturning(id: string, patch: ItemUpdate): Promise<ItemRow> {
+    return this.db.updateTable('items').set(patch).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
+  }
+
   async updateLeased(id: string, owner: string, patch: ItemUpdate): Promise<boolean> {
     const result = await this.db
       .updateTable('items')

@@ -8,16 +8,22 @@ export class RateLimitsRepository {
     private readonly dialect: Dialect,
   ) {}
 
-  /** The subject's windows (JSON), its row created if missing and locked until the transaction ends. */
+  /**
+   * The subject's windows (JSON), its row created if missing and locked until the transaction ends: one
+   * statement when the row exists (every request after a subject's first, within the windows).
+   */
   async lock(subject: string, now: number): Promise<string> {
+    const query = this.db.selectFrom('rate_limits').select('windows').where('subject', '=', subject);
+    const locked = () => (this.dialect === 'postgres' ? query.forUpdate() : query);
+    const row = await locked().executeTakeFirst();
+    if (row) return row.windows;
+    // Two first requests at once: one inserts, the other's insert does nothing; both then lock the one row.
     await this.db
       .insertInto('rate_limits')
       .values({ subject, windows: '{}', updated_at: now })
       .onConflict((oc) => oc.column('subject').doNothing())
       .execute();
-    const query = this.db.selectFrom('rate_limits').select('windows').where('subject', '=', subject);
-    const row = await (this.dialect === 'postgres' ? query.forUpdate() : query).executeTakeFirstOrThrow();
-    return row.windows;
+    return (await locked().executeTakeFirstOrThrow()).windows;
   }
 
   async read(subject: string): Promise<string | undefined> {
