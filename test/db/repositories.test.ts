@@ -13,6 +13,7 @@ import { PhotoError } from '../../src/errors.ts';
 import { DIALECTS, createTestDatabase, type TestDatabase } from '../helpers/databases.ts';
 import { dbTierServices } from '../helpers/services.ts';
 import { productPhoto } from '../helpers/images.ts';
+import { RateLimitService, rateLimitRules } from '../../src/services/rate-limit.service.ts';
 
 void pino;
 
@@ -195,6 +196,20 @@ for (const { dialect, skip } of DIALECTS) {
       await store.repos.accounts.findForUpdate(accountId);
       await store.transaction((r) => r.accounts.update(accountId, { plan_credits: 3 }));
       expect((await store.repos.accounts.findForUpdate(accountId))!.plan_credits).toBe(3);
+    });
+
+    it('counts requests at once to the limit and not one past it (compare-and-set, no lock)', async () => {
+      const limits = new RateLimitService({ store, clock, rules: rateLimitRules(20, 100) });
+      const subject = `key-${Math.random()}`;
+      const outcomes = await Promise.allSettled(Array.from({ length: 30 }, () => limits.hit(subject)));
+      const granted = outcomes.filter((o) => o.status === 'fulfilled');
+      expect(granted).toHaveLength(20);
+      expect(outcomes.filter((o) => o.status === 'rejected').map((o) => o.reason.code)).toEqual(
+        Array(10).fill('RATE_LIMITED'),
+      );
+      const remaining = granted.map((o) => o.value.requests.remaining).sort((a, b) => a - b);
+      expect(remaining).toEqual(Array.from({ length: 20 }, (_, i) => i));
+      expect(JSON.parse((await store.repos.rateLimits.read(subject))!).requests).toEqual([[now - (now % 1000), 20]]);
     });
 
     it('deletes batches two hours after they finish', async () => {

@@ -35,6 +35,29 @@ export class RateLimitsRepository {
     return row?.windows;
   }
 
+  /**
+   * Compare-and-set without a lock: writes `windows` only if the row still holds `before` (undefined: only if
+   * there is no row yet). False when another request changed it first: read again and retry.
+   */
+  async replaceIf(subject: string, before: string | undefined, windows: string, now: number): Promise<boolean> {
+    if (before === undefined) {
+      const inserted = await this.db
+        .insertInto('rate_limits')
+        .values({ subject, windows, updated_at: now })
+        .onConflict((oc) => oc.column('subject').doNothing())
+        .returning('subject')
+        .executeTakeFirst();
+      return inserted !== undefined;
+    }
+    const result = await this.db
+      .updateTable('rate_limits')
+      .set({ windows, updated_at: now })
+      .where('subject', '=', subject)
+      .where('windows', '=', before)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) > 0;
+  }
+
   async save(subject: string, windows: string, now: number): Promise<void> {
     await this.db.updateTable('rate_limits').set({ windows, updated_at: now }).where('subject', '=', subject).execute();
   }
