@@ -1,5 +1,6 @@
 // Typed error codes, as the spec's Errors section lists them. Services throw AppError; the
 // problem+json error handler (http/plugins/problem.plugin.ts) is the one place that renders them.
+import { INPUT_FORMATS_TEXT } from '@matte/client/formats';
 
 export const ERROR_CODES = {
   VALIDATION: {
@@ -223,7 +224,7 @@ export type ItemErrorCode = (typeof ITEM_ERROR_CODES)[number];
 
 /** What each photo failure means, for the error pages (`item.error.code`). */
 export const ITEM_ERRORS = {
-  INVALID_IMAGE: 'The file is not a readable JPEG, PNG or WebP image (or is damaged). Not charged.',
+  INVALID_IMAGE: `The file is not a readable ${INPUT_FORMATS_TEXT} image (or is damaged). Not charged.`,
   TOO_LARGE: 'The photo is over the size or pixel limit. Not charged. Scale it down and add it again.',
   REMOTE_NOT_CONFIGURED: 'The tier asked for has no inference backend on this installation. Not charged.',
   REMOTE_AUTH: 'The inference backend refused our credentials. Not charged; the operator has to fix it.',

@@ -1,6 +1,7 @@
 // Re-rendering finished photos from their stored cut-outs: what apply and preview take.
 import { Type, type Static } from '@sinclair/typebox';
 import { ImageFormat, JobDefaults } from './batch.schemas.ts';
+import { INPUT_FORMATS_TEXT } from '@matte/client/formats';
 
 export const SettingsPatch = Type.Omit(JobDefaults, ['trial'], {
   additionalProperties: false,
@@ -24,7 +25,9 @@ export const ApplyRequest = Type.Object(
   {
     additionalProperties: false,
     description:
-      "Which finished photos to re-render and the settings to change. As multipart: field `payload` (this object as JSON) and, for `background.mode` image, file `image` (JPEG, PNG or WebP), which becomes the batch's background image.",
+      'Which finished photos to re-render and the settings to change. As multipart: field `payload` (this object as JSON) and, for `background.mode` image, file `image` (' +
+      INPUT_FORMATS_TEXT +
+      "), which becomes the batch's background image.",
   },
 );
 export type ApplyRequest = Static<typeof ApplyRequest>;

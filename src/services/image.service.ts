@@ -9,6 +9,7 @@ import type { PhotoQueue } from './photo-queue.service.ts';
 import { isOverBudget, type AddPhotosOptions, type IntakeService, type PhotoInspector } from './intake.service.ts';
 import type { PreparedInputs } from '../pipeline/prepared-inputs.ts';
 import { storedFormat } from './job-view.ts';
+import { PHOTO_REFUSALS } from '../domain/photo-refusals.ts';
 
 export type ImageOutcome =
   { state: 'done'; jobId: string; item: ItemRow } | { state: 'processing'; jobId: string; item: ItemRow };
@@ -65,7 +66,7 @@ export class ImageService {
         intake,
       );
       if (added.added === 0) {
-        const reason = added.rejected[0]?.reason ?? 'The file is not a readable JPEG, PNG or WebP image.';
+        const reason = added.rejected[0]?.reason ?? PHOTO_REFUSALS.unreadable;
         // Another request spent the last of the hourly budget while this photo was checked.
         if (isOverBudget(reason)) throw new AppError('RATE_LIMITED', reason, { retryAfter: 60 });
         throw new AppError('PROCESSING_FAILED', reason, { reason: 'INVALID_IMAGE' }, 422);

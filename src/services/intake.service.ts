@@ -13,6 +13,7 @@ import type { EventBus } from '../adapters/event-bus.ts';
 import type { BatchQueries } from './batch-queries.service.ts';
 import { blobKeys } from './blob-keys.ts';
 import { lockAccount } from './locks.ts';
+import { PHOTO_REFUSALS } from '../domain/photo-refusals.ts';
 
 /** Photos checked at once while an upload is received (about one per core). */
 const INTAKE_PARALLELISM = Math.max(2, Math.min(4, os.availableParallelism()));
@@ -134,7 +135,7 @@ export class IntakeService {
             () =>
               rejected.push({
                 name: shown,
-                reason: err instanceof PhotoError ? err.message : 'The file is not a readable JPEG, PNG or WebP image.',
+                reason: err instanceof PhotoError ? err.message : PHOTO_REFUSALS.unreadable,
               }),
         );
       await enqueue(true, inspected);

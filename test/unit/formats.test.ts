@@ -2,6 +2,9 @@
 // are derived from it, so a format added there reaches each of them.
 import { describe, expect, it } from 'vitest';
 import {
+  INPUT_EXTENSIONS,
+  INPUT_FORMATS_OR_ZIPS,
+  INPUT_FORMATS_TEXT,
   extensionOf,
   FORMAT_FILES,
   formatOfExtension,
@@ -12,6 +15,8 @@ import { ImageFormat } from '../../src/domain/batch.schemas.ts';
 import { DownloadQuery } from '../../src/http/schemas/jobs.schemas.ts';
 import { imageContent } from '../../src/http/routes/route-kit.ts';
 import { outputName } from '../../src/services/job-view.ts';
+import { ACCEPTED_FORMATS } from '../../src/adapters/images/sharp.ts';
+import { PHOTO_REFUSALS } from '../../src/domain/photo-refusals.ts';
 
 describe('output formats', () => {
   it('the schemas list exactly the formats, in their order', () => {
@@ -30,5 +35,13 @@ describe('output formats', () => {
     expect(isOutputFormat('webp')).toBe(true);
     expect(isOutputFormat('auto')).toBe(false);
     expect(outputName('shop/mug.final.png', 'jpeg')).toBe('shop/mug.final.jpg');
+  });
+
+  it('the input formats: one list for the decoder, file extensions and every message naming them', () => {
+    expect([...ACCEPTED_FORMATS]).toEqual(['jpeg', 'png', 'webp']);
+    expect([...INPUT_EXTENSIONS]).toEqual(['.jpg', '.jpeg', '.png', '.webp']);
+    expect(INPUT_FORMATS_TEXT).toBe('JPEG, PNG or WebP');
+    expect(INPUT_FORMATS_OR_ZIPS).toBe('JPEG, PNG, WebP, or ZIPs of them');
+    expect(PHOTO_REFUSALS.unreadable).toBe('The file is not a readable JPEG, PNG or WebP image.');
   });
 });

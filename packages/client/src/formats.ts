@@ -27,3 +27,24 @@ export function formatOfExtension(extension: string): OutputFormat | undefined {
   const ext = extension.toLowerCase().replace(/^\./, '');
   return OUTPUT_FORMATS.find((f) => f === ext || FORMAT_FILES[f].extension === ext);
 }
+
+/**
+ * The formats Matte reads a photo in (as libvips names them), with their file extensions: the one list that
+ * intake, the command line, the studio and every message naming them read.
+ */
+export const INPUT_FORMATS = {
+  jpeg: { label: 'JPEG', extensions: ['.jpg', '.jpeg'] },
+  png: { label: 'PNG', extensions: ['.png'] },
+  webp: { label: 'WebP', extensions: ['.webp'] },
+} as const;
+
+const INPUT_LABELS: string[] = Object.values(INPUT_FORMATS).map((f) => f.label);
+
+/** File extensions of a photo Matte reads, with the dot, lower case. */
+export const INPUT_EXTENSIONS: ReadonlySet<string> = new Set(Object.values(INPUT_FORMATS).flatMap((f) => f.extensions));
+
+/** The input formats in words: `JPEG, PNG or WebP`. */
+export const INPUT_FORMATS_TEXT = `${INPUT_LABELS.slice(0, -1).join(', ')} or ${INPUT_LABELS.at(-1)}`;
+
+/** The input formats and ZIPs, as a list: `JPEG, PNG, WebP, or ZIPs of them`. */
+export const INPUT_FORMATS_OR_ZIPS = `${INPUT_LABELS.join(', ')}, or ZIPs of them`;

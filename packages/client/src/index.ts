@@ -23,6 +23,10 @@ export {
   OUTPUT_FORMATS,
   extensionOf,
   formatOfExtension,
+  INPUT_EXTENSIONS,
+  INPUT_FORMATS,
+  INPUT_FORMATS_OR_ZIPS,
+  INPUT_FORMATS_TEXT,
   isOutputFormat,
   type OutputFormat,
 } from './formats.ts';

@@ -6,6 +6,7 @@
 import sharp, { type Sharp } from 'sharp';
 import { PhotoError } from '../../errors.ts';
 import { PHOTO_REFUSALS } from '../../domain/photo-refusals.ts';
+import { INPUT_FORMATS } from '@matte/client/formats';
 
 // libvips' own cache holds decoded tiles of images we never read twice; turn it off to keep memory flat.
 sharp.cache(false);
@@ -20,7 +21,7 @@ export function setImageThreads(threads: number): void {
   sharp.concurrency(threads);
 }
 
-export const ACCEPTED_FORMATS = new Set(['jpeg', 'png', 'webp']);
+export const ACCEPTED_FORMATS: ReadonlySet<string> = new Set(Object.keys(INPUT_FORMATS));
 /** Working resolution cap: a cutout keeps source size up to this long edge (4096 px ≈ 67 MB of RGBA). */
 export const MAX_WORKING_EDGE = 4096;
 export const THUMB_EDGE = 512;

@@ -6,8 +6,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { listZip, readZipEntry } from '../../adapters/zip-archive.adapter.ts';
 import { UsageError } from './usage-error.ts';
+import { INPUT_EXTENSIONS, INPUT_FORMATS_TEXT } from '@matte/client/formats';
 
-const PHOTO_EXTENSIONS = new Set(['.jpg', '.jpeg', '.png', '.webp']);
+const PHOTO_EXTENSIONS = INPUT_EXTENSIONS;
 const MAX_ZIP_ENTRIES = 10_000;
 // Larger than any photo the server takes (it says so per photo); a bound on what one entry may inflate to here.
 const MAX_ZIP_ENTRY_BYTES = 1 << 30;
@@ -77,7 +78,7 @@ function isJunk(name: string): boolean {
   return base.startsWith('.') || name.startsWith('__MACOSX/') || /^(thumbs\.db|desktop\.ini)$/i.test(base);
 }
 
-const UNSUPPORTED = 'not a photo Matte takes (JPEG, PNG or WebP, or a ZIP of them)';
+const UNSUPPORTED = `not a photo Matte takes (${INPUT_FORMATS_TEXT}, or a ZIP of them)`;
 
 function fileSource(file: string, key: string): PhotoSource {
   return { key, name: path.basename(file), origin: file, read: () => fs.promises.readFile(file) };

@@ -15,7 +15,7 @@ import cliProgress from 'cli-progress';
 import type { BatchDefaults, BatchItem, FullBatch, MatteClient } from '@matte/client';
 import { collectPhotos, type PhotoSource, type SkippedFile } from './inputs.ts';
 import { UsageError } from './usage-error.ts';
-import { FORMAT_FILES, OUTPUT_FORMATS, type OutputFormat } from '@matte/client/formats';
+import { FORMAT_FILES, INPUT_FORMATS_OR_ZIPS, OUTPUT_FORMATS, type OutputFormat } from '@matte/client/formats';
 
 export interface RemoveOptions {
   paths: string[];
@@ -131,7 +131,7 @@ export async function removeBackgrounds(
   const progress = new Progress();
   if (sources.length === 0) {
     if (skipped.length) return summary; // each said why; exit 1
-    throw new UsageError('no photos found (JPEG, PNG, WebP, or ZIPs of them)');
+    throw new UsageError(`no photos found (${INPUT_FORMATS_OR_ZIPS})`);
   }
   const preset = options.preset ?? 'original';
   const run = runKey(options, preset);

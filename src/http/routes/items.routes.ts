@@ -17,6 +17,7 @@ import { sourcesFromFiles, sourcesFromUrls } from '../../services/photo-sources.
 import { jsonBody, multipartBodies, problems } from './route-kit.ts';
 import { MAX_PHOTOS_PER_BATCH } from '../../domain/batch-rules.ts';
 import { intakeLimits } from '../photo-budget.ts';
+import { INPUT_FORMATS_OR_ZIPS } from '@matte/client/formats';
 
 export function registerItemRoutes(
   app: FastifyInstance,
@@ -30,7 +31,7 @@ export function registerItemRoutes(
     {
       schema: {
         operationId: 'addItems',
-        summary: 'Add photos to a draft (step 2 of 3): files (JPEG, PNG, WebP, ZIPs of them) or links',
+        summary: `Add photos to a draft (step 2 of 3): files (${INPUT_FORMATS_OR_ZIPS.replace(', or ', ', ')}) or links`,
         description: `Refused files and links come back in \`rejected\` with a reason; the rest is added. Counts against the key's hourly photo budget (2,000 by default; 429 RATE_LIMITED when it is spent, and photos past it are refused in \`rejected\`). Limits: ${MAX_PHOTOS_PER_BATCH} photos per batch (or the licence's lower batch limit); each uploaded file (ZIPs included) at most MATTE_MAX_UPLOAD_BYTES (default 256 MiB); each image at most MATTE_MAX_IMAGE_BYTES (default 50 MiB) and MATTE_MAX_INPUT_PIXELS (default 100 megapixels); a ZIP at most MATTE_MAX_ZIP_ENTRIES entries (default 1000) unpacking to at most MATTE_MAX_ZIP_UNCOMPRESSED_BYTES (default 1 GiB); entries with absolute or ".." paths are refused, folders inside are kept in the photo name; macOS metadata and hidden files are skipped. A ZIP inside a ZIP is refused.`,
         tags: ['photos'],
         params: IdParams,

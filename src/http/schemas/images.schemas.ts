@@ -1,6 +1,7 @@
 // HTTP shapes of POST /v1/images: one photo in one call.
 import { Type, type Static } from '@sinclair/typebox';
 import { ImageFormat, Item, JobDefaults, Optimize } from '../../domain/batch.schemas.ts';
+import { INPUT_FORMATS_TEXT } from '@matte/client/formats';
 
 const closed = { additionalProperties: false } as const;
 
@@ -9,7 +10,7 @@ export const ImageRequest = Type.Object(
     imageUrl: Type.Optional(
       Type.String({
         maxLength: 2000,
-        description: 'Public http(s) link to a JPEG, PNG or WebP, fetched server-side. Give this or imageBase64.',
+        description: `Public http(s) link to a ${INPUT_FORMATS_TEXT}, fetched server-side. Give this or imageBase64.`,
       }),
     ),
     imageBase64: Type.Optional(

@@ -1,6 +1,7 @@
 // HTTP shapes of a job's items (photos): adding them by upload or link, removing them, their files, re-runs.
 import { Type, type Static } from '@sinclair/typebox';
 import { ImageFormat, Optimize, Tier } from '../../domain/batch.schemas.ts';
+import { INPUT_FORMATS_OR_ZIPS } from '@matte/client/formats';
 
 const closed = { additionalProperties: false } as const;
 
@@ -20,7 +21,7 @@ export type UrlItemsRequest = Static<typeof UrlItemsRequest>;
 export const ItemsMultipart = Type.Object(
   {
     files: Type.Array(Type.String({ format: 'binary' }), {
-      description: 'JPEG, PNG, WebP, or ZIPs of them (folders inside included).',
+      description: `${INPUT_FORMATS_OR_ZIPS} (folders inside included).`,
     }),
   },
   closed,

@@ -2,7 +2,7 @@
 // answers that are a job plus a member or two. The job itself is src/domain/batch.schemas.ts.
 import { Type, type Static } from '@sinclair/typebox';
 import { EventName, JobDefaults, JobStatus, Tier, WebhookEvents, jobFields } from '../../domain/batch.schemas.ts';
-import { OUTPUT_FORMATS } from '@matte/client/formats';
+import { INPUT_FORMATS_TEXT, OUTPUT_FORMATS } from '@matte/client/formats';
 
 const closed = { additionalProperties: false } as const;
 const MAX_SAFE = 9007199254740991;
@@ -62,7 +62,7 @@ export const CreateJobMultipart = Type.Object(
     background: Type.Optional(
       Type.String({
         format: 'binary',
-        description: 'Background image for background.mode = image (JPEG, PNG or WebP).',
+        description: `Background image for background.mode = image (${INPUT_FORMATS_TEXT}).`,
       }),
     ),
   },

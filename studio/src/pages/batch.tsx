@@ -2,7 +2,14 @@
 // (or start a sample), watch each photo finish live over SSE, stop and continue, apply settings to a
 // selection, and download the ZIP.
 import { useEffect, useRef, useState } from 'preact/hooks';
-import type { Account, BatchItem, FullBatch } from '@matte/client';
+import {
+  INPUT_EXTENSIONS,
+  INPUT_FORMATS,
+  INPUT_FORMATS_TEXT,
+  type Account,
+  type BatchItem,
+  type FullBatch,
+} from '@matte/client';
 import { api, client, describeError, ok, type Shown } from '../api.ts';
 import { lookOf, lookSettings, LookPicker, type Look, type Preset } from '../settings.tsx';
 import { ErrorNote, Link, plural, TextField, useAction } from '../ui.tsx';
@@ -176,7 +183,12 @@ async function droppedFiles(transfer: DataTransfer): Promise<File[]> {
   return files;
 }
 
-const PHOTO_TYPES = /\.(jpe?g|png|webp|zip)$/i;
+/** A file the studio sends: a photo Matte reads, or a ZIP of them (by its name's extension). */
+const isPhotoFile = (name: string) => {
+  const dot = name.lastIndexOf('.');
+  const ext = dot < 0 ? '' : name.slice(dot).toLowerCase();
+  return INPUT_EXTENSIONS.has(ext) || ext === '.zip';
+};
 
 function AddPhotos(props: {
   batch: FullBatch;
@@ -190,7 +202,7 @@ function AddPhotos(props: {
   const [status, setStatus] = useState('');
 
   const [upload, uploadError, uploading] = useAction(async (files: File[]) => {
-    const photos = files.filter((file) => PHOTO_TYPES.test(file.name) || /^image\//.test(file.type));
+    const photos = files.filter((file) => isPhotoFile(file.name) || /^image\//.test(file.type));
     const skipped = files.length - photos.length;
     let added = 0;
     // A few files a request, so a big folder shows progress and one refusal does not lose the rest.
@@ -201,7 +213,7 @@ function AddPhotos(props: {
       onAdded(answer as unknown as FullBatch);
     }
     setStatus(
-      `${plural(added, 'photo')} added${skipped ? `; ${plural(skipped, 'file')} skipped (not JPEG, PNG, WebP or ZIP)` : ''}.`,
+      `${plural(added, 'photo')} added${skipped ? `; ${plural(skipped, 'file')} skipped (not ${INPUT_FORMATS_TEXT} or ZIP)` : ''}.`,
     );
   });
 
@@ -240,14 +252,16 @@ function AddPhotos(props: {
           if (event.dataTransfer) void upload(await droppedFiles(event.dataTransfer));
         }}
       >
-        <p>Drop photos, folders or ZIPs here (JPEG, PNG or WebP), or choose them:</p>
+        <p>Drop photos, folders or ZIPs here ({INPUT_FORMATS_TEXT}), or choose them:</p>
         <div class="pickers">
           <label for="photos">Photos</label>
           <input
             id="photos"
             type="file"
             multiple
-            accept="image/jpeg,image/png,image/webp,.zip,application/zip"
+            accept={`${Object.keys(INPUT_FORMATS)
+              .map((f) => `image/${f}`)
+              .join(',')},.zip,application/zip`}
             disabled={uploading}
             onChange={(e) => {
               const files = [...(e.currentTarget.files ?? [])];
