@@ -35,18 +35,19 @@ export class BatchProgress {
     await this.recordJobEvent(r, jobId, 'job.done', now);
   }
 
+  /** A batch's event; the batch is marked changed at `now` in the statement that numbers the event. */
   async recordJobEvent(r: Repos, jobId: string, event: EventName, now: number): Promise<void> {
-    const job = (await r.jobs.findById(jobId))!;
+    const job = await r.jobs.nextEventSeq(jobId, now);
     const { byStatus, refunded } = await r.items.statusCounts(jobId);
     const counts = countItems(byStatus, refunded);
     const data: JobEventData = {
-      status: job.status as JobEventData['status'],
+      status: job.status,
       counts,
       downloadUrl: counts.done > 0 ? `/v1/jobs/${jobId}/download` : null,
       reviewUrl: `/v1/jobs/${jobId}/review`,
       continueUrl: job.status === 'paused' && counts.held > 0 ? `/v1/jobs/${jobId}/continue` : null,
     };
-    await this.append(r, job, event, now, data);
+    await this.write(r, job, event, now, data);
   }
 
   /**
@@ -54,7 +55,7 @@ export class BatchProgress {
    * statement that numbers the event. Returns the batch's row as it is afterwards.
    */
   async recordItemEvent(r: Repos, row: ItemRow, event: EventName, now: number): Promise<JobRow> {
-    const job = await r.jobs.nextEventSeqTouching(row.job_id, now);
+    const job = await r.jobs.nextEventSeq(row.job_id, now);
     const item = itemView(row);
     const data: ItemEventData = {
       itemId: item.id,
@@ -69,30 +70,22 @@ export class BatchProgress {
       thumbUrl: item.thumbUrl ?? null,
       inputThumbUrl: item.inputThumbUrl ?? null,
     };
-    await this.write(r, job, job.event_seq, event, now, data);
+    await this.write(r, job, event, now, data);
     return job;
   }
 
-  private async append(
-    r: Repos,
-    job: JobRow,
-    event: EventName,
-    now: number,
-    data: JobEventData | ItemEventData,
-  ): Promise<void> {
-    await this.write(r, job, await r.jobs.nextEventSeq(job.id), event, now, data);
-  }
-
-  /** The event numbered `seq`, and its webhook delivery where the batch has a webhook for it. */
+  /**
+   * The event numbered `job.event_seq` (the batch's row as nextEventSeq returned it), and its webhook delivery
+   * where the batch has a webhook for it.
+   */
   private async write(
     r: Repos,
     job: JobRow,
-    seq: number,
     event: EventName,
     now: number,
     data: JobEventData | ItemEventData,
   ): Promise<void> {
-    const payload: JobEvent = { id: seq, event, at: now, jobId: job.id, data };
+    const payload: JobEvent = { id: job.event_seq, event, at: now, jobId: job.id, data };
     await r.events.insert(payload);
     if (job.webhook_url && selects(job.webhook_events, event)) {
       await r.deliveries.insert({

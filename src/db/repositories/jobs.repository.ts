@@ -81,27 +81,16 @@ export class JobsRepository {
     return this.db.selectFrom('jobs').selectAll().where('expires_at', '<=', now).limit(limit).execute();
   }
 
-  /** Hands out the next per-batch event id (counts up from 1). */
   /**
-   * The next event number of a batch, with the batch marked changed at `now`, in one statement: the batch's row
-   * as it is afterwards (its `event_seq` is the new event's number).
+   * Hands out the next per-batch event id (counts up from 1), with the batch marked changed at `now`, in one
+   * statement: the batch's row as it is afterwards (its `event_seq` is the new event's id).
    */
-  async nextEventSeqTouching(id: string, now: number): Promise<JobRow> {
+  async nextEventSeq(id: string, now: number): Promise<JobRow> {
     return this.db
       .updateTable('jobs')
       .set((eb) => ({ event_seq: eb('event_seq', '+', 1), updated_at: now }))
       .where('id', '=', id)
       .returningAll()
       .executeTakeFirstOrThrow();
-  }
-
-  async nextEventSeq(id: string): Promise<number> {
-    const row = await this.db
-      .updateTable('jobs')
-      .set((eb) => ({ event_seq: eb('event_seq', '+', 1) }))
-      .where('id', '=', id)
-      .returning('event_seq')
-      .executeTakeFirstOrThrow();
-    return Number(row.event_seq);
   }
 }
