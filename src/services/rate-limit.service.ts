@@ -82,6 +82,29 @@ function record(log: Log, rule: WindowRule, n: number, now: number): Log {
   return [...log, [bucket, n]];
 }
 
+/**
+ * Takes up to `n` (or, not partial, all `n` or nothing) from one window of `windows`, recording what it took in
+ * `windows`: the arithmetic of every counter, whether its row is locked or compared and set.
+ */
+function takeFrom(
+  windows: Windows,
+  rule: WindowRule,
+  n: number,
+  partial: boolean,
+  now: number,
+): { granted: number; retryAfter: number } {
+  const log = live(windows[rule.name], rule, now);
+  const room = Math.max(0, rule.limit - used(log));
+  const granted = partial ? Math.min(n, room) : n <= room ? n : 0;
+  const retryAfter = granted < n ? secondsUntilRoom(log, rule, n - granted, now) : 0;
+  if (granted > 0) windows[rule.name] = record(log, rule, granted, now);
+  return { granted, retryAfter };
+}
+
+const parseWindows = (text: string | undefined): Windows => JSON.parse(text ?? '{}') as Windows;
+
+type RequestOutcome = { refused: number; requests: WindowStatus; photos: WindowStatus };
+
 export interface HitResult {
   requests: WindowStatus;
   photos: WindowStatus;
@@ -115,53 +138,40 @@ export class RateLimitService {
    * One request counted with a compare-and-set instead of a row lock: two statements and no transaction on
    * every request (read, then write if nothing changed meanwhile); a request that lost a race reads again.
    */
-  private async countRequest(
-    subject: string,
-  ): Promise<{ refused: number; requests: WindowStatus; photos: WindowStatus }> {
-    const { requests, photos } = this.deps.rules;
+  private async countRequest(subject: string): Promise<RequestOutcome> {
+    const { requests } = this.deps.rules;
     const repo = this.deps.store.repos.rateLimits;
     for (let attempt = 1; ; attempt++) {
       const now = this.deps.clock();
-      const before = await repo.read(subject);
-      const windows = JSON.parse(before ?? '{}') as Windows;
-      const log = live(windows[requests.name], requests, now);
-      const granted = used(log) < requests.limit;
-      if (granted) {
-        windows[requests.name] = record(log, requests, 1, now);
-        // Many requests of one key at once: after a few lost races, wait in line under the row lock instead.
-        if (attempt > 5) return this.countRequestLocked(subject, now);
-        if (!(await repo.replaceIf(subject, before, JSON.stringify(windows), now))) continue;
+      // Many requests of one key at once: after a few lost races, wait in line under the row lock instead.
+      if (attempt > 5) {
+        return this.deps.store.transaction(async (r) =>
+          this.requestOutcome(await this.take(r, subject, requests, 1, { partial: false }, now), now),
+        );
       }
-      const status = (rule: WindowRule) => statusOf(live(windows[rule.name], rule, now), rule, now);
-      return {
-        refused: granted ? 0 : secondsUntilRoom(log, requests, 1, now),
-        requests: status(requests),
-        photos: status(photos),
-      };
+      const before = await repo.read(subject);
+      const windows = parseWindows(before);
+      const taken = takeFrom(windows, requests, 1, false, now);
+      if (taken.granted && !(await repo.replaceIf(subject, before, JSON.stringify(windows), now))) continue;
+      return this.requestOutcome({ ...taken, windows }, now);
     }
   }
 
-  private countRequestLocked(
-    subject: string,
+  /** What a counted (or refused) request answers with: its refusal's wait, and both windows for the headers. */
+  private requestOutcome(
+    taken: { granted: number; retryAfter: number; windows: Windows },
     now: number,
-  ): Promise<{ refused: number; requests: WindowStatus; photos: WindowStatus }> {
+  ): RequestOutcome {
+    const status = (rule: WindowRule) => statusOf(live(taken.windows[rule.name], rule, now), rule, now);
     const { requests, photos } = this.deps.rules;
-    return this.deps.store.transaction(async (r) => {
-      const { granted, retryAfter, windows } = await this.take(r, subject, requests, 1, { partial: false }, now);
-      const status = (rule: WindowRule) => statusOf(live(windows[rule.name], rule, now), rule, now);
-      return { refused: granted ? 0 : retryAfter, requests: status(requests), photos: status(photos) };
-    });
+    return { refused: taken.granted ? 0 : taken.retryAfter, requests: status(requests), photos: status(photos) };
   }
 
   /** The photo budget without using any: intake refuses at once when nothing is left. */
   async photoStatus(subject: string): Promise<WindowStatus & { retryAfter: number }> {
     const { photos } = this.deps.rules;
     const now = this.deps.clock();
-    const log = live(
-      JSON.parse((await this.deps.store.repos.rateLimits.read(subject)) ?? '{}')[photos.name],
-      photos,
-      now,
-    );
+    const log = live(parseWindows(await this.deps.store.repos.rateLimits.read(subject))[photos.name], photos, now);
     return { ...statusOf(log, photos, now), retryAfter: secondsUntilRoom(log, photos, 1, now) };
   }
 
@@ -206,15 +216,9 @@ export class RateLimitService {
     opts: { partial: boolean },
     now = this.deps.clock(),
   ): Promise<{ granted: number; retryAfter: number; windows: Windows }> {
-    const windows = JSON.parse(await r.rateLimits.lock(subject, now)) as Windows;
-    const log = live(windows[rule.name], rule, now);
-    const room = Math.max(0, rule.limit - used(log));
-    const granted = opts.partial ? Math.min(n, room) : n <= room ? n : 0;
-    const retryAfter = granted < n ? secondsUntilRoom(log, rule, n - granted, now) : 0;
-    if (granted > 0) {
-      windows[rule.name] = record(log, rule, granted, now);
-      await r.rateLimits.save(subject, JSON.stringify(windows), now);
-    }
+    const windows = parseWindows(await r.rateLimits.lock(subject, now));
+    const { granted, retryAfter } = takeFrom(windows, rule, n, opts.partial, now);
+    if (granted > 0) await r.rateLimits.save(subject, JSON.stringify(windows), now);
     return { granted, retryAfter, windows };
   }
 

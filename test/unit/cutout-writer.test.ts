@@ -4,7 +4,8 @@
 import sharp from 'sharp';
 import { afterAll, describe, expect, it } from 'vitest';
 import { refineEdges, refineGrid } from '../../src/imaging/edge-refine.mjs';
-import { bandCuts, WorkerCutoutWriter } from '../../src/imaging/cutout-writer.ts';
+import { WorkerCutoutWriter } from '../../src/imaging/cutout-writer.ts';
+import { bandCuts } from '../../src/imaging/band-cuts.mjs';
 import { ImageDecoder } from '../../src/adapters/images/decoder.ts';
 import { refineInputs } from '../../src/pipeline/segment.ts';
 import { reduceArea } from '../../src/imaging/mask-reduce.mjs';

@@ -121,7 +121,6 @@ export class ItemsRepository {
     return Number(result.numUpdatedRows) > 0;
   }
 
-  /** Updates a photo only while this worker still holds its lease; false when the lease was lost. */
   /**
    * A leased photo enters a stage, and its batch is marked changed at `now` (long-polls and streams answer
    * with the stage). PostgreSQL: one statement (the photo's update in a WITH, the batch's after it); SQLite,
@@ -154,6 +153,7 @@ export class ItemsRepository {
     return this.db.updateTable('items').set(patch).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
   }
 
+  /** Updates a photo only while this worker still holds its lease; false when the lease was lost. */
   async updateLeased(id: string, owner: string, patch: ItemUpdate): Promise<boolean> {
     const result = await this.db
       .updateTable('items')
