@@ -15,7 +15,7 @@ import { registerAuth } from './http/plugins/auth.plugin.ts';
 import { registerValidation } from './http/plugins/validator.plugin.ts';
 import { buildSerializer } from './http/serializer.ts';
 import { finishOpenApiDocument } from './http/openapi.ts';
-import { multipartBodies } from './http/routes/route-kit.ts';
+import { multipartBodies, routeApp } from './http/routes/route-kit.ts';
 import { registerJobRoutes } from './http/routes/jobs.routes.ts';
 import { registerItemRoutes } from './http/routes/items.routes.ts';
 import { registerFileRoutes } from './http/routes/files.routes.ts';
@@ -159,16 +159,17 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
     return reply.type('text/html; charset=utf-8').send(errorPage(code));
   });
 
-  registerJobRoutes(app, c);
-  registerItemRoutes(app, c);
-  registerFileRoutes(app, c);
-  registerImageRoutes(app, c);
-  registerAccountRoutes(app, c);
-  registerStudioRoutes(app, c);
-  registerReviewRoutes(app, c);
-  registerRenderRoutes(app, c);
-  registerDownloadRoutes(app, c);
-  registerEventRoutes(app, c);
+  const routes = routeApp(app);
+  registerJobRoutes(routes, c);
+  registerItemRoutes(routes, c);
+  registerFileRoutes(routes, c);
+  registerImageRoutes(routes, c);
+  registerAccountRoutes(routes, c);
+  registerStudioRoutes(routes, c);
+  registerReviewRoutes(routes, c);
+  registerRenderRoutes(routes, c);
+  registerDownloadRoutes(routes, c);
+  registerEventRoutes(routes, c);
   await registerStudio(app);
   return app;
 }

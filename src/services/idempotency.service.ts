@@ -53,9 +53,9 @@ function isDecided(err: unknown): err is AppError {
 export class IdempotencyService {
   constructor(private readonly deps: { store: Store; clock: () => number }) {}
 
-  checkKey(key: string | undefined): string | undefined {
+  checkKey(key: string | string[] | undefined): string | undefined {
     if (key === undefined) return undefined;
-    if (!IDEMPOTENCY_KEY_PATTERN.test(key)) {
+    if (typeof key !== 'string' || !IDEMPOTENCY_KEY_PATTERN.test(key)) {
       throw new AppError('VALIDATION', 'Idempotency-Key must be 8-128 characters of A-Z a-z 0-9 . _ : -', {
         errors: [{ path: 'headers/idempotency-key', message: 'must match ^[A-Za-z0-9._:-]{8,128}$' }],
       });

@@ -1,12 +1,11 @@
-import type { FastifyInstance } from 'fastify';
 import type { Container } from '../../container.ts';
-import { Account, LedgerPage, LedgerQuery, type LedgerQuery as LedgerQueryT } from '../schemas/account.schemas.ts';
+import { Account, LedgerPage, LedgerQuery } from '../schemas/account.schemas.ts';
 import { PresetList } from '../schemas/presets.schemas.ts';
-import { problems } from './route-kit.ts';
+import { problems, type RouteApp } from './route-kit.ts';
 import { ALL_PRESETS } from '../../presets/presets.ts';
 import { HEAVY_MODEL_HEADER } from '../openapi.ts';
 
-export function registerAccountRoutes(app: FastifyInstance, c: Pick<Container, 'accounts'>): void {
+export function registerAccountRoutes(app: RouteApp, c: Pick<Container, 'accounts'>): void {
   app.get(
     '/v1/account',
     {
@@ -55,7 +54,7 @@ export function registerAccountRoutes(app: FastifyInstance, c: Pick<Container, '
       },
     },
     async (request) => {
-      const q = request.query as LedgerQueryT;
+      const q = request.query;
       return c.accounts.ledgerPage(request.auth.accountId, { limit: q.limit ?? 50, before: q.before, jobId: q.jobId });
     },
   );

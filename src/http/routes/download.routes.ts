@@ -1,12 +1,11 @@
 // GET /v1/jobs/{id}/download: the batch's ZIP, streamed.
-import type { FastifyInstance } from 'fastify';
 import type { Container } from '../../container.ts';
 import { IdParams } from '../schemas/common.schemas.ts';
-import { DownloadQuery, type DownloadQuery as DownloadQueryT } from '../schemas/jobs.schemas.ts';
-import { binary, problems } from './route-kit.ts';
+import { DownloadQuery } from '../schemas/jobs.schemas.ts';
+import { binary, problems, type RouteApp } from './route-kit.ts';
 import { attachment } from '../content-disposition.ts';
 
-export function registerDownloadRoutes(app: FastifyInstance, c: Pick<Container, 'downloads'>): void {
+export function registerDownloadRoutes(app: RouteApp, c: Pick<Container, 'downloads'>): void {
   app.get(
     '/v1/jobs/:id/download',
     {
@@ -26,8 +25,8 @@ export function registerDownloadRoutes(app: FastifyInstance, c: Pick<Container, 
       },
     },
     async (request, reply) => {
-      const { id } = request.params as { id: string };
-      const zip = await c.downloads.archive(request.auth.accountId, id, request.query as DownloadQueryT);
+      const { id } = request.params;
+      const zip = await c.downloads.archive(request.auth.accountId, id, request.query);
       reply
         .type('application/zip')
         .header('content-disposition', attachment(zip.fileName))

@@ -1,11 +1,10 @@
 // GET /v1/jobs/{id}/events (Server-Sent Events) and GET /v1/jobs/{id}/webhooks (deliveries).
-import type { FastifyInstance } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import type { Container } from '../../container.ts';
 import { WebhookDeliveries } from '../../domain/event.schemas.ts';
 import { IdParams } from '../schemas/common.schemas.ts';
 import { sseFrame } from '../sse.ts';
-import { problems } from './route-kit.ts';
+import { problems, type RouteApp } from './route-kit.ts';
 
 const LastEventId = Type.Object({
   'last-event-id': Type.Optional(
@@ -31,7 +30,7 @@ const StreamQuery = Type.Object(
 );
 
 export function registerEventRoutes(
-  app: FastifyInstance,
+  app: RouteApp,
   c: Pick<Container, 'config' | 'events' | 'queries' | 'webhooks'>,
 ): void {
   // Open streams end before the server waits for its connections to close.
@@ -71,10 +70,10 @@ export function registerEventRoutes(
       },
     },
     async (request, reply) => {
-      const { id } = request.params as { id: string };
-      const { until = 'done' } = request.query as { until?: 'done' | 'paused' };
+      const { id } = request.params;
+      const { until = 'done' } = request.query;
       const accountId = request.auth.accountId;
-      const header = (request.headers as { 'last-event-id'?: string })['last-event-id'];
+      const header = request.headers['last-event-id'];
       // The header schema admits only digits (at most 15): a safe integer.
       const lastEventId = header === undefined ? null : Number(header);
       // Unknown batch: a problem answer, before the stream starts.
@@ -82,8 +81,10 @@ export function registerEventRoutes(
 
       reply.hijack();
       const res = reply.raw;
+      // Headers set before the hijack (the rate limit's, the request id) go out with the stream's own.
+      for (const [name, value] of Object.entries(reply.getHeaders()))
+        if (value !== undefined) res.setHeader(name, value);
       res.writeHead(200, {
-        ...(reply.getHeaders() as Record<string, string>),
         'content-type': 'text/event-stream; charset=utf-8',
         'cache-control': 'no-cache, no-transform',
         connection: 'keep-alive',
@@ -120,6 +121,6 @@ export function registerEventRoutes(
         response: { 200: WebhookDeliveries, ...problems(404) },
       },
     },
-    async (request) => c.webhooks.listDeliveries(request.auth.accountId, (request.params as { id: string }).id),
+    async (request) => c.webhooks.listDeliveries(request.auth.accountId, request.params.id),
   );
 }

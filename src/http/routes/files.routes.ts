@@ -1,14 +1,13 @@
-import type { FastifyInstance } from 'fastify';
 import type { Container } from '../../container.ts';
 import { Type } from '@sinclair/typebox';
 import { ItemParams } from '../schemas/common.schemas.ts';
-import { FileQuery, type FileQuery as FileQueryT } from '../schemas/items.schemas.ts';
+import { FileQuery } from '../schemas/items.schemas.ts';
 import { Compliance, Nullable } from '../../domain/batch.schemas.ts';
-import { binary, imageContent, problems } from './route-kit.ts';
+import { binary, imageContent, problems, type RouteApp } from './route-kit.ts';
 import { FORMAT_FILES, isOutputFormat } from '@matte/client/formats';
 import { attachment } from '../content-disposition.ts';
 
-export function registerFileRoutes(app: FastifyInstance, c: Pick<Container, 'files' | 'queries'>): void {
+export function registerFileRoutes(app: RouteApp, c: Pick<Container, 'files' | 'queries'>): void {
   app.get(
     '/v1/jobs/:id/items/:itemId/file',
     {
@@ -33,8 +32,8 @@ export function registerFileRoutes(app: FastifyInstance, c: Pick<Container, 'fil
       },
     },
     async (request, reply) => {
-      const { id, itemId } = request.params as { id: string; itemId: string };
-      const q = request.query as FileQueryT;
+      const { id, itemId } = request.params;
+      const q = request.query;
       const file = await c.files.get(request.auth.accountId, id, itemId, {
         variant: q.variant,
         format: q.format,
@@ -74,7 +73,7 @@ export function registerFileRoutes(app: FastifyInstance, c: Pick<Container, 'fil
       },
     },
     async (request) => {
-      const { id, itemId } = request.params as { id: string; itemId: string };
+      const { id, itemId } = request.params;
       return c.queries.compliance(request.auth.accountId, id, itemId);
     },
   );

@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyRequest } from 'fastify';
 import type { Container } from '../../container.ts';
 import { AppError } from '../../errors.ts';
 import { type ImageFormat, JobDefaults, type Optimize } from '../../domain/batch.schemas.ts';
@@ -11,7 +11,7 @@ import {
 } from '../schemas/images.schemas.ts';
 import { cleanFilename, isMultipart, parseJsonField, receiveFormInMemory } from '../multipart.ts';
 import { check } from '../validate.ts';
-import { imageContent, jsonBody, multipartBodies, problems } from './route-kit.ts';
+import { imageContent, jsonBody, multipartBodies, problems, sendStored, type RouteApp } from './route-kit.ts';
 import { fingerprint, IDEMPOTENCY_RULES, type StoredResponse } from '../../services/idempotency.service.ts';
 import { itemView, fileUrl, storedFormat } from '../../services/job-view.ts';
 import { fetchOnePhoto } from '../../services/photo-sources.ts';
@@ -40,12 +40,12 @@ function decodeBase64(value: string): Buffer {
 }
 
 export function registerImageRoutes(
-  app: FastifyInstance,
+  app: RouteApp,
   c: Pick<Container, 'accounts' | 'config' | 'files' | 'idempotency' | 'images' | 'limits'>,
 ): void {
   const { config, images, idempotency } = c;
 
-  async function readInput(request: FastifyRequest): Promise<ImageInput> {
+  async function readInput(request: FastifyRequest, body: ImageRequestT | undefined): Promise<ImageInput> {
     if (isMultipart(request)) {
       const form = await receiveFormInMemory(request, { fileSize: config.maxImageBytes, files: 1 });
       const fields = { ...form.fields } as Record<string, unknown>;
@@ -75,7 +75,6 @@ export function registerImageRoutes(
         timeout: checked.timeout ?? 60,
       };
     }
-    const body = request.body as ImageRequestT | undefined;
     if (!body)
       throw new AppError('VALIDATION', 'Send multipart/form-data with a "file", or a JSON ImageRequest.', {
         errors: [{ path: 'body', message: 'required' }],
@@ -146,8 +145,8 @@ export function registerImageRoutes(
     },
     async (request, reply) => {
       const accountId = request.auth.accountId;
-      const key = idempotency.checkKey(request.headers['idempotency-key'] as string | undefined);
-      const input = await readInput(request);
+      const key = idempotency.checkKey(request.headers['idempotency-key']);
+      const input = await readInput(request, request.body);
       const print = fingerprint(input.data, JSON.stringify({ ...input, data: undefined }));
       const result = await idempotency.run(accountId, 'images', key, print, async (): Promise<StoredResponse> => {
         // Inside the idempotent operation: replaying an earlier answer spends no photo budget.
@@ -198,11 +197,7 @@ export function registerImageRoutes(
           body: data,
         };
       });
-      if (result.replayed) reply.header('idempotent-replayed', 'true');
-      return reply
-        .code(result.status as 202)
-        .headers(result.headers)
-        .send(result.body);
+      return sendStored(reply, result);
     },
   );
 }

@@ -1,26 +1,19 @@
 import path from 'node:path';
-import type { FastifyInstance } from 'fastify';
 import type { Container } from '../../container.ts';
 import { AppError } from '../../errors.ts';
 import { IdParams, ItemParams } from '../schemas/common.schemas.ts';
 import { Job } from '../../domain/batch.schemas.ts';
 import { JobWithAdded, JobWithRemoved } from '../schemas/jobs.schemas.ts';
-import {
-  DeleteItemsRequest,
-  type DeleteItemsRequest as DeleteItemsRequestT,
-  ItemsMultipart,
-  UrlItemsRequest,
-  type UrlItemsRequest as UrlItemsRequestT,
-} from '../schemas/items.schemas.ts';
+import { DeleteItemsRequest, ItemsMultipart, UrlItemsRequest } from '../schemas/items.schemas.ts';
 import { isMultipart, receiveForm } from '../multipart.ts';
 import { sourcesFromFiles, sourcesFromUrls } from '../../services/photo-sources.ts';
-import { jsonBody, multipartBodies, problems } from './route-kit.ts';
+import { jsonBody, multipartBodies, problems, type RouteApp } from './route-kit.ts';
 import { MAX_PHOTOS_PER_BATCH } from '../../domain/batch-rules.ts';
 import { intakeLimits } from '../photo-budget.ts';
 import { INPUT_FORMATS_OR_ZIPS } from '@matte/client/formats';
 
 export function registerItemRoutes(
-  app: FastifyInstance,
+  app: RouteApp,
   c: Pick<Container, 'accounts' | 'batches' | 'config' | 'intake' | 'limits' | 'queries'>,
 ): void {
   const { batches, config } = c;
@@ -42,7 +35,7 @@ export function registerItemRoutes(
       bodyLimit: 1024 * 1024,
     },
     async (request) => {
-      const { id } = request.params as { id: string };
+      const { id } = request.params;
       const accountId = request.auth.accountId;
       // Refuse before reading a large upload into temp files.
       const job = await c.queries.requireJob(accountId, id);
@@ -69,7 +62,7 @@ export function registerItemRoutes(
           await form.cleanup();
         }
       }
-      const body = request.body as UrlItemsRequestT | undefined;
+      const body = request.body;
       if (!body || ((body.urls ?? []).length === 0 && !body.zipUrl)) {
         throw new AppError('VALIDATION', 'Send files (multipart) or at least one link (urls or zipUrl).', {
           errors: [{ path: 'body/urls', message: 'must not be empty' }],
@@ -93,12 +86,7 @@ export function registerItemRoutes(
         response: { 200: JobWithRemoved, ...problems(400, 404) },
       },
     },
-    async (request) =>
-      batches.deleteItems(
-        request.auth.accountId,
-        (request.params as { id: string }).id,
-        (request.body as DeleteItemsRequestT).itemIds,
-      ),
+    async (request) => batches.deleteItems(request.auth.accountId, request.params.id, request.body.itemIds),
   );
 
   app.delete(
@@ -115,7 +103,7 @@ export function registerItemRoutes(
       },
     },
     async (request) => {
-      const { id, itemId } = request.params as { id: string; itemId: string };
+      const { id, itemId } = request.params;
       return batches.deleteItem(request.auth.accountId, id, itemId);
     },
   );

@@ -1,4 +1,3 @@
-import type { FastifyInstance } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import type { Container } from '../../container.ts';
 import { AppError } from '../../errors.ts';
@@ -9,21 +8,18 @@ import {
   CreateJobRequest,
   type CreateJobRequest as CreateJobRequestT,
   GetJobQuery,
-  type GetJobQuery as GetJobQueryT,
   JobCreated,
   JobWithStopped,
   ListJobsQuery,
-  type ListJobsQuery as ListJobsQueryT,
   StartRequest,
-  type StartRequest as StartRequestT,
 } from '../schemas/jobs.schemas.ts';
 import { isMultipart, parseJsonField, receiveFormInMemory } from '../multipart.ts';
 import { check } from '../validate.ts';
-import { jsonBody, multipartBodies, problems } from './route-kit.ts';
+import { jsonBody, multipartBodies, problems, type RouteApp, sendStored } from './route-kit.ts';
 import { fingerprint, IDEMPOTENCY_RULES } from '../../services/idempotency.service.ts';
 
 export function registerJobRoutes(
-  app: FastifyInstance,
+  app: RouteApp,
   c: Pick<Container, 'batches' | 'clock' | 'config' | 'idempotency' | 'queries'>,
 ): void {
   const { batches, idempotency, config } = c;
@@ -43,7 +39,7 @@ export function registerJobRoutes(
       },
     },
     async (request, reply) => {
-      let input: CreateJobRequestT = (request.body as CreateJobRequestT | undefined) ?? {};
+      let input: CreateJobRequestT = request.body ?? {};
       let background: Buffer | null = null;
       if (isMultipart(request)) {
         const form = await receiveFormInMemory(request, { fileSize: config.maxImageBytes, files: 1 });
@@ -93,7 +89,7 @@ export function registerJobRoutes(
       },
     },
     async (request) => {
-      const q = request.query as ListJobsQueryT;
+      const q = request.query;
       return c.queries.listJobs(request.auth.accountId, { limit: q.limit ?? 20, status: q.status, before: q.before });
     },
   );
@@ -113,8 +109,8 @@ export function registerJobRoutes(
       },
     },
     async (request) => {
-      const { id } = request.params as { id: string };
-      const q = request.query as GetJobQueryT;
+      const { id } = request.params;
+      const q = request.query;
       const accountId = request.auth.accountId;
       if (q.wait) {
         const arrived = c.clock();
@@ -142,7 +138,7 @@ export function registerJobRoutes(
       },
     },
     async (request, reply) => {
-      await batches.deleteJob(request.auth.accountId, (request.params as { id: string }).id);
+      await batches.deleteJob(request.auth.accountId, request.params.id);
       return reply.code(204).send();
     },
   );
@@ -164,9 +160,9 @@ export function registerJobRoutes(
       },
     },
     async (request, reply) => {
-      const { id } = request.params as { id: string };
-      const body = (request.body as StartRequestT | undefined) ?? {};
-      const key = idempotency.checkKey(request.headers['idempotency-key'] as string | undefined);
+      const { id } = request.params;
+      const body = request.body ?? {};
+      const key = idempotency.checkKey(request.headers['idempotency-key']);
       const result = await idempotency.run(
         request.auth.accountId,
         `start:${id}`,
@@ -181,11 +177,7 @@ export function registerJobRoutes(
           };
         },
       );
-      if (result.replayed) reply.header('idempotent-replayed', 'true');
-      return reply
-        .code(result.status as 202)
-        .headers(result.headers)
-        .send(result.body);
+      return sendStored(reply, result);
     },
   );
 
@@ -202,8 +194,7 @@ export function registerJobRoutes(
         response: { 202: Job, ...problems(402, 404, 409) },
       },
     },
-    async (request, reply) =>
-      reply.code(202).send(await batches.continue(request.auth.accountId, (request.params as { id: string }).id)),
+    async (request, reply) => reply.code(202).send(await batches.continue(request.auth.accountId, request.params.id)),
   );
 
   app.post(
@@ -219,6 +210,6 @@ export function registerJobRoutes(
         response: { 200: JobWithStopped, ...problems(404, 409) },
       },
     },
-    async (request) => batches.cancel(request.auth.accountId, (request.params as { id: string }).id),
+    async (request) => batches.cancel(request.auth.accountId, request.params.id),
   );
 }

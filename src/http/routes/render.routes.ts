@@ -1,23 +1,16 @@
 // Re-rendering from stored cut-outs: apply (saved, free) and preview (not saved).
-import type { FastifyInstance } from 'fastify';
 import type { Container } from '../../container.ts';
 import { AppError } from '../../errors.ts';
 import { IdParams, ItemParams } from '../schemas/common.schemas.ts';
 import { Job } from '../../domain/batch.schemas.ts';
 import { APPLIED_HEADERS } from '../openapi.ts';
-import {
-  ApplyMultipart,
-  ApplyRequest,
-  PreviewRequest,
-  type ApplyRequest as ApplyRequestT,
-  type PreviewRequest as PreviewRequestT,
-} from '../../domain/render.schemas.ts';
+import { ApplyMultipart, ApplyRequest, PreviewRequest } from '../../domain/render.schemas.ts';
 import { isMultipart, parseJsonField, receiveFormInMemory } from '../multipart.ts';
 import { check } from '../validate.ts';
-import { imageContent, jsonBody, multipartBodies, problems } from './route-kit.ts';
+import { imageContent, jsonBody, multipartBodies, problems, type RouteApp } from './route-kit.ts';
 import { FORMAT_FILES } from '@matte/client/formats';
 
-export function registerRenderRoutes(app: FastifyInstance, c: Pick<Container, 'config' | 'render'>): void {
+export function registerRenderRoutes(app: RouteApp, c: Pick<Container, 'config' | 'render'>): void {
   multipartBodies.set('POST /v1/jobs/{id}/apply', ApplyMultipart);
   app.post(
     '/v1/jobs/:id/apply',
@@ -36,8 +29,8 @@ export function registerRenderRoutes(app: FastifyInstance, c: Pick<Container, 'c
       },
     },
     async (request, reply) => {
-      const { id } = request.params as { id: string };
-      let body = request.body as ApplyRequestT | undefined;
+      const { id } = request.params;
+      let body = request.body;
       let image: Buffer | null = null;
       if (isMultipart(request)) {
         const form = await receiveFormInMemory(request, { fileSize: c.config.maxImageBytes, files: 1 });
@@ -89,8 +82,8 @@ export function registerRenderRoutes(app: FastifyInstance, c: Pick<Container, 'c
       },
     },
     async (request, reply) => {
-      const { id, itemId } = request.params as { id: string; itemId: string };
-      const rendered = await c.render.preview(request.auth.accountId, id, itemId, request.body as PreviewRequestT);
+      const { id, itemId } = request.params;
+      const rendered = await c.render.preview(request.auth.accountId, id, itemId, request.body);
       reply.header('x-output-size', `${rendered.width}x${rendered.height}`).header('cache-control', 'no-store');
       return reply.type(FORMAT_FILES[rendered.format].contentType).send(rendered.output);
     },

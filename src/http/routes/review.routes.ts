@@ -1,21 +1,15 @@
-import type { FastifyInstance } from 'fastify';
 import type { Container } from '../../container.ts';
 import { AppError } from '../../errors.ts';
 import { IdParams, ItemParams } from '../schemas/common.schemas.ts';
-import {
-  JobWithCharged,
-  JobWithRetried,
-  RetryRequest,
-  type RetryRequest as RetryRequestT,
-} from '../schemas/jobs.schemas.ts';
-import { ItemRetryRequest, type ItemRetryRequest as ItemRetryRequestT } from '../schemas/items.schemas.ts';
+import { JobWithCharged, JobWithRetried, RetryRequest } from '../schemas/jobs.schemas.ts';
+import { ItemRetryRequest } from '../schemas/items.schemas.ts';
 import { Job } from '../../domain/batch.schemas.ts';
 import { ReviewQueue } from '../../domain/review.schemas.ts';
-import { jsonBody, problems } from './route-kit.ts';
-import { ReportRequest, ReportVerdict, type ReportRequest as ReportRequestT } from '../../domain/report.schemas.ts';
+import { jsonBody, problems, type RouteApp } from './route-kit.ts';
+import { ReportRequest, ReportVerdict } from '../../domain/report.schemas.ts';
 import { Type } from '@sinclair/typebox';
 
-export function registerReviewRoutes(app: FastifyInstance, c: Pick<Container, 'reports' | 'reruns' | 'review'>): void {
+export function registerReviewRoutes(app: RouteApp, c: Pick<Container, 'reports' | 'reruns' | 'review'>): void {
   app.get(
     '/v1/jobs/:id/review',
     {
@@ -29,7 +23,7 @@ export function registerReviewRoutes(app: FastifyInstance, c: Pick<Container, 'r
         response: { 200: ReviewQueue, ...problems(404) },
       },
     },
-    async (request) => c.review.queue(request.auth.accountId, (request.params as { id: string }).id),
+    async (request) => c.review.queue(request.auth.accountId, request.params.id),
   );
 
   app.post(
@@ -48,7 +42,7 @@ export function registerReviewRoutes(app: FastifyInstance, c: Pick<Container, 'r
       },
     },
     async (request, reply) => {
-      const body = request.body as RetryRequestT;
+      const body = request.body;
       if ((body.itemIds === undefined) === (body.failed === undefined)) {
         throw new AppError('VALIDATION', 'Give exactly one of itemIds and failed: true.', {
           errors: [{ path: 'body/itemIds', message: 'exactly one of itemIds, failed' }],
@@ -57,14 +51,7 @@ export function registerReviewRoutes(app: FastifyInstance, c: Pick<Container, 'r
       const selection = body.itemIds ? { itemIds: body.itemIds } : { failed: true as const };
       return reply
         .code(202)
-        .send(
-          await c.reruns.retry(
-            request.auth.accountId,
-            (request.params as { id: string }).id,
-            selection,
-            body.tier ?? 'light',
-          ),
-        );
+        .send(await c.reruns.retry(request.auth.accountId, request.params.id, selection, body.tier ?? 'light'));
     },
   );
 
@@ -84,8 +71,8 @@ export function registerReviewRoutes(app: FastifyInstance, c: Pick<Container, 'r
       },
     },
     async (request, reply) => {
-      const { id, itemId } = request.params as { id: string; itemId: string };
-      const tier = (request.body as ItemRetryRequestT | undefined)?.tier ?? 'light';
+      const { id, itemId } = request.params;
+      const tier = request.body?.tier ?? 'light';
       return reply.code(202).send(await c.reruns.retryItem(request.auth.accountId, id, itemId, tier));
     },
   );
@@ -113,8 +100,8 @@ export function registerReviewRoutes(app: FastifyInstance, c: Pick<Container, 'r
       },
     },
     async (request) => {
-      const { id, itemId } = request.params as { id: string; itemId: string };
-      return c.reports.report(request.auth.accountId, id, itemId, request.body as ReportRequestT);
+      const { id, itemId } = request.params;
+      return c.reports.report(request.auth.accountId, id, itemId, request.body);
     },
   );
 }

@@ -1,7 +1,17 @@
 // Shared pieces of route declarations: error responses per status, JSON-or-multipart bodies.
-import { Type, type TSchema } from '@sinclair/typebox';
+import type {
+  FastifyBaseLogger,
+  FastifyInstance,
+  FastifyReply,
+  FastifyTypeProvider,
+  RawReplyDefaultExpression,
+  RawRequestDefaultExpression,
+  RawServerDefault,
+} from 'fastify';
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { Problem } from '../schemas/common.schemas.ts';
 import { FORMAT_FILES, OUTPUT_FORMATS } from '@matte/client/formats';
+import type { StoredResponse } from '../../services/idempotency.service.ts';
 
 const PROBLEM_STATUS_TEXT: Record<number, string> = {
   400: 'VALIDATION: a field is missing or out of range; nothing happened',
@@ -23,7 +33,7 @@ const PROBLEM_STATUS_TEXT: Record<number, string> = {
 export function problems(...statuses: number[]): Record<number, TSchema> {
   const out: Record<number, TSchema> = {};
   for (const status of [401, 429, ...statuses]) {
-    out[status] = Type.Ref(Problem, { description: PROBLEM_STATUS_TEXT[status] ?? 'Problem' }) as unknown as TSchema;
+    out[status] = Type.Ref(Problem, { description: PROBLEM_STATUS_TEXT[status] ?? 'Problem' });
   }
   return out;
 }
@@ -31,7 +41,32 @@ export function problems(...statuses: number[]): Record<number, TSchema> {
 /** Documents a multipart alternative for the OpenAPI document; routes read and check the parts themselves. */
 export const multipartBodies = new Map<string, TSchema>();
 
-export function jsonBody(schema: TSchema) {
+/**
+ * Types a route's request from the TypeBox schemas it declares, so a handler reads `request.params`,
+ * `request.query` and `request.body` as the very types Fastify has just validated. A body declared
+ * with jsonBody() is the JSON schema's type, or undefined when the request came as multipart.
+ */
+interface TypeBoxProvider extends FastifyTypeProvider {
+  validator: this['schema'] extends TSchema
+    ? Static<this['schema']>
+    : this['schema'] extends { content: { 'application/json': { schema: infer S extends TSchema } } }
+      ? Static<S> | undefined
+      : unknown;
+  serializer: unknown;
+}
+
+/** The Fastify instance routes are declared on: the app, with its requests typed by TypeBoxProvider. */
+export type RouteApp = FastifyInstance<
+  RawServerDefault,
+  RawRequestDefaultExpression,
+  RawReplyDefaultExpression,
+  FastifyBaseLogger,
+  TypeBoxProvider
+>;
+
+export const routeApp = (app: FastifyInstance): RouteApp => app.withTypeProvider<TypeBoxProvider>();
+
+export function jsonBody<T extends TSchema>(schema: T) {
   // A content-type map: Fastify validates JSON bodies against `schema` and leaves multipart to the route.
   return { content: { 'application/json': { schema } } };
 }
@@ -43,4 +78,10 @@ export function imageContent(): Record<string, { schema: TSchema }> {
   return Object.fromEntries(
     OUTPUT_FORMATS.map((f) => [FORMAT_FILES[f].contentType, { schema: binary(FORMAT_FILES[f].label) }]),
   );
+}
+
+/** Sends an idempotent operation's answer: the first time as made, on a replay as stored, marked as such. */
+export function sendStored(reply: FastifyReply, result: StoredResponse & { replayed: boolean }) {
+  if (result.replayed) reply.header('idempotent-replayed', 'true');
+  return reply.code(result.status).headers(result.headers).send(result.body);
 }

@@ -1,7 +1,7 @@
 // Studio operations: signing in and out, API keys, licence codes, credit packs, deleting the account.
 // All but signing in need a studio session (a key gets 403 SESSION_REQUIRED); changes also need the
 // session's CSRF token in X-CSRF-Token.
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyReply } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import { stringifySetCookie } from 'cookie';
 import type { Container } from '../../container.ts';
@@ -11,25 +11,19 @@ import {
   ApiKeyList,
   BatchLabels,
   BatchLabelsQuery,
-  type BatchLabelsQuery as BatchLabelsQueryT,
   CreateKeyRequest,
-  type CreateKeyRequest as CreateKeyRequestT,
   CreatedKey,
   CreditPackList,
   DeleteAccountRequest,
-  type DeleteAccountRequest as DeleteAccountRequestT,
   KeyParams,
   Purchase,
   PurchaseList,
   PurchaseRequest,
-  type PurchaseRequest as PurchaseRequestT,
   RedeemLicenseRequest,
-  type RedeemLicenseRequest as RedeemLicenseRequestT,
   SessionInfo,
   SignInRequest,
-  type SignInRequest as SignInRequestT,
 } from '../schemas/account.schemas.ts';
-import { problems } from './route-kit.ts';
+import { problems, type RouteApp } from './route-kit.ts';
 import { SESSION_COOKIE, SESSION_TTL_MS } from '../../services/session.service.ts';
 import { CREDIT_PACKS } from '../../services/purchase.service.ts';
 
@@ -37,7 +31,7 @@ const STUDIO = { sessionOnly: true } as const;
 const studioSecurity = [{ session: [] }];
 
 export function registerStudioRoutes(
-  app: FastifyInstance,
+  app: RouteApp,
   c: Pick<Container, 'accounts' | 'config' | 'deletion' | 'licenses' | 'purchases' | 'queries' | 'sessions'>,
 ): void {
   // The cookie is Secure when the service is reached over https (PUBLIC_BASE_URL), so a local
@@ -72,7 +66,7 @@ export function registerStudioRoutes(
       },
     },
     async (request, reply) => {
-      const body = request.body as SignInRequestT;
+      const body = request.body;
       const { token, session } = await c.sessions.signIn(body.email, body.password);
       setSessionCookie(reply, token, Math.floor(SESSION_TTL_MS / 1000));
       return session;
@@ -130,7 +124,7 @@ export function registerStudioRoutes(
       },
     },
     async (request) => {
-      const ids = [...new Set((request.query as BatchLabelsQueryT).ids.split(','))];
+      const ids = [...new Set(request.query.ids.split(','))];
       return { labels: await c.queries.labels(request.auth.accountId, ids) };
     },
   );
@@ -167,9 +161,7 @@ export function registerStudioRoutes(
       },
     },
     async (request, reply) =>
-      reply
-        .code(201)
-        .send(await c.accounts.createKey(request.auth.accountId, (request.body as CreateKeyRequestT).name)),
+      reply.code(201).send(await c.accounts.createKey(request.auth.accountId, request.body.name)),
   );
 
   app.delete(
@@ -186,7 +178,7 @@ export function registerStudioRoutes(
         response: { 200: ApiKeyInfo, ...problems(403, 404) },
       },
     },
-    async (request) => c.accounts.revokeKey(request.auth.accountId, (request.params as { keyId: string }).keyId),
+    async (request) => c.accounts.revokeKey(request.auth.accountId, request.params.keyId),
   );
 
   app.post(
@@ -206,7 +198,7 @@ export function registerStudioRoutes(
       },
     },
     async (request) => {
-      await c.licenses.redeem(request.auth.accountId, (request.body as RedeemLicenseRequestT).code);
+      await c.licenses.redeem(request.auth.accountId, request.body.code);
       return c.accounts.describe(request.auth);
     },
   );
@@ -260,9 +252,7 @@ export function registerStudioRoutes(
     },
     async (request, reply) => {
       // The answer's schema leaves out accountId (the caller's own).
-      return reply
-        .code(202)
-        .send(await c.purchases.buy(request.auth.accountId, (request.body as PurchaseRequestT).packId));
+      return reply.code(202).send(await c.purchases.buy(request.auth.accountId, request.body.packId));
     },
   );
 
@@ -282,7 +272,7 @@ export function registerStudioRoutes(
       },
     },
     async (request, reply) => {
-      await c.deletion.deleteAccount(request.auth.accountId, (request.body as DeleteAccountRequestT).password);
+      await c.deletion.deleteAccount(request.auth.accountId, request.body.password);
       setSessionCookie(reply, '', 0);
       return reply.code(204).send();
     },
