@@ -249,14 +249,25 @@ export class PhotoError extends Error {
   }
 }
 
+/** A thrown value's string `code`: Node's errno name (ENOENT), a library's (ERR_PARSE_ARGS_…), an SQLSTATE. */
+export function errorCode(err: unknown): string | undefined {
+  return err instanceof Error && 'code' in err && typeof err.code === 'string' ? err.code : undefined;
+}
+
+/** A thrown value's message, whatever was thrown. */
+export const errorMessage = (err: unknown): string => (err instanceof Error ? err.message : String(err));
+
+/** A thrown value as an Error, for APIs that take one (stream.destroy). */
+export const asError = (err: unknown): Error => (err instanceof Error ? err : new Error(String(err)));
+
 /**
  * Errors of the systems under the service, as a client should hear them: the database or the blob store
  * unreachable (503 SERVICE_UNAVAILABLE, retry shortly) or full (507 STORAGE_FULL). Read from the error's
  * code (Node's, SQLite's, PostgreSQL's SQLSTATE) and, for the pg driver's own connection errors, its message.
  */
 function infrastructureFault(err: unknown): 'unavailable' | 'full' | null {
-  for (let e: unknown = err, depth = 0; e && depth < 4; e = (e as { cause?: unknown }).cause, depth++) {
-    const code = String((e as { code?: unknown }).code ?? '');
+  for (let e: unknown = err, depth = 0; e instanceof Error && depth < 4; e = e.cause, depth++) {
+    const code = errorCode(e) ?? '';
     if (['ENOSPC', 'EDQUOT', 'SQLITE_FULL', '53100'].includes(code)) return 'full';
     if (
       ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENOTFOUND', 'EAI_AGAIN'].includes(code) ||

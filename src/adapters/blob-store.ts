@@ -4,6 +4,7 @@ import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import type { Readable } from 'node:stream';
+import { errorCode } from '../errors.ts';
 
 export interface BlobStore {
   put(key: string, data: Buffer): Promise<void>;
@@ -38,7 +39,7 @@ async function unlessMissing<T>(operation: Promise<T>): Promise<T | undefined> {
   try {
     return await operation;
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    if (errorCode(err) === 'ENOENT') return undefined;
     throw err;
   }
 }
@@ -116,8 +117,7 @@ export class FsBlobStore implements BlobStore {
         await fsp.link(source, tmp);
       } catch (err) {
         // Filesystems without hard links (or across devices): the bytes are copied.
-        if (!['EXDEV', 'EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'EMLINK'].includes((err as NodeJS.ErrnoException).code ?? ''))
-          throw err;
+        if (!['EXDEV', 'EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'EMLINK'].includes(errorCode(err) ?? '')) throw err;
         await fsp.copyFile(source, tmp);
       }
       await fsp.rename(tmp, full);
@@ -157,7 +157,7 @@ export class FsBlobStore implements BlobStore {
 export function reportingErrors(store: BlobStore, onError: (operation: string) => void): BlobStore {
   const watch = <T>(operation: string, run: () => Promise<T>): Promise<T> =>
     run().catch((err: unknown) => {
-      if ((err as { code?: string }).code !== 'ENOENT') onError(operation);
+      if (errorCode(err) !== 'ENOENT') onError(operation);
       throw err;
     });
   return {

@@ -5,6 +5,7 @@ import http from 'node:http';
 import https from 'node:https';
 import dns from 'node:dns';
 import net from 'node:net';
+import { errorCode } from '../errors.ts';
 
 const blocked = new net.BlockList();
 for (const [addr, prefix] of [
@@ -86,7 +87,7 @@ function refusal(url: URL, allowPrivate: boolean): OutboundError | null {
 /** A request's error as the caller sees it: refused (a private address), or a network failure. */
 function asOutboundError(err: Error, failed: string): OutboundError {
   if (err instanceof OutboundError) return err;
-  const code = (err as NodeJS.ErrnoException).code;
+  const code = errorCode(err);
   if (code === 'EREFUSEDPRIVATE')
     return new OutboundError('Private and loopback addresses are not reached.', 'refused');
   return new OutboundError(`${failed} (${code ?? err.message}).`, 'network');

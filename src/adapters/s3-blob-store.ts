@@ -21,6 +21,7 @@ import {
 } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import type { BlobStore } from './blob-store.ts';
+import { errorCode, asError } from '../errors.ts';
 
 export interface S3Location {
   bucket: string;
@@ -169,7 +170,7 @@ export class S3BlobStore implements BlobStore {
     try {
       return await this.get(key);
     } catch (err) {
-      if ((err as { code?: string }).code === 'ENOENT') return undefined;
+      if (errorCode(err) === 'ENOENT') return undefined;
       throw err;
     }
   }
@@ -191,7 +192,7 @@ export class S3BlobStore implements BlobStore {
     try {
       Key = this.key(key);
     } catch (err) {
-      process.nextTick(() => out.destroy(err as Error));
+      process.nextTick(() => out.destroy(asError(err)));
       return out;
     }
     this.client.send(new GetObjectCommand({ Bucket: this.location.bucket, Key })).then(
@@ -201,7 +202,7 @@ export class S3BlobStore implements BlobStore {
         out.on('close', () => body.destroy());
         body.pipe(out);
       },
-      (err: unknown) => out.destroy(translated(err, key) as Error),
+      (err: unknown) => out.destroy(asError(translated(err, key))),
     );
     return out;
   }

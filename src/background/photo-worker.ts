@@ -9,10 +9,11 @@ import type { BlobStore } from '../adapters/blob-store.ts';
 import type { PhotoQueue } from '../services/photo-queue.service.ts';
 import { blobKeys, type ResultFiles } from '../services/blob-keys.ts';
 import type { EventBus } from '../adapters/event-bus.ts';
-import type { Settings } from '../domain/batch.schemas.ts';
+
 import { runPhoto, type PipelineDeps } from '../pipeline/photo-pipeline.ts';
 import type { ItemRow } from '../db/schema.ts';
 import type { HelperThreadPriority } from '../runtime/thread-priority.ts';
+import { readJson } from '../db/json-text.ts';
 
 export interface WorkerOptions {
   concurrency: number;
@@ -148,7 +149,7 @@ export class PhotoWorker {
       const job = await queue.getJobRowForWorker(item.job_id);
       if (!job) return;
       const input = await blobs.get(item.input_blob);
-      const settings = JSON.parse(item.settings) as Settings;
+      const settings = readJson(item.settings);
       const background = settings.background.mode === 'image' ? await queue.loadBackground(job) : null;
       // This result's own files: named on the row only when the result settles, so a worker that lost
       // its lease never overwrites the files of the run that won.

@@ -3,7 +3,7 @@
 // verb takes --json; help goes to standard output with exit 0; bad input prints one line and exits 2; a
 // failure of our own exits 1.
 import { parseOptions } from './parse-options.ts';
-import { AppError } from '../errors.ts';
+import { AppError, errorCode } from '../errors.ts';
 import { CLIENT_NOUNS, helpFor, SECTIONS, wantsHelp } from './help.ts';
 
 const NOUNS = new Set(SECTIONS.flatMap((s) => s.commands.map((c) => c.name.split(' ')[0]!)));
@@ -59,8 +59,7 @@ async function main(argv: string[]): Promise<number> {
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (err: unknown) => {
-    const userError =
-      err instanceof AppError ? err.status < 500 : (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS');
+    const userError = err instanceof AppError ? err.status < 500 : errorCode(err)?.startsWith('ERR_PARSE_ARGS');
     process.stderr.write(`matte: ${err instanceof Error ? err.message : String(err)}\n`);
     process.exit(userError ? 2 : 1);
   },

@@ -3,6 +3,7 @@
 // Node's advice about positional arguments; bin/matte prints the line and exits 2.
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { closest, distance } from 'fastest-levenshtein';
+import { errorCode } from '../errors.ts';
 
 type Options = NonNullable<ParseArgsConfig['options']>;
 
@@ -18,9 +19,10 @@ function closestOption(given: string, known: string[]): string | undefined {
 
 /** The line for a parseArgs mistake, or undefined when `err` is not one. */
 function mistake(err: unknown, options: Options): string | undefined {
-  const e = err as { code?: string; message?: string };
-  if (!e.code?.startsWith('ERR_PARSE_ARGS')) return undefined;
-  const quoted = /'(-[^']*)'/.exec(e.message ?? '')?.[1];
+  const code = errorCode(err);
+  if (!(err instanceof Error) || !code?.startsWith('ERR_PARSE_ARGS')) return undefined;
+  const e = { code, message: err.message };
+  const quoted = /'(-[^']*)'/.exec(e.message)?.[1];
   if (e.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' && quoted) {
     const name = quoted.replace(/^-+/, '').split('=')[0]!;
     const known = Object.keys(options);
@@ -28,12 +30,12 @@ function mistake(err: unknown, options: Options): string | undefined {
     return `unknown option ${quoted.split('=')[0]}${near ? `; did you mean --${near}?` : ` (known: ${known.map((k) => `--${k}`).join(', ')})`}`;
   }
   if (e.code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') {
-    const name = /Option '(?:-\w, )?(--[\w-]+)/.exec(e.message ?? '')?.[1];
+    const name = /Option '(?:-\w, )?(--[\w-]+)/.exec(e.message)?.[1];
     if (name && options[name.slice(2)]?.type === 'string') return `${name} needs a value`;
     if (name) return `${name} takes no value`;
   }
   if (e.code === 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL') {
-    const word = /'([^']*)'/.exec(e.message ?? '')?.[1];
+    const word = /'([^']*)'/.exec(e.message)?.[1];
     return `unexpected argument "${word ?? ''}" (this command takes options only)`;
   }
   return e.message;
@@ -50,6 +52,6 @@ export function parseOptions<const O extends Options, const P extends boolean = 
   } catch (err) {
     const line = mistake(err, options);
     if (line === undefined) throw err;
-    throw Object.assign(new Error(line), { code: (err as { code: string }).code });
+    throw Object.assign(new Error(line), { code: errorCode(err) });
   }
 }

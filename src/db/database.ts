@@ -13,6 +13,7 @@ import * as claims from './migrations/2026-11-23T01-claims.ts';
 import * as resultFiles from './migrations/2026-11-23T02-result-files.ts';
 import * as webhookDeliveries from './migrations/2026-11-24T00-webhook-deliveries.ts';
 import * as jobOrigin from './migrations/2026-11-28T00-job-origin.ts';
+import { errorMessage } from '../errors.ts';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -101,7 +102,7 @@ export async function createDatabase(options: DatabaseOptions): Promise<Db> {
   if (error) {
     await kysely.destroy();
     const failed = results?.find((r) => r.status === 'Error');
-    throw new Error(`database migration ${failed?.migrationName ?? ''} failed: ${(error as Error).message ?? error}`);
+    throw new Error(`database migration ${failed?.migrationName ?? ''} failed: ${errorMessage(error)}`);
   }
   return { kysely, dialect, close: () => kysely.destroy() };
 }

@@ -1,17 +1,28 @@
 // Row types as Kysely sees them. Times are server-clock milliseconds (bigint columns, read as numbers
-// on both dialects); booleans are 0/1 integers; structured values are JSON text.
+// on both dialects); booleans are 0/1 integers; structured values are JSON text typed by what it holds
+// (json-text.ts).
 import type { Generated, Insertable, Selectable, Updateable } from 'kysely';
 import type {
+  BBox,
   ClaimReason,
   ClaimVerdict,
+  EventName,
   ImageFormat,
   ItemReview,
   ItemStatus,
+  JobOptions,
   JobStatus,
+  Quality,
+  Rejected,
+  Settings,
   Stage,
+  StoredItemMeta,
   Tier,
+  WebhookEvents,
 } from '../domain/batch.schemas.ts';
-import type { DeliveryStatus } from '../domain/event.schemas.ts';
+import type { DeliveryStatus, JobEvent } from '../domain/event.schemas.ts';
+import type { ErrorCode, ItemErrorCode, ProblemExtras } from '../errors.ts';
+import type { JsonText } from './json-text.ts';
 import type { CreditPool, LedgerKind, LicenseStatus, PurchaseStatus } from '../domain/account-states.ts';
 
 export interface AccountTable {
@@ -49,15 +60,14 @@ interface JobTable {
   /** `batch` (POST /v1/jobs) or `image` (POST /v1/images, a one-photo call). */
   origin: Generated<'batch' | 'image'>;
   status: JobStatus;
-  /** JSON: { sample?: number, defaults: Settings } */
-  options: string;
+  options: JsonText<JobOptions>;
   background_blob: string | null;
   webhook_url: string | null;
   webhook_secret: string | null;
-  /** JSON: "all" or an array of event names */
-  webhook_events: string | null;
-  /** JSON array of { name, reason } */
-  rejected: string;
+  /** "all" or the event names the webhook is sent. */
+  webhook_events: JsonText<WebhookEvents> | null;
+  /** Files the intake turned away, with why. */
+  rejected: JsonText<Rejected[]>;
   /** Last event sequence number handed out for this batch. */
   event_seq: number;
   created_at: number;
@@ -79,14 +89,13 @@ interface ItemTable {
   /** 1 when the photo belongs to the sample run of a sample start. */
   sample: number;
   tier: Tier;
-  /** JSON Settings */
-  settings: string;
+  settings: JsonText<Settings>;
   input_blob: string;
   input_bytes: number;
   source_width: number;
   source_height: number;
   source_format: string;
-  error_code: string | null;
+  error_code: ItemErrorCode | null;
   error_message: string | null;
   error_input_fault: number | null;
   review: ItemReview;
@@ -101,10 +110,8 @@ interface ItemTable {
   rev: number;
   attempts: number;
   stage: Stage | null;
-  /** JSON Quality */
-  quality: string | null;
-  /** JSON ItemMeta */
-  meta: string | null;
+  quality: JsonText<Quality> | null;
+  meta: JsonText<StoredItemMeta> | null;
   output_format: ImageFormat | null;
   /** Files of the current result (null: the fixed keys of blobKeys). */
   cutout_blob: string | null;
@@ -138,10 +145,15 @@ export interface LedgerTable {
 interface JobEventTable {
   job_id: string;
   seq: number;
-  event: string;
+  event: EventName;
   at: number;
-  data: string;
+  data: JsonText<JobEvent['data']>;
 }
+
+/** An idempotent request's first answer, replayed under its key: a success as sent, or a refusal. */
+export type StoredAnswer =
+  | { kind: 'response'; headers: Record<string, string>; /** base64 */ body: string }
+  | { kind: 'error'; code: ErrorCode; detail: string; extras: ProblemExtras; status: number };
 
 export interface IdempotencyTable {
   account_id: string;
@@ -150,8 +162,7 @@ export interface IdempotencyTable {
   fingerprint: string;
   state: 'in_progress' | 'done';
   status_code: number | null;
-  /** JSON of { headers, body(base64) } */
-  response: string | null;
+  response: JsonText<StoredAnswer> | null;
   created_at: number;
   /** While in progress: after this time the record is taken to be abandoned (its process died). */
   locked_until: number | null;
@@ -195,10 +206,14 @@ export interface PurchaseTable {
   completed_at: number | null;
 }
 
+/** Uses counted per bucket: [bucket start (ms), count], oldest first. */
+export type RateLog = [bucketStart: number, count: number][];
+/** A subject's logs by window name (`requests`, `photos`). */
+export type RateWindows = Record<string, RateLog>;
+
 interface RateLimitTable {
   subject: string;
-  /** JSON: { [window name]: [bucketStartMs, count][] } */
-  windows: string;
+  windows: JsonText<RateWindows>;
   updated_at: number;
 }
 
@@ -210,14 +225,13 @@ interface ClaimTable {
   /** items.attempts when reported: the model run whose result is reported. */
   attempt: number;
   reason: ClaimReason;
-  /** JSON BBox in cutout pixels */
-  region: string;
+  /** In cut-out pixels. */
+  region: JsonText<BBox>;
   note: string | null;
   verdict: ClaimVerdict;
   confidence: number;
   evidence: string;
-  /** JSON object of numbers */
-  metrics: string;
+  metrics: JsonText<Record<string, number>>;
   /** Credits given back (0 when rejected). */
   credits: number;
   created_at: number;
@@ -228,11 +242,11 @@ interface WebhookDeliveryTable {
   job_id: string;
   /** The event's per-batch sequence number (job_events.seq). */
   event_seq: number;
-  event: string;
+  event: EventName;
   /** The batch's webhookUrl when the event happened. */
   url: string;
-  /** JSON text of the event object: the exact body of every attempt. */
-  payload: string;
+  /** The event object: the exact body of every attempt. */
+  payload: JsonText<JobEvent>;
   status: DeliveryStatus;
   /** Attempts made so far. */
   attempts: number;

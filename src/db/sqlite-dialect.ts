@@ -10,6 +10,7 @@ import {
   type SqliteDatabase as KyselySqliteDatabase,
   type SqliteStatement,
 } from 'kysely';
+import { errorMessage } from '../errors.ts';
 
 /**
  * SQLite transactions take the write lock when they begin (BEGIN IMMEDIATE). A deferred transaction
@@ -30,7 +31,7 @@ class ImmediateSqliteDriver extends SqliteDriver {
     try {
       await super.rollbackTransaction(connection);
     } catch (err) {
-      if (!/no transaction is active/.test((err as Error).message)) throw err;
+      if (!/no transaction is active/.test(errorMessage(err))) throw err;
     }
   }
 }

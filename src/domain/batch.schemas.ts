@@ -3,8 +3,16 @@
 // pipeline and adapters alike, and importing none of them. Objects are closed unless the spec marks them open.
 import { Type, type SchemaOptions, type Static, type TSchema } from '@sinclair/typebox';
 import { OUTPUT_FORMATS } from '@matte/client/formats';
+import { ITEM_ERROR_CODES } from '../errors.ts';
 
 const closed = { additionalProperties: false } as const;
+
+/** A schema accepting exactly the strings of a closed list, in its order. */
+export const oneOf = <T extends string>(values: readonly T[], options: SchemaOptions = {}) =>
+  Type.Union(
+    values.map((v) => Type.Literal(v)),
+    options,
+  );
 export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 const Int = (opts: object = {}) => Type.Integer(opts);
 const Ms = (description: string) => Type.Integer({ minimum: 0, description });
@@ -206,21 +214,7 @@ export type Estimate = Static<typeof Estimate>;
 export const Rejected = Type.Object({ name: Type.String(), reason: Type.String() }, closed);
 export type Rejected = Static<typeof Rejected>;
 
-export const ItemErrorCode = Type.Union(
-  [
-    'INVALID_IMAGE',
-    'TOO_LARGE',
-    'REMOTE_NOT_CONFIGURED',
-    'REMOTE_AUTH',
-    'REMOTE_CREDIT',
-    'REMOTE_RATE_LIMIT',
-    'REMOTE_BAD_INPUT',
-    'REMOTE_UNAVAILABLE',
-    'PROCESSING_FAILED',
-    'NO_SUBJECT',
-    'CANCELLED',
-  ].map((c) => Type.Literal(c)),
-);
+export const ItemErrorCode = oneOf(ITEM_ERROR_CODES);
 export const ItemError = Type.Object({ code: ItemErrorCode, message: Type.String() }, closed);
 
 export const QualityFlagCode = Type.Union(
@@ -264,12 +258,6 @@ export const CLAIM_REASONS = ['background-kept', 'missing-part', 'hole', 'extra-
 export type ClaimReason = (typeof CLAIM_REASONS)[number];
 export const CLAIM_VERDICTS = ['accepted', 'rejected'] as const;
 export type ClaimVerdict = (typeof CLAIM_VERDICTS)[number];
-/** A schema accepting exactly the strings of a closed list, in its order. */
-export const oneOf = <T extends string>(values: readonly T[], options: SchemaOptions = {}) =>
-  Type.Union(
-    values.map((v) => Type.Literal(v)),
-    options,
-  );
 
 export const Claim = Type.Object(
   {
@@ -413,6 +401,7 @@ export const JobOptions = Type.Object(
   { sample: Type.Optional(Int({ description: 'Photos run first by a sample start.' })), defaults: Settings },
   closed,
 );
+export type JobOptions = Static<typeof JobOptions>;
 
 const jobSummaryFields = {
   id: Type.String(),
@@ -441,3 +430,4 @@ export const Job = Type.Object(jobFields, closed);
 export type Job = Static<typeof Job>;
 
 export const WebhookEvents = Type.Union([Type.Literal('all'), Type.Array(EventName, { minItems: 1, maxItems: 6 })]);
+export type WebhookEvents = Static<typeof WebhookEvents>;

@@ -8,7 +8,7 @@ import { pipeline } from 'node:stream/promises';
 import { randomUUID } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
 import type { MultipartFile } from '@fastify/multipart';
-import { AppError } from '../errors.ts';
+import { AppError, errorCode, errorMessage } from '../errors.ts';
 
 interface ReceivedFile {
   field: string;
@@ -124,13 +124,13 @@ async function readParts(
     }
   } catch (err) {
     if (err instanceof AppError) throw err;
-    const code = (err as { code?: string }).code;
+    const code = errorCode(err);
     if (code === 'ENOSPC') throw new AppError('STORAGE_FULL', 'The data volume is full; nothing was added.');
     if (code === 'FST_FILES_LIMIT' || code === 'FST_PARTS_LIMIT')
       throw new AppError('VALIDATION', `At most ${limits.files} files per request.`);
     if (code === 'FST_FIELDS_LIMIT' || code === 'FST_REQ_FILE_TOO_LARGE')
-      throw new AppError('VALIDATION', (err as Error).message);
-    throw new AppError('VALIDATION', `The multipart body could not be read: ${(err as Error).message}`);
+      throw new AppError('VALIDATION', errorMessage(err));
+    throw new AppError('VALIDATION', `The multipart body could not be read: ${errorMessage(err)}`);
   }
   return { fields };
 }

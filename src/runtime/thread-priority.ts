@@ -11,6 +11,7 @@
 // when it is alone again, where the system allows raising a priority (Linux: CAP_SYS_NICE or RLIMIT_NICE).
 import os from 'node:os';
 import { threadIds } from './threads.mjs';
+import { errorCode } from '../errors.ts';
 
 export interface ThreadPriorityOps {
   list(): number[];
@@ -76,8 +77,8 @@ export class HelperThreadPriority {
         changed++;
       } catch (err) {
         // Node reports a refused setpriority as ERR_SYSTEM_ERROR with the errno's name in `info`.
-        const e = err as { code?: string; info?: { code?: string } };
-        const code = e.info?.code ?? e.code;
+        const info = err instanceof Error && 'info' in err && err.info instanceof Object ? err.info : {};
+        const code = 'code' in info && typeof info.code === 'string' ? info.code : errorCode(err);
         // Otherwise the thread ended between the listing and the call.
         if (code !== 'EACCES' && code !== 'EPERM') continue;
         this.canRestore = false;

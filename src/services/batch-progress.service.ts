@@ -4,11 +4,12 @@
 // with the change they announce, or not at all.
 import type { Repos } from '../db/store.ts';
 import type { ItemRow, JobRow } from '../db/schema.ts';
-import type { EventName } from '../domain/batch.schemas.ts';
+import type { EventName, WebhookEvents } from '../domain/batch.schemas.ts';
 import type { ItemEventData, JobEvent, JobEventData } from '../domain/event.schemas.ts';
 import { newId } from '../ids.ts';
 import { ACTIVE_JOB_STATUSES } from '../domain/batch-rules.ts';
 import { countItems, itemView } from './job-view.ts';
+import { jsonText, readJson, type JsonText } from '../db/json-text.ts';
 
 export class BatchProgress {
   /** `resultTtlMs`: a finished batch is deleted this long after it finished. */
@@ -94,7 +95,7 @@ export class BatchProgress {
         event_seq: payload.id,
         event,
         url: job.webhook_url,
-        payload: JSON.stringify(payload),
+        payload: jsonText(payload),
         status: 'pending',
         attempts: 0,
         next_attempt_at: now,
@@ -104,9 +105,9 @@ export class BatchProgress {
   }
 }
 
-/** webhook_events: JSON "all" or an array of event names (null: no webhook). */
-function selects(webhookEvents: string | null, event: EventName): boolean {
+/** webhook_events: "all" or an array of event names (null: no webhook). */
+function selects(webhookEvents: JsonText<WebhookEvents> | null, event: EventName): boolean {
   if (!webhookEvents) return false;
-  const selected = JSON.parse(webhookEvents) as 'all' | EventName[];
+  const selected = readJson(webhookEvents);
   return selected === 'all' || selected.includes(event);
 }

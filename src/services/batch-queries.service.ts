@@ -3,10 +3,11 @@
 import { notFound } from '../errors.ts';
 import type { Store, Repos } from '../db/store.ts';
 import type { ClaimRow, ItemRow, JobRow } from '../db/schema.ts';
-import type { Counts, Item, Job, JobStatus, JobSummary, StoredItemMeta } from '../domain/batch.schemas.ts';
+import type { Counts, Item, Job, JobStatus, JobSummary } from '../domain/batch.schemas.ts';
 import { ACTIVE_JOB_STATUSES } from '../domain/batch-rules.ts';
 import type { EventBus } from '../adapters/event-bus.ts';
 import { countItems, itemView, jobSummaryView, jobView } from './job-view.ts';
+import { readJson } from '../db/json-text.ts';
 
 export class BatchQueries {
   constructor(
@@ -67,7 +68,7 @@ export class BatchQueries {
   /** The marketplace report of the photo's current output: null before it is rendered, or on no marketplace preset. */
   async compliance(accountId: string, jobId: string, itemId: string) {
     const row = await this.getItem(accountId, jobId, itemId);
-    const meta = row.status === 'done' && row.meta ? (JSON.parse(row.meta) as StoredItemMeta) : {};
+    const meta = row.status === 'done' && row.meta ? readJson(row.meta) : {};
     return { itemId: row.id, rev: row.rev, compliance: meta.compliance ?? null };
   }
 

@@ -10,7 +10,7 @@ import { newId } from '../ids.ts';
 import type { Store, Repos } from '../db/store.ts';
 import type { ItemRow } from '../db/schema.ts';
 import type { BlobStore } from '../adapters/blob-store.ts';
-import type { EventName, Job, JobDefaults, Settings } from '../domain/batch.schemas.ts';
+import type { EventName, Job, JobDefaults } from '../domain/batch.schemas.ts';
 import { ACTIVE_JOB_STATUSES, MAX_ACTIVE_BATCHES } from '../domain/batch-rules.ts';
 import type { CreditsService } from './credits.service.ts';
 import type { EventBus } from '../adapters/event-bus.ts';
@@ -21,6 +21,7 @@ import { resolveSettings } from './settings.ts';
 import { TIER_CREDITS } from './job-view.ts';
 import { blobKeys } from './blob-keys.ts';
 import { lockAccount } from './locks.ts';
+import { jsonText, readJson } from '../db/json-text.ts';
 
 export interface CreateJobInput {
   name?: string;
@@ -78,12 +79,12 @@ export class BatchService {
       name: input.name ?? null,
       origin: input.origin ?? 'batch',
       status: 'draft',
-      options: JSON.stringify({ ...(sample ? { sample } : {}), defaults: settings }),
+      options: jsonText({ ...(sample ? { sample } : {}), defaults: settings }),
       background_blob: backgroundImage ? blobKeys.background(id) : null,
       webhook_url: input.webhookUrl ?? null,
       webhook_secret: webhookSecret,
-      webhook_events: webhookEvents ? JSON.stringify(webhookEvents) : null,
-      rejected: '[]',
+      webhook_events: webhookEvents ? jsonText(webhookEvents) : null,
+      rejected: jsonText([]),
       event_seq: 0,
       created_at: now,
       updated_at: now,
@@ -195,7 +196,7 @@ export class BatchService {
           `The account has ${MAX_ACTIVE_BATCHES} batches running already; start this one when one finishes.`,
         );
       }
-      const options = JSON.parse(job.options) as { sample?: number; defaults: Settings };
+      const options = readJson(job.options);
       if (input.defaults) {
         const background = job.background_blob !== null;
         options.defaults = resolveSettings(input.defaults, { hasBackgroundImage: background, path: '/defaults' });
@@ -212,7 +213,7 @@ export class BatchService {
         run.map((i) => ({ id: i.id, credits: TIER_CREDITS.light })),
         now,
       );
-      const settings = JSON.stringify(options.defaults);
+      const settings = jsonText(options.defaults);
       for (const item of items) {
         const alloc = allocations.get(item.id);
         await r.items.update(item.id, {
@@ -230,7 +231,7 @@ export class BatchService {
       }
       await r.jobs.update(jobId, {
         status: 'queued',
-        options: JSON.stringify(options),
+        options: jsonText(options),
         started_at: now,
         updated_at: now,
       });

@@ -25,6 +25,7 @@ import { patchSettings } from './settings.ts';
 import { baseName, fillPattern, parsePattern, UniqueNames, type TokenValues } from './zip-names.ts';
 import { extensionOf } from '@matte/client/formats';
 import { storedFormat } from './job-view.ts';
+import { readJson } from '../db/json-text.ts';
 
 export interface DownloadQuery {
   format?: ImageFormat;
@@ -95,8 +96,8 @@ export class DownloadService {
     const sources: ZipSource[] = [];
 
     for (const [i, item] of items.entries()) {
-      const meta = JSON.parse(item.meta ?? '{}') as StoredItemMeta;
-      const settings = JSON.parse(item.settings) as Settings;
+      const meta = item.meta ? readJson(item.meta) : {};
+      const settings = readJson(item.settings);
       const files = resultFiles(item);
       const values = (preset: string, w: number, h: number): TokenValues => ({
         name: baseName(item.name),

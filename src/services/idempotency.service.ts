@@ -8,9 +8,11 @@
 //    same instant: one inserts the record and runs, the other finds it (the primary key decides).
 //  - A record whose process died mid-request (still in progress after LOCK_MS) is taken over.
 import { createHash } from 'node:crypto';
-import { AppError, type ErrorCode, type ProblemExtras } from '../errors.ts';
+import { AppError } from '../errors.ts';
 import type { Store } from '../db/store.ts';
 import type { IdempotencyTable } from '../db/schema.ts';
+import { jsonText, readJson } from '../db/json-text.ts';
+import type { StoredAnswer } from '../db/schema.ts';
 
 const IDEMPOTENCY_KEY_PATTERN = /^[A-Za-z0-9._:-]{8,128}$/;
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
@@ -22,10 +24,6 @@ export interface StoredResponse {
   headers: Record<string, string>;
   body: Buffer;
 }
-
-type Stored =
-  | { kind: 'response'; headers: Record<string, string>; body: string }
-  | { kind: 'error'; code: ErrorCode; detail: string; extras: ProblemExtras; status: number };
 
 /** The rules above, for the OpenAPI descriptions of the endpoints that honour the header. */
 export const IDEMPOTENCY_RULES =
@@ -107,7 +105,7 @@ export class IdempotencyService {
             'A request with this Idempotency-Key is still being processed; retry shortly.',
           );
       } else {
-        const stored = JSON.parse(existing.response!) as Stored;
+        const stored = readJson(existing.response!);
         if (stored.kind === 'error')
           throw Object.assign(new AppError(stored.code, stored.detail, stored.extras, stored.status), {
             replayed: true,
@@ -125,21 +123,25 @@ export class IdempotencyService {
       response = await fn();
     } catch (err) {
       if (isDecided(err)) {
-        const stored: Stored = {
+        const stored: StoredAnswer = {
           kind: 'error',
           code: err.code,
           detail: err.message,
           extras: err.extras,
           status: err.status,
         };
-        await repo.complete(accountId, scope, key, err.status, JSON.stringify(stored));
+        await repo.complete(accountId, scope, key, err.status, jsonText(stored));
       } else {
         await repo.remove(accountId, scope, key);
       }
       throw err;
     }
-    const stored: Stored = { kind: 'response', headers: response.headers, body: response.body.toString('base64') };
-    await repo.complete(accountId, scope, key, response.status, JSON.stringify(stored));
+    const stored: StoredAnswer = {
+      kind: 'response',
+      headers: response.headers,
+      body: response.body.toString('base64'),
+    };
+    await repo.complete(accountId, scope, key, response.status, jsonText(stored));
     return { ...response, replayed: false };
   }
 }

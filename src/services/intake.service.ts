@@ -2,18 +2,19 @@
 // decode for its thumbnail) and stored, or lands in `rejected` with its reason. The batch limit and the
 // key's hourly photo budget are enforced in the transaction that records the photos.
 import os from 'node:os';
-import { AppError, PhotoError } from '../errors.ts';
+import { AppError, errorCode, PhotoError } from '../errors.ts';
 import { newId } from '../ids.ts';
 import type { Store, Repos } from '../db/store.ts';
 import type { NewItem } from '../db/schema.ts';
 import type { BlobStore } from '../adapters/blob-store.ts';
-import type { Job, Rejected, Settings } from '../domain/batch.schemas.ts';
+import type { Job, Rejected } from '../domain/batch.schemas.ts';
 import { MAX_PHOTOS_PER_BATCH } from '../domain/batch-rules.ts';
 import type { EventBus } from '../adapters/event-bus.ts';
 import type { BatchQueries } from './batch-queries.service.ts';
 import { blobKeys } from './blob-keys.ts';
 import { lockAccount } from './locks.ts';
 import { PHOTO_REFUSALS } from '../domain/photo-refusals.ts';
+import { jsonText, readJson } from '../db/json-text.ts';
 
 /** Photos checked at once while an upload is received (about one per core). */
 const INTAKE_PARALLELISM = Math.max(2, Math.min(4, os.availableParallelism()));
@@ -85,7 +86,7 @@ export class IntakeService {
     const job = await this.deps.queries.requireJob(accountId, jobId);
     if (job.status !== 'draft')
       throw new AppError('NOT_DRAFT', 'Photos can only be added before the batch is started.');
-    const settings = (JSON.parse(job.options) as { defaults: Settings }).defaults;
+    const settings = readJson(job.options).defaults;
     let count = await store.repos.items.countForJob(jobId);
     let position = await store.repos.items.maxPosition(jobId);
     const rejected: Rejected[] = [];
@@ -167,7 +168,7 @@ export class IntakeService {
         status: 'held',
         sample: 0,
         tier: 'light',
-        settings: JSON.stringify(settings),
+        settings: jsonText(settings),
         input_blob: blobKeys.input(jobId, itemId),
         input_bytes: data.length,
         source_width: info.width,
@@ -230,7 +231,7 @@ export class IntakeService {
         }
         await r.items.insertMany(rows);
         await r.jobs.update(jobId, {
-          rejected: JSON.stringify([...JSON.parse(current.rejected), ...rejected]),
+          rejected: jsonText([...readJson(current.rejected), ...rejected]),
           updated_at: this.deps.clock(),
         });
       });
@@ -247,7 +248,7 @@ export class IntakeService {
 }
 
 function storageError(err: unknown): AppError {
-  const code = (err as NodeJS.ErrnoException)?.code;
+  const code = errorCode(err);
   if (code === 'ENOSPC' || code === 'EDQUOT')
     return new AppError('STORAGE_FULL', 'The data volume is full; nothing was added.');
   return new AppError('UPLOAD_FAILED', 'Storing the photos failed; nothing was added. Retry the same request.');

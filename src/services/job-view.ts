@@ -1,15 +1,12 @@
 // Rows → the API's Job, JobSummary and Item shapes. Pure: the same rows always give the same answer.
 import type { ClaimRow, ItemRow, JobRow } from '../db/schema.ts';
 import type {
-  BBox,
   Claim,
   Counts,
   Estimate,
   Item,
   Job,
   JobSummary,
-  Quality,
-  Settings,
   ItemMeta,
   StoredItemMeta,
   Compliance,
@@ -17,6 +14,7 @@ import type {
 } from '../domain/batch.schemas.ts';
 import { MAX_REPORTS_PER_RESULT } from '../domain/batch-rules.ts';
 import { extensionOf } from '@matte/client/formats';
+import { readJson } from '../db/json-text.ts';
 
 export const TIER_CREDITS = { light: 1, heavy: 2 } as const;
 
@@ -39,9 +37,9 @@ export function outputName(name: string, format: string): string {
 
 function claimView(row: ClaimRow): Claim {
   return {
-    reason: row.reason as Claim['reason'],
-    region: JSON.parse(row.region) as BBox,
-    verdict: row.verdict as Claim['verdict'],
+    reason: row.reason,
+    region: readJson(row.region),
+    verdict: row.verdict,
     confidence: row.confidence,
     evidence: row.evidence,
     at: row.created_at,
@@ -55,7 +53,7 @@ export function reportsLeft(row: Pick<ItemRow, 'attempts'>, claims: Pick<ClaimRo
 
 /** @param claims the photo's reports, oldest first (every result's; canReport counts the current one's) */
 export function itemView(row: ItemRow, claims: ClaimRow[] = []): Item {
-  const tier = row.tier as Item['tier'];
+  const tier = row.tier;
   const finished = row.status === 'done';
   const hasOutput = finished && row.output_format !== null;
   const credits =
@@ -63,23 +61,22 @@ export function itemView(row: ItemRow, claims: ClaimRow[] = []): Item {
   const item: Item = {
     id: row.id,
     name: row.name,
-    status: row.status as Item['status'],
+    status: row.status,
     inputUrl: fileUrl(row.job_id, row.id, 'input'),
     inputThumbUrl: fileUrl(row.job_id, row.id, 'input-thumb'),
-    review: row.review as Item['review'],
+    review: row.review,
     refunded: row.refunded === 1,
     claims: claims.map(claimView),
     canReport: hasOutput && row.refunded === 0 && reportsLeft(row, claims) > 0,
     canRerun: row.status === 'done' || row.status === 'failed',
     tier,
     credits,
-    settings: JSON.parse(row.settings) as Settings,
+    settings: readJson(row.settings),
     rev: row.rev,
     updatedAt: row.updated_at,
     attempts: row.attempts,
   };
-  if (row.error_code)
-    item.error = { code: row.error_code as NonNullable<Item['error']>['code'], message: row.error_message ?? '' };
+  if (row.error_code) item.error = { code: row.error_code, message: row.error_message ?? '' };
   if (hasOutput) {
     item.outputName = outputName(row.name, row.output_format!);
     item.outputUrl = fileUrl(row.job_id, row.id, 'output', row.rev);
@@ -87,8 +84,8 @@ export function itemView(row: ItemRow, claims: ClaimRow[] = []): Item {
     item.thumbUrl = fileUrl(row.job_id, row.id, 'thumb', row.rev);
     item.cutoutUrl = fileUrl(row.job_id, row.id, 'cutout', row.rev);
   }
-  if (row.quality) item.quality = JSON.parse(row.quality) as Quality;
-  if (row.meta) item.meta = metaView(JSON.parse(row.meta) as StoredItemMeta);
+  if (row.quality) item.quality = readJson(row.quality);
+  if (row.meta) item.meta = metaView(readJson(row.meta));
   else item.meta = { source: { width: row.source_width, height: row.source_height, format: row.source_format } };
   if (row.status === 'processing' && row.stage) {
     item.stage = row.stage;
@@ -142,7 +139,7 @@ function estimate(counts: Counts, perImageMs: number, now: number): Estimate {
 }
 
 export function jobSummaryView(row: JobRow, counts: Counts, perImageMs: number, now: number): JobSummary {
-  const options = JSON.parse(row.options) as JobSummary['options'];
+  const options = readJson(row.options);
   const summary: JobSummary = {
     id: row.id,
     status: row.status,
@@ -172,7 +169,7 @@ export function jobView(
   const job: Job = {
     ...jobSummaryView(row, counts, perImageMs, now),
     items: items.map((item) => itemView(item, byItem.get(item.id))),
-    rejected: JSON.parse(row.rejected),
+    rejected: readJson(row.rejected),
   };
   if (delta) job.delta = true;
   return job;

@@ -4,13 +4,14 @@
 import { PhotoError } from '../errors.ts';
 import type { Store, Repos } from '../db/store.ts';
 import type { ItemRow, JobRow } from '../db/schema.ts';
-import type { ImageFormat, Stage } from '../domain/batch.schemas.ts';
+import type { ImageFormat, Quality, Stage, StoredItemMeta } from '../domain/batch.schemas.ts';
 import type { BlobStore } from '../adapters/blob-store.ts';
 import type { CreditsService } from './credits.service.ts';
 import type { EventBus } from '../adapters/event-bus.ts';
 import type { BatchProgress } from './batch-progress.service.ts';
 import { blobKeys, resultFiles, type ResultFiles } from './blob-keys.ts';
 import { lockAccount } from './locks.ts';
+import { jsonText } from '../db/json-text.ts';
 
 export class PhotoQueue {
   constructor(
@@ -56,7 +57,7 @@ export class PhotoQueue {
   async settleDone(
     item: ItemRow,
     owner: string,
-    outcome: { red: boolean; quality: unknown; meta: unknown; outputFormat: ImageFormat; files: ResultFiles },
+    outcome: { red: boolean; quality: Quality; meta: StoredItemMeta; outputFormat: ImageFormat; files: ResultFiles },
   ): Promise<{ previous: ResultFiles } | null> {
     const now = this.deps.clock();
     const settled = await this.deps.store.transaction(async (r) => {
@@ -75,8 +76,8 @@ export class PhotoQueue {
         charged_pack: outcome.red ? 0 : current.reserved_pack,
         reserved_plan: 0,
         reserved_pack: 0,
-        quality: JSON.stringify(outcome.quality),
-        meta: JSON.stringify(outcome.meta),
+        quality: jsonText(outcome.quality),
+        meta: jsonText(outcome.meta),
         output_format: outcome.outputFormat,
         cutout_blob: outcome.files.cutout,
         output_blob: outcome.files.output,

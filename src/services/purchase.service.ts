@@ -36,7 +36,7 @@ export function purchaseView(
     accountId: row.account_id,
     packId: row.pack_id,
     credits: row.credits,
-    status: row.status as PurchaseView['status'],
+    status: row.status,
     provider: row.provider,
     instructions,
     createdAt: new Date(row.created_at).toISOString(),

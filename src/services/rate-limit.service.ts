@@ -12,6 +12,8 @@
 // window boundary, as it can with fixed windows. Refused requests (429) are not counted.
 import { AppError } from '../errors.ts';
 import type { Repos, Store } from '../db/store.ts';
+import { jsonText, readJson, type JsonText } from '../db/json-text.ts';
+import type { RateLog, RateWindows } from '../db/schema.ts';
 
 export interface WindowRule {
   name: string;
@@ -26,9 +28,6 @@ export interface WindowStatus {
   /** Seconds until the oldest counted use leaves the window (0 when nothing is counted). */
   resetSeconds: number;
 }
-
-type Log = [bucketStart: number, count: number][];
-type Windows = Record<string, Log>;
 
 export interface RateLimits {
   requests: WindowRule;
@@ -47,15 +46,15 @@ export function rateLimitRules(requestsPerMinute: number, photosPerHour: number)
 
 const expiresAt = (rule: WindowRule, bucketStart: number) => bucketStart + rule.bucketMs + rule.windowMs;
 
-function live(log: Log | undefined, rule: WindowRule, now: number): Log {
+function live(log: RateLog | undefined, rule: WindowRule, now: number): RateLog {
   return (log ?? []).filter(([start]) => expiresAt(rule, start) > now);
 }
 
-function used(log: Log): number {
+function used(log: RateLog): number {
   return log.reduce((sum, [, n]) => sum + n, 0);
 }
 
-function statusOf(log: Log, rule: WindowRule, now: number): WindowStatus {
+function statusOf(log: RateLog, rule: WindowRule, now: number): WindowStatus {
   const oldest = log[0];
   return {
     limit: rule.limit,
@@ -65,7 +64,7 @@ function statusOf(log: Log, rule: WindowRule, now: number): WindowStatus {
 }
 
 /** Seconds until `n` more fit in the window. */
-function secondsUntilRoom(log: Log, rule: WindowRule, n: number, now: number): number {
+function secondsUntilRoom(log: RateLog, rule: WindowRule, n: number, now: number): number {
   let count = used(log);
   for (const [start, k] of log) {
     if (count + n <= rule.limit) break;
@@ -75,7 +74,7 @@ function secondsUntilRoom(log: Log, rule: WindowRule, n: number, now: number): n
   return 1;
 }
 
-function record(log: Log, rule: WindowRule, n: number, now: number): Log {
+function record(log: RateLog, rule: WindowRule, n: number, now: number): RateLog {
   const bucket = now - (now % rule.bucketMs);
   const last = log[log.length - 1];
   if (last && last[0] === bucket) return [...log.slice(0, -1), [bucket, last[1] + n]];
@@ -87,7 +86,7 @@ function record(log: Log, rule: WindowRule, n: number, now: number): Log {
  * `windows`: the arithmetic of every counter, whether its row is locked or compared and set.
  */
 function takeFrom(
-  windows: Windows,
+  windows: RateWindows,
   rule: WindowRule,
   n: number,
   partial: boolean,
@@ -101,7 +100,8 @@ function takeFrom(
   return { granted, retryAfter };
 }
 
-const parseWindows = (text: string | undefined): Windows => JSON.parse(text ?? '{}') as Windows;
+const parseWindows = (text: JsonText<RateWindows> | undefined): RateWindows =>
+  text === undefined ? {} : readJson(text);
 
 type RequestOutcome = { refused: number; requests: WindowStatus; photos: WindowStatus };
 
@@ -152,14 +152,14 @@ export class RateLimitService {
       const before = await repo.read(subject);
       const windows = parseWindows(before);
       const taken = takeFrom(windows, requests, 1, false, now);
-      if (taken.granted && !(await repo.replaceIf(subject, before, JSON.stringify(windows), now))) continue;
+      if (taken.granted && !(await repo.replaceIf(subject, before, jsonText(windows), now))) continue;
       return this.requestOutcome({ ...taken, windows }, now);
     }
   }
 
   /** What a counted (or refused) request answers with: its refusal's wait, and both windows for the headers. */
   private requestOutcome(
-    taken: { granted: number; retryAfter: number; windows: Windows },
+    taken: { granted: number; retryAfter: number; windows: RateWindows },
     now: number,
   ): RequestOutcome {
     const status = (rule: WindowRule) => statusOf(live(taken.windows[rule.name], rule, now), rule, now);
@@ -215,10 +215,10 @@ export class RateLimitService {
     n: number,
     opts: { partial: boolean },
     now = this.deps.clock(),
-  ): Promise<{ granted: number; retryAfter: number; windows: Windows }> {
+  ): Promise<{ granted: number; retryAfter: number; windows: RateWindows }> {
     const windows = parseWindows(await r.rateLimits.lock(subject, now));
     const { granted, retryAfter } = takeFrom(windows, rule, n, opts.partial, now);
-    if (granted > 0) await r.rateLimits.save(subject, JSON.stringify(windows), now);
+    if (granted > 0) await r.rateLimits.save(subject, jsonText(windows), now);
     return { granted, retryAfter, windows };
   }
 

@@ -14,7 +14,7 @@ import { exportKeepsStored } from '../domain/export-rules.ts';
 import type { ImageDecoder } from '../adapters/images/decoder.ts';
 import type { ImageRenderer } from '../adapters/images/renderer.ts';
 import type { CheckRasters } from '../adapters/images/rasters.ts';
-import type { Compliance, ImageFormat, StoredItemMeta, Job, Optimize, Settings } from '../domain/batch.schemas.ts';
+import type { Compliance, ImageFormat, Job, Optimize, Settings } from '../domain/batch.schemas.ts';
 import { findPreset } from '../presets/presets.ts';
 import type { ApplyRequest, PreviewRequest } from '../domain/render.schemas.ts';
 import { checkRendered, drawCutout, type Drawn } from '../pipeline/photo-pipeline.ts';
@@ -23,6 +23,7 @@ import type { EventBus } from '../adapters/event-bus.ts';
 import { blobKeys, resultFiles } from './blob-keys.ts';
 import { patchSettings } from './settings.ts';
 import { storedFormat } from './job-view.ts';
+import { jsonText, readJson } from '../db/json-text.ts';
 
 export class RenderService {
   constructor(
@@ -51,7 +52,7 @@ export class RenderService {
     // Every photo's new settings are checked before anything is rendered: a bad patch changes nothing.
     const planned = items.map((item) => ({
       item,
-      settings: patchSettings(JSON.parse(item.settings) as Settings, request.settings, {
+      settings: patchSettings(readJson(item.settings), request.settings, {
         hasBackgroundImage,
         path: 'body/settings',
       }),
@@ -76,7 +77,7 @@ export class RenderService {
   async preview(accountId: string, jobId: string, itemId: string, request: PreviewRequest): Promise<Drawn> {
     const job = await this.deps.queries.requireJob(accountId, jobId);
     const [item] = await this.select(jobId, [itemId]);
-    const settings = patchSettings(JSON.parse(item.settings) as Settings, request.settings ?? {}, {
+    const settings = patchSettings(readJson(item.settings), request.settings ?? {}, {
       hasBackgroundImage: job.background_blob !== null,
       path: 'body/settings',
     });
@@ -93,9 +94,9 @@ export class RenderService {
    */
   async encodeAs(item: ItemRow, format: ImageFormat, optimize: Optimize): Promise<ItemRow> {
     const stored = storedFormat(item);
-    const maxBytes = findPreset((JSON.parse(item.settings) as Settings).presetId)?.maxBytes;
+    const maxBytes = findPreset(readJson(item.settings).presetId)?.maxBytes;
     const files = resultFiles(item);
-    const meta = JSON.parse(item.meta ?? '{}') as StoredItemMeta;
+    const meta = item.meta ? readJson(item.meta) : {};
     // Known from the photo's meta without reading the file: the answer is the stored output (the common case).
     const bytes = meta.output?.bytes;
     if (bytes !== undefined && exportKeepsStored(stored, bytes, format, optimize, maxBytes)) return item;
@@ -107,7 +108,7 @@ export class RenderService {
     const patch = {
       output_format: format,
       output_blob: key,
-      meta: JSON.stringify({
+      meta: jsonText({
         ...meta,
         output: {
           ...(meta.output ?? { width: item.source_width, height: item.source_height }),
@@ -158,7 +159,7 @@ export class RenderService {
     settings: Settings,
     background: Buffer | null,
   ): Promise<Drawn & { compliance?: Compliance }> {
-    const meta = JSON.parse(item.meta ?? '{}') as StoredItemMeta;
+    const meta = item.meta ? readJson(item.meta) : {};
     const cutout = await this.deps.blobs.get(resultFiles(item).cutout);
     const size = meta.cutout ?? (await this.deps.decoder.size(cutout));
     const drawn = await drawCutout(this.deps, cutout, size, meta.bbox ?? null, settings, background);
@@ -181,14 +182,14 @@ export class RenderService {
       thumb: blobKeys.result(item.job_id, item.id, token, 'thumb.webp'),
     };
     await Promise.all([this.deps.blobs.put(files.output, rendered.output), this.deps.blobs.put(files.thumb, thumb)]);
-    const meta = JSON.parse(item.meta ?? '{}') as StoredItemMeta;
+    const meta = item.meta ? readJson(item.meta) : {};
     const now = this.deps.clock();
     const done = await this.deps.store.repos.items.updateResult(item.id, item.rev, {
-      settings: JSON.stringify(settings),
+      settings: jsonText(settings),
       output_format: rendered.format,
       output_blob: files.output,
       thumb_blob: files.thumb,
-      meta: JSON.stringify({
+      meta: jsonText({
         ...meta,
         output: {
           width: rendered.width,

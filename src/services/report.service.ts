@@ -22,6 +22,7 @@ import type { EventBus } from '../adapters/event-bus.ts';
 import { resultFiles } from './blob-keys.ts';
 import { reportsLeft } from './job-view.ts';
 import { lockAccount } from './locks.ts';
+import { jsonText, readJson } from '../db/json-text.ts';
 
 export interface ReportVerdict {
   accepted: boolean;
@@ -78,12 +79,12 @@ export class ReportService {
         account_id: accountId,
         attempt: current.attempts,
         reason: request.reason,
-        region: JSON.stringify(region),
+        region: jsonText(region),
         note: request.note ?? null,
         verdict: judged.accepted ? 'accepted' : 'rejected',
         confidence: judged.confidence,
         evidence: judged.evidence,
-        metrics: JSON.stringify(judged.metrics),
+        metrics: jsonText(judged.metrics),
         credits,
         created_at: now,
       });
@@ -129,7 +130,7 @@ export class ReportService {
   }
 
   private cutoutSize(item: ItemRow): { width: number; height: number } {
-    const meta = item.meta ? (JSON.parse(item.meta) as { cutout?: { width: number; height: number } }) : {};
+    const meta = item.meta ? readJson(item.meta) : {};
     return meta.cutout ?? { width: item.source_width, height: item.source_height };
   }
 

@@ -1,16 +1,17 @@
 // GET /v1/jobs/{id}/webhooks: the batch's webhook and every delivery with the body it sent (for replay).
 import type { DeliveryRow } from '../db/schema.ts';
 import type { Store } from '../db/store.ts';
-import type { Delivery, DeliveryStatus, JobEvent, WebhookDeliveries } from '../domain/event.schemas.ts';
+import type { Delivery, WebhookDeliveries } from '../domain/event.schemas.ts';
 import type { BatchQueries } from './batch-queries.service.ts';
+import { readJson } from '../db/json-text.ts';
 
 const num = (v: number | null) => (v === null ? null : Number(v));
 
 function deliveryView(row: DeliveryRow): Delivery {
   return {
     id: row.id,
-    event: row.event as Delivery['event'],
-    status: row.status as DeliveryStatus,
+    event: row.event,
+    status: row.status,
     attempts: Number(row.attempts),
     nextAttemptAt: num(row.next_attempt_at),
     deliveredAt: num(row.delivered_at),
@@ -18,7 +19,7 @@ function deliveryView(row: DeliveryRow): Delivery {
     lastStatus: num(row.last_status),
     lastError: row.last_error,
     createdAt: Number(row.created_at),
-    payload: JSON.parse(row.payload) as JobEvent,
+    payload: readJson(row.payload),
   };
 }
 
@@ -31,7 +32,7 @@ export class WebhookService {
     return {
       jobId,
       webhookUrl: job.webhook_url,
-      events: job.webhook_events ? (JSON.parse(job.webhook_events) as WebhookDeliveries['events']) : null,
+      events: job.webhook_events ? readJson(job.webhook_events) : null,
       maxAttempts: this.deps.maxAttempts,
       deliveries: rows.map(deliveryView),
     };

@@ -9,6 +9,8 @@ import { Store } from '../../src/db/store.ts';
 import { PgNotifyBus } from '../../src/adapters/pg-notify-bus.adapter.ts';
 import { DIALECTS, createTestDatabase, type TestDatabase } from '../helpers/databases.ts';
 import { dbTierServices } from '../helpers/services.ts';
+import { jsonText } from '../../src/db/json-text.ts';
+import type { JobEvent } from '../../src/domain/event.schemas.ts';
 
 for (const { dialect, skip } of DIALECTS) {
   describe.skipIf(skip)(`webhook deliveries on ${dialect}`, () => {
@@ -34,14 +36,32 @@ for (const { dialect, skip } of DIALECTS) {
     async function seed(prefix: string, perJob: number, due = now) {
       for (const [j, jobId] of jobs.entries()) {
         for (let k = 1; k <= perJob; k++) {
-          const payload = { id: k, event: 'item.done', at: due, jobId, data: {} };
+          const payload: JobEvent = {
+            id: k,
+            event: 'item.done',
+            at: due,
+            jobId,
+            data: {
+              itemId: `i${k}`,
+              name: `p${k}.jpg`,
+              status: 'done',
+              review: 'none',
+              score: 90,
+              credits: 1,
+              attempts: 1,
+              error: null,
+              outputUrl: null,
+              thumbUrl: null,
+              inputThumbUrl: 'https://x.test/t',
+            },
+          };
           await store.repos.deliveries.insert({
             id: `${prefix}_${j}_${k}`,
             job_id: jobId,
             event_seq: k,
             event: 'item.done',
             url: 'https://hooks.example.com/matte',
-            payload: JSON.stringify(payload),
+            payload: jsonText(payload),
             status: 'pending',
             attempts: 0,
             next_attempt_at: due,

@@ -98,7 +98,7 @@ for (const { dialect, skip } of DIALECTS) {
       expect(
         await queue.settleDone(first, 'dead-worker', {
           red: false,
-          quality: {},
+          quality: { score: 1, flags: [] },
           meta: {},
           outputFormat: 'png',
           files: { cutout: 'c', output: 'o', thumb: 't' },
@@ -107,7 +107,7 @@ for (const { dialect, skip } of DIALECTS) {
       expect(
         await queue.settleDone(second, 'live-worker', {
           red: false,
-          quality: {},
+          quality: { score: 1, flags: [] },
           meta: {},
           outputFormat: 'png',
           files: { cutout: 'c', output: 'o', thumb: 't' },
@@ -116,7 +116,7 @@ for (const { dialect, skip } of DIALECTS) {
       expect(
         await queue.settleDone(second, 'live-worker', {
           red: false,
-          quality: {},
+          quality: { score: 1, flags: [] },
           meta: {},
           outputFormat: 'png',
           files: { cutout: 'c', output: 'o', thumb: 't' },
@@ -147,14 +147,14 @@ for (const { dialect, skip } of DIALECTS) {
       const c = (await queue.claimNext('w', 60_000))!;
       await queue.settleDone(a, 'w', {
         red: false,
-        quality: {},
+        quality: { score: 1, flags: [] },
         meta: {},
         outputFormat: 'png',
         files: { cutout: 'c', output: 'o', thumb: 't' },
       });
       await queue.settleDone(b, 'w', {
         red: true,
-        quality: {},
+        quality: { score: 1, flags: [] },
         meta: {},
         outputFormat: 'png',
         files: { cutout: 'c', output: 'o', thumb: 't' },
@@ -217,7 +217,7 @@ for (const { dialect, skip } of DIALECTS) {
       const item = (await queue.claimNext('w', 60_000))!;
       await queue.settleDone(item, 'w', {
         red: false,
-        quality: {},
+        quality: { score: 1, flags: [] },
         meta: {},
         outputFormat: 'png',
         files: { cutout: 'c', output: 'o', thumb: 't' },

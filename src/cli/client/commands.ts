@@ -12,6 +12,7 @@ import { removeBackgrounds, type RemoveOptions } from './remove.ts';
 import { UsageError } from './usage-error.ts';
 import { parseOptions } from '../parse-options.ts';
 import { formatOfExtension, OUTPUT_FORMATS, type OutputFormat } from '@matte/client/formats';
+import { errorCode } from '../../errors.ts';
 
 const OPTIONS = {
   url: { type: 'string' },
@@ -235,7 +236,7 @@ export async function runClientCommand(argv: string[], env: NodeJS.ProcessEnv = 
     const message = err instanceof Error ? err.message : String(err);
     const input =
       err instanceof UsageError ||
-      (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS') ||
+      errorCode(err)?.startsWith('ERR_PARSE_ARGS') ||
       (err instanceof MatteApiError && err.status < 500 && err.status !== 429);
     const where = err instanceof MatteConnectionError ? ' (is the server running? see matte login)' : '';
     process.stderr.write(`matte: ${message.split('\n')[0]}${where}\n`);

@@ -7,6 +7,7 @@ import path from 'node:path';
 import { listZip, readZipEntry } from '../../adapters/zip-archive.adapter.ts';
 import { UsageError } from './usage-error.ts';
 import { INPUT_EXTENSIONS, INPUT_FORMATS_TEXT } from '@matte/client/formats';
+import { errorCode, errorMessage } from '../../errors.ts';
 
 const PHOTO_EXTENSIONS = INPUT_EXTENSIONS;
 const MAX_ZIP_ENTRIES = 10_000;
@@ -49,7 +50,7 @@ async function zipPhotos(file: string, prefix: string, skipped: SkippedFile[]): 
   try {
     entries = await listZip(file, MAX_ZIP_ENTRIES);
   } catch (err) {
-    skipped.push({ origin: file, reason: (err as Error).message });
+    skipped.push({ origin: file, reason: errorMessage(err) });
     return [];
   }
   const refused = entries.find((e) => 'reason' in e);
@@ -90,7 +91,7 @@ function unreadable(file: string): string | null {
     fs.accessSync(file, fs.constants.R_OK);
     return null;
   } catch (err) {
-    return `cannot be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`;
+    return `cannot be read (${errorCode(err) ?? errorMessage(err)})`;
   }
 }
 

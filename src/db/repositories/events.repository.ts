@@ -3,6 +3,7 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../schema.ts';
 import type { JobEvent } from '../../domain/event.schemas.ts';
+import { jsonText, readJson } from '../json-text.ts';
 
 export class EventsRepository {
   constructor(private readonly db: Kysely<Database>) {}
@@ -15,7 +16,7 @@ export class EventsRepository {
         seq: event.id,
         event: event.event,
         at: event.at,
-        data: JSON.stringify(event.data),
+        data: jsonText(event.data),
       })
       .execute();
   }
@@ -32,10 +33,10 @@ export class EventsRepository {
       .execute();
     return rows.map((r) => ({
       id: Number(r.seq),
-      event: r.event as JobEvent['event'],
+      event: r.event,
       at: Number(r.at),
       jobId: r.job_id,
-      data: JSON.parse(r.data),
+      data: readJson(r.data),
     }));
   }
 }

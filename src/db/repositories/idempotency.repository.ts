@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
-import type { Database, IdempotencyTable } from '../schema.ts';
+import type { Database, IdempotencyTable, StoredAnswer } from '../schema.ts';
+import type { JsonText } from '../json-text.ts';
 
 export class IdempotencyRepository {
   constructor(private readonly db: Kysely<Database>) {}
@@ -42,7 +43,13 @@ export class IdempotencyRepository {
     return Number(result.numUpdatedRows) > 0;
   }
 
-  async complete(accountId: string, scope: string, key: string, statusCode: number, response: string): Promise<void> {
+  async complete(
+    accountId: string,
+    scope: string,
+    key: string,
+    statusCode: number,
+    response: JsonText<StoredAnswer>,
+  ): Promise<void> {
     await this.db
       .updateTable('idempotency_keys')
       .set({ state: 'done', status_code: statusCode, response, locked_until: null })

@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
-import type { Database } from '../schema.ts';
+import type { Database, RateWindows } from '../schema.ts';
 import type { Dialect } from '../database.ts';
+import { jsonText, type JsonText } from '../json-text.ts';
 
 export class RateLimitsRepository {
   constructor(
@@ -12,7 +13,7 @@ export class RateLimitsRepository {
    * The subject's windows (JSON), its row created if missing and locked until the transaction ends: one
    * statement when the row exists (every request after a subject's first, within the windows).
    */
-  async lock(subject: string, now: number): Promise<string> {
+  async lock(subject: string, now: number): Promise<JsonText<RateWindows>> {
     const query = this.db.selectFrom('rate_limits').select('windows').where('subject', '=', subject);
     const locked = () => (this.dialect === 'postgres' ? query.forUpdate() : query);
     const row = await locked().executeTakeFirst();
@@ -20,13 +21,13 @@ export class RateLimitsRepository {
     // Two first requests at once: one inserts, the other's insert does nothing; both then lock the one row.
     await this.db
       .insertInto('rate_limits')
-      .values({ subject, windows: '{}', updated_at: now })
+      .values({ subject, windows: jsonText({}), updated_at: now })
       .onConflict((oc) => oc.column('subject').doNothing())
       .execute();
     return (await locked().executeTakeFirstOrThrow()).windows;
   }
 
-  async read(subject: string): Promise<string | undefined> {
+  async read(subject: string): Promise<JsonText<RateWindows> | undefined> {
     const row = await this.db
       .selectFrom('rate_limits')
       .select('windows')
@@ -39,7 +40,12 @@ export class RateLimitsRepository {
    * Compare-and-set without a lock: writes `windows` only if the row still holds `before` (undefined: only if
    * there is no row yet). False when another request changed it first: read again and retry.
    */
-  async replaceIf(subject: string, before: string | undefined, windows: string, now: number): Promise<boolean> {
+  async replaceIf(
+    subject: string,
+    before: JsonText<RateWindows> | undefined,
+    windows: JsonText<RateWindows>,
+    now: number,
+  ): Promise<boolean> {
     if (before === undefined) {
       const inserted = await this.db
         .insertInto('rate_limits')
@@ -58,7 +64,7 @@ export class RateLimitsRepository {
     return Number(result.numUpdatedRows) > 0;
   }
 
-  async save(subject: string, windows: string, now: number): Promise<void> {
+  async save(subject: string, windows: JsonText<RateWindows>, now: number): Promise<void> {
     await this.db.updateTable('rate_limits').set({ windows, updated_at: now }).where('subject', '=', subject).execute();
   }
 

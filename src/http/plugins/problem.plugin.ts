@@ -2,7 +2,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { AppError, ERROR_CODES, infrastructureError, type ErrorCode, type ProblemExtras } from '../../errors.ts';
+import { AppError, ERROR_CODES, type ErrorCode, infrastructureError, type ProblemExtras } from '../../errors.ts';
 import { RateLimitedError } from '../../services/rate-limit.service.ts';
 import { setRateLimitHeaders } from './rate-limit-headers.ts';
 
@@ -159,10 +159,7 @@ export function registerProblemHandling(app: FastifyInstance, baseUrl: string): 
     const err = error instanceof AppError ? error : (infrastructureError(error) ?? fromFastify(error as FastifyError));
     await settleBody(request, reply);
     if (err.status === 503 || err.status === 507)
-      request.log.warn(
-        { code: err.code, cause: (error as Error).message, reqId: request.id },
-        'request refused: infrastructure',
-      );
+      request.log.warn({ code: err.code, cause: error.message, reqId: request.id }, 'request refused: infrastructure');
     else if (err.status >= 500) request.log.error({ err: error, reqId: request.id }, 'request failed');
     else request.log.info({ code: err.code, detail: err.message }, 'request refused');
     return sendProblem(reply, baseUrl, err);
