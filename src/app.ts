@@ -32,8 +32,9 @@ const API_VERSION = '1.0.0';
 
 export async function buildApp(c: Container): Promise<FastifyInstance> {
   const baseUrl = c.config.publicBaseUrl;
+  const loggerInstance: FastifyBaseLogger = c.log;
   const app: FastifyInstance = Fastify({
-    loggerInstance: c.log as FastifyBaseLogger,
+    loggerInstance,
     // Long-polls hold requests up to 60 s; uploads of 200 photos take a while on slow links.
     requestTimeout: 0,
     bodyLimit: 1024 * 1024,

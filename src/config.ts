@@ -2,7 +2,12 @@
 import path from 'node:path';
 import { Type, type Static } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
-import { DEFAULT_GRAPH_OPTIMIZATION, LOW_MEMORY_GRAPH_OPTIMIZATION } from './adapters/model-levels.mjs';
+import {
+  DEFAULT_GRAPH_OPTIMIZATION,
+  GRAPH_OPTIMIZATIONS,
+  LOW_MEMORY_GRAPH_OPTIMIZATION,
+  type GraphOptimization,
+} from './adapters/model-levels.mjs';
 
 const MiB = 1024 * 1024;
 
@@ -31,7 +36,7 @@ const ConfigSchema = Type.Object({
   /** onnxruntime's CPU memory arena for the in-process model: on, unless MATTE_LOW_MEMORY=1. */
   modelArena: Type.Boolean(),
   /** onnxruntime's graph optimisation level: `all` (default: its layout transforms, as bare), `extended` (MATTE_LOW_MEMORY=1) or `basic`. */
-  modelOptimization: Type.Union([Type.Literal('basic'), Type.Literal('extended'), Type.Literal('all')]),
+  modelOptimization: Type.Union(GRAPH_OPTIMIZATIONS.map((level) => Type.Literal(level))),
   /** A float16 model run as float32 (model-float32.mjs): on, unless MATTE_LOW_MEMORY=1. */
   modelFloat32: Type.Boolean(),
   /** The shipped weights run quantized to 8 bits (model-int8.mjs): the default, about twice as fast as float and as good against drawn masks (docs/performance.md); off (MATTE_MODEL_INT8=0) runs them in float (modelFloat32). */
@@ -119,6 +124,14 @@ export function modelCacheDir(env: Env): string {
   return path.resolve(raw || path.join(env.DATA_DIR || './data', 'model-cache'));
 }
 
+function graphOptimization(env: Env, fallback: GraphOptimization): GraphOptimization {
+  const value = env.MATTE_MODEL_OPTIMIZATION || fallback;
+  const level = GRAPH_OPTIMIZATIONS.find((known) => known === value);
+  if (!level)
+    throw new Error(`MATTE_MODEL_OPTIMIZATION must be one of ${GRAPH_OPTIMIZATIONS.join(', ')}, got "${value}"`);
+  return level;
+}
+
 function flag(env: Env, name: string, fallback: boolean): boolean {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
@@ -172,8 +185,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     heavyModelPath: env.MATTE_HEAVY_MODEL_PATH ?? '',
     modelThreads: int(env, 'MATTE_MODEL_THREADS', DEFAULTS.modelThreads),
     modelArena: flag(env, 'MATTE_MODEL_ARENA', !lowMemory),
-    modelOptimization: (env.MATTE_MODEL_OPTIMIZATION ||
-      (lowMemory ? LOW_MEMORY_GRAPH_OPTIMIZATION : DEFAULT_GRAPH_OPTIMIZATION)) as Config['modelOptimization'],
+    modelOptimization: graphOptimization(env, lowMemory ? LOW_MEMORY_GRAPH_OPTIMIZATION : DEFAULT_GRAPH_OPTIMIZATION),
     modelFloat32: flag(env, 'MATTE_MODEL_FLOAT32', !lowMemory),
     modelInt8: flag(env, 'MATTE_MODEL_INT8', true),
     modelAspect: flag(env, 'MATTE_MODEL_ASPECT', false),

@@ -190,6 +190,8 @@ export class AppError extends Error {
   readonly code: ErrorCode;
   readonly status: number;
   readonly extras: ProblemExtras;
+  /** Set on a refusal given again under its Idempotency-Key (services/idempotency.service.ts). */
+  replayed?: true;
 
   constructor(code: ErrorCode, detail: string, extras: ProblemExtras = {}, status?: number) {
     super(detail);

@@ -2,7 +2,9 @@
 // (config.ts) reads them, and every command that loads the configuration would otherwise load the model's
 // code and its ONNX reader too (about 0.6 s of a `bin/matte` operator verb's start).
 
-/** @typedef {'basic' | 'extended' | 'all'} GraphOptimization */
+/** The levels, weakest first. */
+export const GRAPH_OPTIMIZATIONS = /** @type {const} */ (['basic', 'extended', 'all']);
+/** @typedef {(typeof GRAPH_OPTIMIZATIONS)[number]} GraphOptimization */
 
 /**
  * onnxruntime's graph optimisation level (MATTE_MODEL_OPTIMIZATION). `all`, the default, adds the layout

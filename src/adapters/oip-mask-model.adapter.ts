@@ -4,7 +4,9 @@
 // Readiness and metadata are checked at start; each call has a timeout and retries with backoff and
 // jitter; a circuit breaker stops calling a backend that keeps failing. Failures become the spec's photo
 // error codes, and their messages never name the backend.
-import { PhotoError } from '../errors.ts';
+import { Type, type Static } from '@sinclair/typebox';
+import { Value } from '@sinclair/typebox/value';
+import { PhotoError, type ItemErrorCode } from '../errors.ts';
 import { fillModelInput, maskFromOutput } from '../imaging/model-io.mjs';
 import {
   MODEL_INPUT_SIZE,
@@ -33,7 +35,7 @@ const OUTPUT = 'output';
 const SIZE = MODEL_INPUT_SIZE;
 
 /** What is said to sellers: never the backend's name or address. */
-const MESSAGES: Record<string, string> = {
+const MESSAGES = {
   REMOTE_UNAVAILABLE:
     'The segmentation service is not reachable just now; nothing was charged. Re-run the photo later.',
   REMOTE_RATE_LIMIT: 'The segmentation service asked us to slow down; nothing was charged. Re-run the photo later.',
@@ -41,10 +43,10 @@ const MESSAGES: Record<string, string> = {
   REMOTE_CREDIT: 'The segmentation service has no credit left; nothing was charged. The operator has been told.',
   REMOTE_BAD_INPUT: 'The segmentation service refused this photo as input; nothing was charged.',
   REMOTE_NOT_CONFIGURED: 'No segmentation service is set up for this tier; nothing was charged.',
-};
+} satisfies Partial<Record<ItemErrorCode, string>>;
 
-function remoteError(code: keyof typeof MESSAGES & string): PhotoError {
-  return new PhotoError(code as never, MESSAGES[code], code === 'REMOTE_BAD_INPUT');
+function remoteError(code: keyof typeof MESSAGES): PhotoError {
+  return new PhotoError(code, MESSAGES[code], code === 'REMOTE_BAD_INPUT');
 }
 
 /** The photo error for an HTTP status of the backend. */
@@ -94,19 +96,31 @@ export class CircuitBreaker {
   }
 }
 
-interface TensorMeta {
-  name: string;
-  datatype: string;
-  shape: number[];
-  parameters?: { binary_data_size?: number };
-  data?: number[];
-}
+/** A tensor as the protocol's JSON describes it (model metadata, an infer request's or answer's header). */
+const TensorMeta = Type.Object({
+  name: Type.String(),
+  datatype: Type.Optional(Type.String()),
+  shape: Type.Optional(Type.Array(Type.Integer())),
+  parameters: Type.Optional(
+    Type.Object({
+      binary_data_size: Type.Optional(Type.Integer({ minimum: 0 })),
+      binary_data: Type.Optional(Type.Boolean()),
+    }),
+  ),
+  data: Type.Optional(Type.Array(Type.Number())),
+});
+/** What the JSON of model metadata, an infer request and an infer answer have in common: their tensors. */
+const Tensors = Type.Object({
+  inputs: Type.Optional(Type.Array(TensorMeta)),
+  outputs: Type.Optional(Type.Array(TensorMeta)),
+});
+export type Tensors = Static<typeof Tensors>;
+
+/** The tensors of a protocol JSON document, or undefined when it is not one. */
+export const tensorsOf = (json: unknown): Tensors | undefined => (Value.Check(Tensors, json) ? json : undefined);
 
 /** Splits a binary-extension body: the JSON header (its length in Inference-Header-Content-Length), then the tensors' bytes. */
-export function readInferBody(
-  headerLength: number | null,
-  body: Buffer,
-): { header: Record<string, unknown>; binary: Buffer } {
+export function readInferBody(headerLength: number | null, body: Buffer): { header: unknown; binary: Buffer } {
   if (headerLength === null) return { header: JSON.parse(body.toString('utf8')), binary: Buffer.alloc(0) };
   return { header: JSON.parse(body.subarray(0, headerLength).toString('utf8')), binary: body.subarray(headerLength) };
 }
@@ -139,15 +153,12 @@ export class OipMaskModel implements MaskModel {
     this.checked ??= (async () => {
       const ready = await this.fetch(`${this.base}/ready`, { signal: AbortSignal.timeout(5000) });
       if (!ready.ok) throw new Error(`the inference server's model is not ready (HTTP ${ready.status})`);
-      const meta = (await (await this.fetch(this.base, { signal: AbortSignal.timeout(5000) })).json()) as {
-        inputs?: TensorMeta[];
-        outputs?: TensorMeta[];
-      };
-      const input = meta.inputs?.find((t) => t.name === INPUT);
-      const output = meta.outputs?.find((t) => t.name === OUTPUT);
-      if (!input || input.datatype !== 'FP32' || input.shape.slice(-3).join() !== `3,${SIZE},${SIZE}`)
+      const meta = tensorsOf(await (await this.fetch(this.base, { signal: AbortSignal.timeout(5000) })).json());
+      const input = meta?.inputs?.find((t) => t.name === INPUT);
+      const output = meta?.outputs?.find((t) => t.name === OUTPUT);
+      if (!input || input.datatype !== 'FP32' || input.shape?.slice(-3).join() !== `3,${SIZE},${SIZE}`)
         throw new Error(`the inference server's model has no FP32 input "${INPUT}" of [1,3,${SIZE},${SIZE}]`);
-      if (!output || output.shape.slice(-2).join() !== `${SIZE},${SIZE}`)
+      if (!output || output.shape?.slice(-2).join() !== `${SIZE},${SIZE}`)
         throw new Error(`the inference server's model has no output "${OUTPUT}" of ${SIZE}x${SIZE}`);
     })();
     this.checked.catch(() => (this.checked = null));
@@ -210,7 +221,7 @@ export class OipMaskModel implements MaskModel {
   private parse(res: Response, answer: Buffer): Omit<MaskPrediction, 'runMs'> {
     const length = res.headers.get('inference-header-content-length');
     const { header, binary } = readInferBody(length === null ? null : Number(length), answer);
-    const outputs = (header.outputs ?? []) as TensorMeta[];
+    const outputs = tensorsOf(header)?.outputs ?? [];
     let offset = 0;
     for (const out of outputs) {
       const size = out.parameters?.binary_data_size;

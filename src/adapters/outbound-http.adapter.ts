@@ -97,7 +97,7 @@ function guardedLookup(allowPrivate: boolean): net.LookupFunction {
   return (hostname, options, callback) => {
     dns.lookup(hostname, { ...options, all: true }, (err, addresses) => {
       if (err) return callback(err, '', 4);
-      const list = addresses as dns.LookupAddress[];
+      const list = addresses;
       const bad = !allowPrivate && list.find((a) => isPrivateAddress(a.address));
       if (bad || list.length === 0) {
         return callback(
@@ -108,8 +108,7 @@ function guardedLookup(allowPrivate: boolean): net.LookupFunction {
           4,
         );
       }
-      if ((options as dns.LookupOptions).all)
-        return (callback as unknown as (e: null, a: dns.LookupAddress[]) => void)(null, list);
+      if (options.all) return callback(null, list);
       callback(null, list[0].address, list[0].family);
     });
   };

@@ -52,8 +52,9 @@ function required(values: Values, name: keyof Values): string {
 }
 
 function oneOf<T extends string>(value: string | undefined, name: string, allowed: readonly T[]): T {
-  if (!allowed.includes(value as T)) throw new AppError('VALIDATION', `--${name} must be one of ${allowed.join(', ')}`);
-  return value as T;
+  const found = allowed.find((known) => known === value);
+  if (found === undefined) throw new AppError('VALIDATION', `--${name} must be one of ${allowed.join(', ')}`);
+  return found;
 }
 
 function readPassword(values: Values): string | undefined {

@@ -29,7 +29,7 @@ export function isErrorCode(code: string): code is ErrorCode {
 
 /** /docs/errors: every code, each a section its problem `type` links to. */
 export function errorsPage(): string {
-  const codes = Object.keys(ERROR_CODES) as ErrorCode[];
+  const codes = Object.keys(ERROR_CODES).filter(isErrorCode);
   const items = Object.entries(ITEM_ERRORS)
     .map(([code, text]) => `<tr id="item-${code}"><td><code>${code}</code></td><td>${escape(text)}</td></tr>`)
     .join('\n');

@@ -65,7 +65,7 @@ export const buildSerializer: NonNullable<
   NonNullable<NonNullable<FastifyServerOptions['schemaController']>['compilersFactory']>['buildSerializer']
 > = (externalSchemas, serializerOpts) => {
   const external = Object.fromEntries(
-    Object.entries((externalSchemas ?? {}) as Record<string, unknown>).map(([id, s]) => [id, forSerialization(s)]),
+    Object.entries(externalSchemas ?? {}).map(([id, s]) => [id, forSerialization(s)]),
   );
   const compile = SerializerSelector()(external, { ...serializerOpts, compileValidators: true });
   return (route) => compile({ ...route, schema: forSerialization(route.schema) as typeof route.schema });

@@ -73,7 +73,8 @@ interface BandPreview {
 
 interface Task {
   message: Record<string, unknown>;
-  resolve: (result: never) => void;
+  /** Takes the thread's answer: resolves with what the task asked for, or rejects. */
+  settle: (answer: WorkerMessage) => void;
   reject: (e: Error) => void;
 }
 
@@ -96,6 +97,11 @@ type WorkerMessage = { id: number } & (
   | { type: 'failed'; message: string }
 );
 
+const bandOf = (a: WorkerMessage) => (a.type === 'band' ? a.preview : undefined);
+const pngOf = (a: WorkerMessage) => (a.type === 'png' ? a.data : undefined);
+const gridOf = (a: WorkerMessage): Gridded | undefined =>
+  a.type === 'grid' ? { alpha: a.alpha, cuts: a.cuts } : undefined;
+
 /** A copy in memory every worker thread can read: the small grids of a photo. */
 function shared(data: Uint8Array): Uint8Array {
   const out = new Uint8Array(new SharedArrayBuffer(data.length));
@@ -108,7 +114,7 @@ async function allSettled<T>(promises: Promise<T>[]): Promise<T[]> {
   const results = await Promise.allSettled(promises);
   const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
   if (failed) throw failed.reason;
-  return results.map((r) => (r as PromiseFulfilledResult<T>).value);
+  return results.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
 }
 
 export class WorkerCutoutWriter implements CutoutWriter {
@@ -164,7 +170,7 @@ export class WorkerCutoutWriter implements CutoutWriter {
                 alpha: shared(low.alpha),
                 cuts: bandCuts(width, height, reduce, this.threads, low.alpha),
               })
-            : this.run<Gridded>({
+            : this.run(gridOf, {
                 type: 'grid',
                 mask: low.mask.data,
                 maskWidth: low.mask.width,
@@ -181,7 +187,7 @@ export class WorkerCutoutWriter implements CutoutWriter {
           // Closed while the copy was made: refused, as a photo still waiting for a thread is.
           if (this.generation !== generation) throw new Error('the cut-out writer was closed');
           const bands = cuts.slice(0, -1).map((y0, i) =>
-            this.run({
+            this.run(bandOf, {
               rgb: rgbLease.view,
               sourceAlpha: alphaLease?.view ?? null,
               rgba: rgbaLease.view,
@@ -205,7 +211,7 @@ export class WorkerCutoutWriter implements CutoutWriter {
         // Encoded in a writer thread (cutout-writer.worker.mjs encodePng): @napi-rs/image copies the pixels in
         // on the calling thread, 16 MB for a 2000x2000 photo, which held the event loop 30-50 ms a photo.
         const png = done.then(async () => {
-          const data = await this.run<Uint8Array>({ type: 'png', rgba: rgbaLease.view, width, height });
+          const data = await this.run(pngOf, { type: 'png', rgba: rgbaLease.view, width, height });
           return Buffer.from(data.buffer, data.byteOffset, data.byteLength);
         });
         const encoded = () => rgbaLease.release();
@@ -264,9 +270,15 @@ export class WorkerCutoutWriter implements CutoutWriter {
     }
   }
 
-  private run<T = BandPreview>(message: Record<string, unknown>): Promise<T> {
+  /** Queues a task for the next free thread; `take` reads the answer the task's kind gives. */
+  private run<T>(take: (answer: WorkerMessage) => T | undefined, message: Record<string, unknown>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      this.queue.push({ message, resolve: resolve as (result: never) => void, reject });
+      const settle = (answer: WorkerMessage) => {
+        const result = take(answer);
+        if (result !== undefined) resolve(result);
+        else reject(new Error(answer.type === 'failed' ? answer.message : `unexpected ${answer.type} answer`));
+      };
+      this.queue.push({ message, settle, reject });
       this.dispatch();
     });
   }
@@ -291,10 +303,7 @@ export class WorkerCutoutWriter implements CutoutWriter {
       const task = slot.task;
       if (!task || task.id !== msg.id) return;
       slot.task = null;
-      if (msg.type === 'band') task.resolve(msg.preview as never);
-      else if (msg.type === 'png') task.resolve(msg.data as never);
-      else if (msg.type === 'grid') task.resolve({ alpha: msg.alpha, cuts: msg.cuts } as never);
-      else task.reject(new Error(msg.message));
+      task.settle(msg);
       this.dispatch();
     });
     const fail = (err: Error) => {

@@ -8,7 +8,7 @@ import Fastify from 'fastify';
 import ort from 'onnxruntime-node';
 import { createSession, readModel } from '../adapters/model-session.mjs';
 import { MODEL_INPUT_SIZE, modelSource } from '../adapters/mask-model.adapter.ts';
-import { readInferBody } from '../adapters/oip-mask-model.adapter.ts';
+import { readInferBody, tensorsOf, type Tensors } from '../adapters/oip-mask-model.adapter.ts';
 import { loadConfig, modelRunOptions } from '../config.ts';
 
 export const MODEL_NAME = 'isnet';
@@ -35,22 +35,17 @@ export async function startInferenceServer(port: number, host: string) {
   app.get('/v2', async () => ({ name: 'matte-inference', version: '1', extensions: ['binary_tensor_data'] }));
   app.get(model, async () => metadata);
   app.get(`${model}/ready`, async () => ({ name: MODEL_NAME, ready: true }));
-  app.post(`${model}/infer`, async (request, reply) => {
-    const body = request.body as Buffer;
+  app.post<{ Body: Buffer }>(`${model}/infer`, async (request, reply) => {
     const length = request.headers['inference-header-content-length'];
-    let parsed: { header: Record<string, unknown>; binary: Buffer };
+    let parsed: { header: Tensors | undefined; binary: Buffer };
     try {
-      parsed = readInferBody(length === undefined ? null : Number(length), body);
+      const read = readInferBody(length === undefined ? null : Number(length), request.body);
+      parsed = { header: tensorsOf(read.header), binary: read.binary };
     } catch {
       return bad(reply, 'the inference header is not JSON');
     }
-    const inputs = (parsed.header.inputs ?? []) as {
-      name: string;
-      datatype: string;
-      shape: number[];
-      data?: number[];
-      parameters?: { binary_data_size?: number };
-    }[];
+    if (!parsed.header) return bad(reply, 'the inference header is not an infer request');
+    const inputs = parsed.header.inputs ?? [];
     const input = inputs.find((t) => t.name === 'input');
     if (!input) return bad(reply, 'no input named "input"');
     if (input.datatype !== 'FP32' || input.shape?.join() !== `1,3,${SIZE},${SIZE}`)
@@ -73,12 +68,9 @@ export async function startInferenceServer(port: number, host: string) {
       values = Float32Array.from(input.data);
     }
     const out = await session.run({ input: new ort.Tensor('float32', values, [1, 3, SIZE, SIZE]) }, ['output']);
-    const output = out.output.data as Float32Array;
-    const wantsBinary =
-      length !== undefined ||
-      ((parsed.header.outputs ?? []) as { parameters?: { binary_data?: boolean } }[]).some(
-        (o) => o.parameters?.binary_data,
-      );
+    const output = out.output.data;
+    if (!(output instanceof Float32Array)) throw new Error('the model answered other than float32');
+    const wantsBinary = length !== undefined || (parsed.header.outputs ?? []).some((o) => o.parameters?.binary_data);
     if (!wantsBinary)
       return {
         model_name: MODEL_NAME,
@@ -104,5 +96,7 @@ export async function startInferenceServer(port: number, host: string) {
       .send(Buffer.concat([header, bytes]));
   });
   await app.listen({ port, host });
-  return { app, session, port: (app.server.address() as import('node:net').AddressInfo).port };
+  const address = app.server.address();
+  if (address === null || typeof address === 'string') throw new Error('the inference server listens on no port');
+  return { app, session, port: address.port };
 }

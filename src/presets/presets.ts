@@ -4,6 +4,7 @@
 // figure, 0 means "not set" for fill and padding (the photo keeps its framing), and quality falls back to 90.
 import { createRequire } from 'node:module';
 import type { OutputFormat } from '@matte/client/formats';
+import type { Settings } from '../domain/batch.schemas.ts';
 
 export interface Preset {
   id: string;
@@ -31,7 +32,7 @@ type RawPreset = Omit<Preset, 'fillPercent' | 'paddingPercent' | 'quality' | 'ma
   maxBytes: number | null;
 };
 
-const raw = createRequire(import.meta.url)('./marketplace-presets.json') as RawPreset[];
+const raw: RawPreset[] = createRequire(import.meta.url)('./marketplace-presets.json');
 
 const PRESETS: readonly Preset[] = Object.freeze(
   raw.map((p) => {
@@ -116,8 +117,7 @@ export function findPreset(id: string): Preset | undefined {
   return byId.get(id);
 }
 
-/** The upload byte limit of the preset a photo's settings (JSON) name, if it has one. */
-export function presetLimit(settingsJson: string): number | undefined {
-  const { presetId } = JSON.parse(settingsJson) as { presetId: string };
-  return findPreset(presetId)?.maxBytes;
+/** The upload byte limit of the preset a photo's settings name, if it has one. */
+export function presetLimit(settings: Settings): number | undefined {
+  return findPreset(settings.presetId)?.maxBytes;
 }

@@ -45,6 +45,7 @@ export interface DownloadPlan {
 
 const GROUPS = ['rendered', 'cutouts', 'originals'] as const;
 type Group = (typeof GROUPS)[number];
+const isGroup = (name: string): name is Group => GROUPS.some((group) => group === name);
 const MAX_SKU = 100;
 
 function invalid(path: string, message: string): never {
@@ -177,9 +178,8 @@ export class DownloadService {
     const asked = value === undefined ? ['rendered'] : list(value);
     if (!asked.length) invalid('include', '`include` names no group; use rendered, cutouts, originals.');
     for (const g of asked)
-      if (!(GROUPS as readonly string[]).includes(g))
-        invalid('include', `Unknown group "${g}" in include; use rendered, cutouts, originals.`);
-    return [...new Set(asked)] as Group[];
+      if (!isGroup(g)) invalid('include', `Unknown group "${g}" in include; use rendered, cutouts, originals.`);
+    return [...new Set(asked.filter(isGroup))];
   }
 
   private presets(value: string | undefined): string[] {

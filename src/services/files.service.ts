@@ -11,6 +11,7 @@ import type { InputThumbnails } from './input-thumbnails.service.ts';
 import type { OutputThumbnails } from './output-thumbnails.service.ts';
 import { resultFiles } from './blob-keys.ts';
 import { outputName } from './job-view.ts';
+import { readJson } from '../db/json-text.ts';
 
 type FileVariant = 'input' | 'input-thumb' | 'output' | 'thumb' | 'cutout';
 
@@ -80,7 +81,7 @@ export class FileService {
       storedFormat,
       format,
       optimize,
-      presetLimit(item.settings),
+      presetLimit(readJson(item.settings)),
     );
     return { data, format, ...named(outputName(baseName, format)) };
   }

@@ -74,8 +74,8 @@ export class SessionService {
 }
 
 /** Constant-time comparison of the CSRF header with the session's token. */
-export function csrfMatches(sent: string | undefined, expected: string): boolean {
-  if (!sent) return false;
+export function csrfMatches(sent: string | string[] | undefined, expected: string): boolean {
+  if (typeof sent !== 'string' || !sent) return false;
   const a = Buffer.from(sent);
   const b = Buffer.from(expected);
   return a.length === b.length && timingSafeEqual(a, b);

@@ -77,7 +77,7 @@ export class ImageDecoder {
               .raw()
               .toBuffer();
       const alpha = hasAlpha
-        ? await resized(sharp(oriented.data, { raw }).extractChannel((channels - 1) as 1 | 3))
+        ? await resized(sharp(oriented.data, { raw }).extractChannel(channels === 4 ? 3 : 1))
             .raw()
             .toBuffer()
         : null;

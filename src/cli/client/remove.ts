@@ -305,9 +305,10 @@ async function follow(
     for await (const update of client.follow(id)) {
       if (update.type === 'event' && update.event.event.startsWith('item.')) {
         finished++;
-        const data = update.event.data as { name?: string; status?: string; review?: string };
-        const what = update.event.event === 'item.failed' ? 'failed' : data.review === 'red' ? 'flagged' : 'done';
-        progress.update(finished, total, `${what}: ${data.name ?? ''}`);
+        const data = update.event.data;
+        const photo = 'itemId' in data ? data : undefined;
+        const what = update.event.event === 'item.failed' ? 'failed' : photo?.review === 'red' ? 'flagged' : 'done';
+        progress.update(finished, total, `${what}: ${photo?.name ?? ''}`);
       } else if (update.type === 'snapshot') {
         finished = update.batch.counts.done + update.batch.counts.failed;
         progress.update(finished, total, update.batch.status);

@@ -67,10 +67,7 @@ async function identify(
   const token = request.headers.cookie ? parseCookie(request.headers.cookie)[SESSION_COOKIE] : undefined;
   if (!token) throw new AppError('UNAUTHENTICATED', 'Send your API key as "Authorization: Bearer <API_KEY>".');
   const session = await deps.sessions.authenticate(token);
-  if (
-    !SAFE_METHODS.has(request.method) &&
-    !csrfMatches(request.headers['x-csrf-token'] as string | undefined, session.csrfToken)
-  ) {
+  if (!SAFE_METHODS.has(request.method) && !csrfMatches(request.headers['x-csrf-token'], session.csrfToken)) {
     throw new AppError(
       'CSRF_FAILED',
       'Changes made with a studio session need its CSRF token in the X-CSRF-Token header.',

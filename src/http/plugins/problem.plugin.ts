@@ -21,7 +21,7 @@ function sendProblem(reply: FastifyReply, baseUrl: string, err: AppError): Fasti
   if (err.extras.retryAfter !== undefined) reply.header('retry-after', String(err.extras.retryAfter));
   if (err instanceof RateLimitedError) setRateLimitHeaders(reply, err.windows);
   // The first answer to an Idempotency-Key, given again (see services/idempotency.service.ts).
-  if ((err as AppError & { replayed?: boolean }).replayed) reply.header('idempotent-replayed', 'true');
+  if (err.replayed) reply.header('idempotent-replayed', 'true');
   return reply
     .code(err.status)
     .type('application/problem+json')
@@ -33,11 +33,8 @@ function fromFastify(err: FastifyError): AppError {
   if (err.validation) {
     const where = err.validationContext ?? 'body';
     const errors = err.validation.map((v) => {
-      const missing = v.keyword === 'required' ? `/${(v.params as { missingProperty: string }).missingProperty}` : '';
-      const extra =
-        v.keyword === 'additionalProperties'
-          ? `/${(v.params as { additionalProperty: string }).additionalProperty}`
-          : '';
+      const missing = v.keyword === 'required' ? `/${String(v.params.missingProperty)}` : '';
+      const extra = v.keyword === 'additionalProperties' ? `/${String(v.params.additionalProperty)}` : '';
       const message = v.keyword === 'additionalProperties' ? 'is not a known field' : (v.message ?? 'is invalid');
       return { path: `${where}${v.instancePath}${missing}${extra}`, message };
     });
@@ -156,7 +153,7 @@ export function frameworkErrors(baseUrl: string) {
 
 export function registerProblemHandling(app: FastifyInstance, baseUrl: string): void {
   app.setErrorHandler(async (error: FastifyError | AppError, request: FastifyRequest, reply: FastifyReply) => {
-    const err = error instanceof AppError ? error : (infrastructureError(error) ?? fromFastify(error as FastifyError));
+    const err = error instanceof AppError ? error : (infrastructureError(error) ?? fromFastify(error));
     await settleBody(request, reply);
     if (err.status === 503 || err.status === 507)
       request.log.warn({ code: err.code, cause: error.message, reqId: request.id }, 'request refused: infrastructure');

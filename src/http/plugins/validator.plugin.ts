@@ -4,11 +4,10 @@
 // "1e400", "0x10" or "Infinity" are refused instead of becoming Infinity or 16.
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsPlugin from 'ajv-formats';
-import type { FastifyInstance, FastifySchema } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 
-// ajv-formats is CommonJS with a default export; under ESM interop it may arrive wrapped.
-const addFormats = ((addFormatsPlugin as unknown as { default?: typeof addFormatsPlugin }).default ??
-  addFormatsPlugin) as unknown as (ajv: Ajv) => Ajv;
+// ajv-formats is CommonJS: the ESM default import is its module.exports, whose `default` is the plugin.
+const addFormats = addFormatsPlugin.default;
 
 const common = { removeAdditional: false, useDefaults: true, allErrors: true, strict: false } as const;
 const bodyAjv = addFormats(new Ajv({ ...common, coerceTypes: false }));
@@ -16,16 +15,20 @@ const textAjv = addFormats(new Ajv({ ...common, coerceTypes: 'array' }));
 
 const DECIMAL: Record<string, RegExp> = { integer: /^-?\d{1,20}$/, number: /^-?\d{1,20}(\.\d{1,20})?$/ };
 
-type Schema = { type?: string | string[]; properties?: Record<string, Schema>; anyOf?: Schema[] };
+/** The JSON-schema keyword `key` of a schema that is an object, if it has one. */
+const keyword = (schema: unknown, key: string): unknown =>
+  schema instanceof Object && key in schema ? Object.getOwnPropertyDescriptor(schema, key)?.value : undefined;
 
 /** The numeric type a property accepts ('integer' or 'number'), if any. */
-function numericType(schema: Schema): string | undefined {
-  const types = [schema.type, ...(schema.anyOf ?? []).map((s) => s.type)].flat();
+function numericType(schema: unknown): string | undefined {
+  const anyOf = keyword(schema, 'anyOf');
+  const types = [keyword(schema, 'type'), ...(Array.isArray(anyOf) ? anyOf.map((s) => keyword(s, 'type')) : [])].flat();
   return types.includes('number') ? 'number' : types.includes('integer') ? 'integer' : undefined;
 }
 
-function decimalOnly(schema: Schema, validate: ValidateFunction): ValidateFunction {
-  const numeric = Object.entries(schema.properties ?? {})
+function decimalOnly(schema: object, validate: ValidateFunction): ValidateFunction {
+  const properties = keyword(schema, 'properties');
+  const numeric = Object.entries(properties instanceof Object ? properties : {})
     .map(([name, prop]) => [name, numericType(prop)] as const)
     .filter((entry): entry is readonly [string, string] => entry[1] !== undefined);
   if (!numeric.length) return validate;
@@ -57,8 +60,6 @@ function decimalOnly(schema: Schema, validate: ValidateFunction): ValidateFuncti
 export function registerValidation(app: FastifyInstance): void {
   // Ajv caches compiled functions per schema object, so each route schema is compiled once.
   app.setValidatorCompiler(({ schema, httpPart }) =>
-    httpPart === 'body'
-      ? bodyAjv.compile(schema as FastifySchema)
-      : decimalOnly(schema as Schema, textAjv.compile(schema as FastifySchema)),
+    httpPart === 'body' ? bodyAjv.compile(schema) : decimalOnly(schema, textAjv.compile(schema)),
   );
 }

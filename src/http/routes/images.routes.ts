@@ -48,7 +48,7 @@ export function registerImageRoutes(
   async function readInput(request: FastifyRequest, body: ImageRequestT | undefined): Promise<ImageInput> {
     if (isMultipart(request)) {
       const form = await receiveFormInMemory(request, { fileSize: config.maxImageBytes, files: 1 });
-      const fields = { ...form.fields } as Record<string, unknown>;
+      const fields: Record<string, unknown> = { ...form.fields };
       if (typeof fields.timeout === 'string' && /^\d{1,3}$/.test(fields.timeout))
         fields.timeout = Number(fields.timeout);
       const checked = check(ImageMultipartFields, fields, 'body');
