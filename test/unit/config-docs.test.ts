@@ -35,6 +35,14 @@ describe('configuration documentation', () => {
     );
   });
 
+  it('refuses a value out of a closed list or not a number, naming the variable and what it takes', () => {
+    expect(() => loadConfig({ MATTE_MODEL_OPTIMIZATION: 'fast' })).toThrow(
+      'MATTE_MODEL_OPTIMIZATION must be one of basic, extended, all, got "fast"',
+    );
+    expect(() => loadConfig({ MATTE_MODEL_THREADS: 'two' })).toThrow('MATTE_MODEL_THREADS must be an integer');
+    expect(loadConfig({ MATTE_MODEL_OPTIMIZATION: 'basic' }).modelOptimization).toBe('basic');
+  });
+
   it('states the defaults loadConfig gives with an empty environment', () => {
     const config = loadConfig({});
     const row = (name: string) => SETTINGS.find((s) => s.names.includes(name))!.default;

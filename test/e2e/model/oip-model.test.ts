@@ -55,6 +55,16 @@ describe('bin/matte inference-server and the OIP client, with the real model', (
       body: JSON.stringify({ inputs: [{ name: 'input', datatype: 'FP32', shape: [1, 3, 2, 2], data: [0, 0, 0] }] }),
     });
     expect(res.status).toBe(400);
+    // A header that is JSON but not an infer request (inputs not a list, a tensor without a name) as well.
+    for (const header of [{ inputs: 'input' }, { inputs: [{ datatype: 'FP32' }] }]) {
+      const refused = await fetch(`http://127.0.0.1:${server.port}/v2/models/isnet/infer`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(header),
+      });
+      expect(refused.status).toBe(400);
+      expect(await refused.json()).toEqual({ error: 'the inference header is not an infer request' });
+    }
     await expect(new OipMaskModel({ url: `http://127.0.0.1:${server.port}/v2/models/nope` }).ready()).rejects.toThrow();
   }, 120_000);
 });
