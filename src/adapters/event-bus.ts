@@ -10,7 +10,13 @@ import { EventEmitter } from 'node:events';
 
 export interface EventBus {
   jobChanged(jobId: string): void;
-  onJobChanged(jobId: string, listener: () => void): () => void;
+  /**
+   * A photo of the batch moved to its next stage and nothing else changed: its counts, status and events
+   * are as they were. Heard only by listeners that asked for stages (a long-poll of the whole batch); a
+   * summary, an event stream or the webhook dispatcher has nothing new to read.
+   */
+  photoMoved(jobId: string): void;
+  onJobChanged(jobId: string, listener: () => void, options?: { stages?: boolean }): () => void;
   /**
    * Every batch's changes (the webhook dispatcher), with the batch's id; without one after signals may have
    * been missed (wakeAll), when every batch may have changed.
@@ -38,8 +44,18 @@ export class LocalEventBus implements EventBus {
     this.emitter.emit(ANY_JOB, jobId);
   }
 
-  onJobChanged(jobId: string, listener: () => void): () => void {
-    return this.on(`job:${jobId}`, listener);
+  photoMoved(jobId: string): void {
+    this.emitter.emit(`moved:${jobId}`);
+  }
+
+  onJobChanged(jobId: string, listener: () => void, options: { stages?: boolean } = {}): () => void {
+    const off = this.on(`job:${jobId}`, listener);
+    if (!options.stages) return off;
+    const offMoved = this.on(`moved:${jobId}`, listener);
+    return () => {
+      off();
+      offMoved();
+    };
   }
 
   onAnyJobChanged(listener: (jobId?: string) => void): () => void {

@@ -68,11 +68,12 @@ export class PgNotifyBus implements EventBus {
     this.reconnectTimer.unref();
   }
 
-  /** Payload: `<origin> j <jobId>` or `<origin> w`. */
+  /** Payload: `<origin> j <jobId>` (a batch changed), `<origin> m <jobId>` (a photo moved on) or `<origin> w`. */
   private receive(payload: string): void {
     const [origin, kind, jobId] = payload.split(' ');
     if (origin === this.origin) return;
     if (kind === 'j' && jobId) this.local.jobChanged(jobId);
+    else if (kind === 'm' && jobId) this.local.photoMoved(jobId);
     else if (kind === 'w') this.local.workQueued();
   }
 
@@ -88,8 +89,13 @@ export class PgNotifyBus implements EventBus {
     this.publish(`j ${jobId}`);
   }
 
-  onJobChanged(jobId: string, listener: () => void): () => void {
-    return this.local.onJobChanged(jobId, listener);
+  photoMoved(jobId: string): void {
+    this.local.photoMoved(jobId);
+    this.publish(`m ${jobId}`);
+  }
+
+  onJobChanged(jobId: string, listener: () => void, options?: { stages?: boolean }): () => void {
+    return this.local.onJobChanged(jobId, listener, options);
   }
 
   onAnyJobChanged(listener: (jobId?: string) => void): () => void {

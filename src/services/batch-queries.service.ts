@@ -47,9 +47,16 @@ export class BatchQueries {
     return jobView(job, items, counts, this.deps.perImageMs(), this.deps.clock(), opts.since !== undefined, claims);
   }
 
+  /** The batch without its photos: its row and counts read in one statement. */
   async getSummary(accountId: string, jobId: string): Promise<JobSummary> {
-    const job = await this.requireJob(accountId, jobId);
-    return this.summarise(job);
+    const found = await this.deps.store.repos.jobs.findForAccountWithCounts(accountId, jobId);
+    if (!found) throw notFound('batch');
+    return jobSummaryView(
+      found.job,
+      countItems(found.byStatus, found.refunded),
+      this.deps.perImageMs(),
+      this.deps.clock(),
+    );
   }
 
   /** The summary of a batch row already read (its counts are read now). */
@@ -92,19 +99,20 @@ export class BatchQueries {
 
   /**
    * Long-poll: resolves when the batch changed at or after `threshold`, when it is not running, or
-   * after `timeoutMs`. Woken by the event bus, never by polling the database in a loop.
+   * after `timeoutMs`. Woken by the event bus, never by polling the database in a loop. A photo moving to
+   * its next stage wakes only a reader of the photos (`stages`): a summary's counts and status stay as they were.
    */
   async waitForChange(
     accountId: string,
     jobId: string,
     threshold: number,
     timeoutMs: number,
-    signal?: AbortSignal,
+    { signal, stages = false }: { signal?: AbortSignal; stages?: boolean } = {},
   ): Promise<void> {
     let wake: () => void = () => undefined;
     const woken = new Promise<void>((resolve) => (wake = resolve));
     // Subscribe before reading, so a change between the read and the subscription is not missed.
-    const unsubscribe = this.deps.bus.onJobChanged(jobId, () => wake());
+    const unsubscribe = this.deps.bus.onJobChanged(jobId, () => wake(), { stages });
     const timer = setTimeout(() => wake(), timeoutMs);
     timer.unref();
     signal?.addEventListener('abort', () => wake(), { once: true });

@@ -30,11 +30,6 @@ export class PhotoQueue {
     const now = this.deps.clock();
     const item = await this.deps.store.repos.items.claimNext(owner, now, leaseMs);
     if (!item) return undefined;
-    const moved = await this.deps.store.repos.jobs.transition(item.job_id, ['queued'], {
-      status: 'running',
-      updated_at: now,
-    });
-    if (!moved) await this.deps.store.repos.jobs.update(item.job_id, { updated_at: now });
     this.deps.bus.jobChanged(item.job_id);
     return item;
   }
@@ -42,7 +37,7 @@ export class PhotoQueue {
   async markStage(item: ItemRow, owner: string, stage: Stage): Promise<boolean> {
     const now = this.deps.clock();
     const ok = await this.deps.store.repos.items.markStage(item.id, owner, stage, now);
-    if (ok) this.deps.bus.jobChanged(item.job_id);
+    if (ok) this.deps.bus.photoMoved(item.job_id);
     return ok;
   }
 

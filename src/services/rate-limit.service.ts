@@ -110,7 +110,17 @@ export interface HitResult {
   photos: WindowStatus;
 }
 
+/** Subjects whose last written windows this process remembers (a hint; see countRequest). */
+const HINTS_KEPT = 10_000;
+
 export class RateLimitService {
+  /**
+   * The windows this process last wrote for a subject, as written: the compare-and-set's expected value, so a
+   * request usually costs one statement. Only a hint: the database decides (a stale hint loses the
+   * compare-and-set, and the request reads the row and tries again), so other processes stay exact.
+   */
+  private readonly written = new Map<string, JsonText<RateWindows>>();
+
   constructor(private readonly deps: { store: Store; clock: () => number; rules: RateLimits }) {}
 
   get rules(): RateLimits {
@@ -135,8 +145,10 @@ export class RateLimitService {
   }
 
   /**
-   * One request counted with a compare-and-set instead of a row lock: two statements and no transaction on
-   * every request (read, then write if nothing changed meanwhile); a request that lost a race reads again.
+   * One request counted with a compare-and-set instead of a row lock, and no transaction: the windows are
+   * read (or taken from what this process last wrote), counted, and written back only if the row still
+   * holds what was read. One statement while this process's hint is current, two otherwise; a request that
+   * lost a race reads again. A refusal is only ever given on windows read from the database.
    */
   private async countRequest(subject: string): Promise<RequestOutcome> {
     const { requests } = this.deps.rules;
@@ -145,16 +157,29 @@ export class RateLimitService {
       const now = this.deps.clock();
       // Many requests of one key at once: after a few lost races, wait in line under the row lock instead.
       if (attempt > 5) {
+        this.written.delete(subject);
         return this.deps.store.transaction(async (r) =>
           this.requestOutcome(await this.take(r, subject, requests, 1, { partial: false }, now), now),
         );
       }
-      const before = await repo.read(subject);
+      const hint = this.written.get(subject);
+      this.written.delete(subject);
+      const before = hint ?? (await repo.read(subject));
       const windows = parseWindows(before);
       const taken = takeFrom(windows, requests, 1, false, now);
-      if (taken.granted && !(await repo.replaceIf(subject, before, jsonText(windows), now))) continue;
+      if (!taken.granted && hint !== undefined) continue;
+      if (taken.granted) {
+        const after = jsonText(windows);
+        if (!(await repo.replaceIf(subject, before, after, now))) continue;
+        this.remember(subject, after);
+      }
       return this.requestOutcome({ ...taken, windows }, now);
     }
+  }
+
+  private remember(subject: string, windows: JsonText<RateWindows>): void {
+    if (this.written.size >= HINTS_KEPT) this.written.clear();
+    this.written.set(subject, windows);
   }
 
   /** What a counted (or refused) request answers with: its refusal's wait, and both windows for the headers. */

@@ -162,7 +162,7 @@ describe.skipIf(pg.skip)('the event bus between processes (PostgreSQL LISTEN/NOT
   });
   afterAll(async () => tdb?.drop());
 
-  it('a signal published by one bus reaches the listeners of another, and its own listeners once', async () => {
+  it('a signal published by one bus reaches the listeners of another, and its own listeners once; a photo moving on only those asking for stages', async () => {
     const log = pino({ level: 'silent' });
     const a = await PgNotifyBus.connect(tdb.databaseUrl, log);
     const b = await PgNotifyBus.connect(tdb.databaseUrl, log);
@@ -173,15 +173,18 @@ describe.skipIf(pg.skip)('the event bus between processes (PostgreSQL LISTEN/NOT
       const offAny = b.onAnyJobChanged(() => heardB.push('any'));
       const offWork = b.onWorkQueued(() => heardB.push('work'));
       const offA = a.onJobChanged('job_1', () => heardA.push('job_1'));
+      // A photo moving on is heard only by a listener that asked for stages (a reader of the photos).
+      const offStages = b.onJobChanged('job_1', () => heardB.push('stages'), { stages: true });
       a.jobChanged('job_1');
       a.jobChanged('job_2');
       a.workQueued();
+      a.photoMoved('job_1');
       const deadline = Date.now() + 5000;
-      while (heardB.length < 4 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+      while (heardB.length < 6 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
       await new Promise((r) => setTimeout(r, 100));
-      expect(heardB.sort()).toEqual(['any', 'any', 'job_1', 'work']);
+      expect(heardB.sort()).toEqual(['any', 'any', 'job_1', 'stages', 'stages', 'work']);
       expect(heardA).toEqual(['job_1']);
-      for (const off of [offB, offAny, offWork, offA]) off();
+      for (const off of [offB, offAny, offWork, offA, offStages]) off();
       expect(b.listenerCount()).toBe(0);
     } finally {
       await a.close();

@@ -52,6 +52,26 @@ for (const { dialect, skip } of DIALECTS) {
       return { accountId, jobId: job.id };
     }
 
+    it('a photo moving to its next stage ends a long-poll of the photos, not one of the summary', async () => {
+      const { accountId, jobId } = await startedBatch(1);
+      const item = (await queue.claimNext('stage-worker', 60_000))!;
+      const ended: string[] = [];
+      const threshold = now + 1;
+      const photos = queries
+        .waitForChange(accountId, jobId, threshold, 5_000, { stages: true })
+        .then(() => ended.push('photos'));
+      const summary = queries.waitForChange(accountId, jobId, threshold, 5_000).then(() => ended.push('summary'));
+      await new Promise((r) => setTimeout(r, 50)); // both subscribed and past their first read
+      expect(await queue.markStage(item, 'stage-worker', 'decode')).toBe(true);
+      await photos;
+      await new Promise((r) => setTimeout(r, 50));
+      expect(ended).toEqual(['photos']);
+      // A change the summary shows (the photo settled: counts move) ends it.
+      await queue.settleFailed(item, 'stage-worker', new PhotoError('PROCESSING_FAILED', 'test', false));
+      await summary;
+      expect(ended).toEqual(['photos', 'summary']);
+    });
+
     it('migrates idempotently (a second createDatabase finds nothing to do, and the data stays)', async () => {
       const { accountId } = await accounts.createAccount({ email: `migrate-${dialect}@example.com`, plan: 1, pack: 0 });
       const again = await createDatabase({ databaseUrl: tdb.databaseUrl, dataDir: tdb.dataDir });

@@ -181,27 +181,35 @@ export class ItemsRepository {
    * the same row. SQLite: a single UPDATE … WHERE id IN (SELECT … LIMIT 1) RETURNING, atomic because
    * SQLite has one writer at a time.
    */
+  /**
+   * Claims the oldest pending photo for `owner`, then marks its batch changed (a queued batch becomes
+   * running). Two statements, each its own transaction: the photo's row lock is gone before the batch's row
+   * is taken, so a claim never holds one while waiting for the other (a batch's deletion takes them the
+   * other way round).
+   */
   async claimNext(owner: string, now: number, leaseMs: number): Promise<ItemRow | undefined> {
     const lease = now + leaseMs;
-    if (this.dialect === 'postgres') {
-      const result = await sql<ItemRow>`
-        with next as (
-          select id from items where status = 'pending'
-          order by created_at, position limit 1
-          for update skip locked
-        )
-        update items set status = 'processing', lease_owner = ${owner}, lease_expires_at = ${lease},
-          attempts = attempts + 1, started_at = ${now}, updated_at = ${now}, stage = 'decode', stage_started_at = ${now}
-        from next where items.id = next.id
-        returning items.*`.execute(this.db);
-      return result.rows[0];
-    }
-    const result = await sql<ItemRow>`
-      update items set status = 'processing', lease_owner = ${owner}, lease_expires_at = ${lease},
-        attempts = attempts + 1, started_at = ${now}, updated_at = ${now}, stage = 'decode', stage_started_at = ${now}
-      where id in (select id from items where status = 'pending' order by created_at, position limit 1)
-      returning *`.execute(this.db);
-    return result.rows[0];
+    const claim = sql`status = 'processing', lease_owner = ${owner}, lease_expires_at = ${lease},
+      attempts = attempts + 1, started_at = ${now}, updated_at = ${now}, stage = 'decode', stage_started_at = ${now}`;
+    const result =
+      this.dialect === 'postgres'
+        ? await sql<ItemRow>`
+            with next as (
+              select id from items where status = 'pending'
+              order by created_at, position limit 1
+              for update skip locked
+            )
+            update items set ${claim} from next where items.id = next.id
+            returning items.*`.execute(this.db)
+        : await sql<ItemRow>`
+            update items set ${claim}
+            where id in (select id from items where status = 'pending' order by created_at, position limit 1)
+            returning *`.execute(this.db);
+    const item = result.rows[0];
+    if (item)
+      await sql`update jobs set status = case when status = 'queued' then 'running' else status end,
+        updated_at = ${now} where id = ${item.job_id}`.execute(this.db);
+    return item;
   }
 
   async renewLease(id: string, owner: string, until: number): Promise<boolean> {

@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Database, JobRow, JobUpdate, NewJob } from '../schema.ts';
 import { ACTIVE_JOB_STATUSES } from '../../domain/batch-rules.ts';
 import type { JobStatus } from '../../domain/batch.schemas.ts';
+import type { StatusCounts } from './items.repository.ts';
 
 export class JobsRepository {
   constructor(private readonly db: Kysely<Database>) {}
@@ -18,6 +19,39 @@ export class JobsRepository {
       .where('id', '=', id)
       .where('account_id', '=', accountId)
       .executeTakeFirst();
+  }
+
+  /**
+   * The account's batch with its photos counted by status (and the refunded ones), in one statement: what a
+   * summary needs. Undefined when the account has no such batch.
+   */
+  async findForAccountWithCounts(
+    accountId: string,
+    id: string,
+  ): Promise<{ job: JobRow; byStatus: StatusCounts; refunded: number } | undefined> {
+    const rows = await this.db
+      .selectFrom('jobs')
+      .leftJoin('items', 'items.job_id', 'jobs.id')
+      .selectAll('jobs')
+      .select([
+        'items.status as item_status',
+        (eb) => eb.fn.count<number>('items.id').as('item_count'),
+        (eb) => eb.fn.sum<number>('items.refunded').as('item_refunded'),
+      ])
+      .where('jobs.id', '=', id)
+      .where('jobs.account_id', '=', accountId)
+      .groupBy(['jobs.id', 'items.status'])
+      .execute();
+    if (!rows.length) return undefined;
+    const { item_status, item_count, item_refunded, ...job } = rows[0];
+    const byStatus: StatusCounts = {};
+    let refunded = 0;
+    for (const row of rows) {
+      if (row.item_status === null) continue; // a batch without photos: one row, no status
+      byStatus[row.item_status] = Number(row.item_count);
+      refunded += Number(row.item_refunded ?? 0);
+    }
+    return { job, byStatus, refunded };
   }
 
   /** Names and origins of the account's batches among `ids` (unknown ids and others' batches are left out). */

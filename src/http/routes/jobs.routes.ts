@@ -117,7 +117,10 @@ export function registerJobRoutes(
         const abort = new AbortController();
         request.raw.once('close', () => abort.abort());
         // Something must change strictly after `since` (or after arrival): a client passing back updatedAt waits for news.
-        await c.queries.waitForChange(accountId, id, (q.since ?? arrived) + 1, q.wait * 1000, abort.signal);
+        await c.queries.waitForChange(accountId, id, (q.since ?? arrived) + 1, q.wait * 1000, {
+          signal: abort.signal,
+          stages: q.fields !== 'summary',
+        });
       }
       if (q.fields === 'summary') return c.queries.getSummary(accountId, id);
       return c.queries.getJob(accountId, id, { since: q.since });
