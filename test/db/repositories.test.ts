@@ -232,6 +232,21 @@ for (const { dialect, skip } of DIALECTS) {
       expect(JSON.parse((await store.repos.rateLimits.read(subject))!).requests).toEqual([[now - (now % 1000), 20]]);
     });
 
+    it('two processes counting one key stay exact, and a refusal is never given on what a process remembers', async () => {
+      const rules = rateLimitRules(20, 100);
+      const [a, b] = [new RateLimitService({ store, clock, rules }), new RateLimitService({ store, clock, rules })];
+      const subject = `key-${Math.random()}`;
+      // Taking turns, each process's remembered windows are stale at every request: the row decides.
+      const outcomes: PromiseSettledResult<unknown>[] = [];
+      for (let i = 0; i < 30; i++) outcomes.push(...(await Promise.allSettled([(i % 2 ? a : b).hit(subject)])));
+      expect(outcomes.filter((o) => o.status === 'fulfilled')).toHaveLength(20);
+      expect(JSON.parse((await store.repos.rateLimits.read(subject))!).requests).toEqual([[now - (now % 1000), 20]]);
+      // The row goes (idle rows are swept): `a` remembers a full window, yet the next request is counted.
+      await store.repos.rateLimits.deleteIdleSince(now + 1);
+      const counted = await a.hit(subject);
+      expect(counted.requests.remaining).toBe(19);
+    });
+
     it('deletes batches two hours after they finish', async () => {
       const { accountId, jobId } = await startedBatch(1);
       const item = (await queue.claimNext('w', 60_000))!;
