@@ -6,12 +6,12 @@ import type { Metrics } from '../adapters/metrics.ts';
 import type { Logger } from 'pino';
 import { PhotoError } from '../errors.ts';
 import type { BlobStore } from '../adapters/blob-store.ts';
-import type { PhotoQueue } from '../services/photo-queue.service.ts';
+import type { Claimed, PhotoQueue } from '../services/photo-queue.service.ts';
 import { blobKeys, type ResultFiles } from '../services/blob-keys.ts';
 import type { EventBus } from '../adapters/event-bus.ts';
 
 import { runPhoto, type PipelineDeps } from '../pipeline/photo-pipeline.ts';
-import type { ItemRow } from '../db/schema.ts';
+import type { ItemRow, JobRow } from '../db/schema.ts';
 import type { HelperThreadPriority } from '../runtime/thread-priority.ts';
 import { readJson } from '../db/json-text.ts';
 
@@ -114,9 +114,9 @@ export class PhotoWorker {
   private async loop(): Promise<void> {
     let failures = 0;
     while (this.running) {
-      let item: ItemRow | undefined;
+      let claimed: Claimed | undefined;
       try {
-        item = await this.deps.queue.claimNext(this.id, this.opts.leaseMs);
+        claimed = await this.deps.queue.claim(this.id, this.opts.leaseMs);
         failures = 0;
       } catch (err) {
         // The database is away (or the claim failed): wait longer each time, up to 30 s, instead of spinning.
@@ -125,15 +125,16 @@ export class PhotoWorker {
         await this.idle(Math.min(30_000, 1000 * 2 ** Math.min(failures, 5)));
         continue;
       }
-      if (!item) {
+      if (!claimed) {
         await this.idle();
         continue;
       }
-      await this.process(item);
+      await this.process(claimed.item, claimed.job);
     }
   }
 
-  async process(item: ItemRow): Promise<void> {
+  /** Runs a claimed photo; `job` is its batch's row as the claim read it (undefined: the batch is gone). */
+  async process(item: ItemRow, job: JobRow | undefined): Promise<void> {
     const log = this.deps.log.child({ jobId: item.job_id, itemId: item.id });
     const { queue, blobs } = this.deps;
     const renew = setInterval(
@@ -146,7 +147,6 @@ export class PhotoWorker {
     let files: ResultFiles | undefined;
     let cutoutWrite: Promise<void> | undefined;
     try {
-      const job = await queue.getJobRowForWorker(item.job_id);
       if (!job) return;
       const input = await blobs.get(item.input_blob);
       const settings = readJson(item.settings);

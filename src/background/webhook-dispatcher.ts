@@ -24,7 +24,10 @@ export interface DispatcherOptions {
   allowPrivateNetworks: boolean;
   /** Attempts in flight at once, across batches. */
   concurrency?: number;
-  /** How often an idle dispatcher looks for deliveries written or due in other processes. */
+  /**
+   * How often an idle dispatcher looks for deliveries it was not told of (a signal lost between processes);
+   * default 5 s. A dispatcher waiting on another process's attempt for the same batch looks every second.
+   */
   idlePollMs?: number;
 }
 
@@ -149,7 +152,7 @@ export class WebhookDispatcher {
    * next due time the pump has just read (one query a wake, not two); undefined when it has not.
    */
   private async idle(blocked: boolean, known: number | null | undefined): Promise<void> {
-    let waitMs = this.opts.idlePollMs ?? 1000;
+    let waitMs = blocked ? Math.min(this.opts.idlePollMs ?? 1000, 1000) : (this.opts.idlePollMs ?? 5000);
     try {
       const now = this.deps.clock();
       const due = blocked ? null : known !== undefined ? known : await this.deps.store.repos.deliveries.nextDueAt(now);

@@ -35,7 +35,7 @@ export interface Repos {
 function reposFor(db: Kysely<Database>, dialect: Dialect, inTransaction = false): Repos {
   return {
     accounts: new AccountsRepository(db, dialect, inTransaction),
-    jobs: new JobsRepository(db),
+    jobs: new JobsRepository(db, dialect),
     items: new ItemsRepository(db, dialect),
     ledger: new LedgerRepository(db),
     events: new EventsRepository(db),

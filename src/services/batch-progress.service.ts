@@ -3,8 +3,9 @@
 // the webhook delivery of each event the batch's webhook selected. An event and its delivery commit
 // with the change they announce, or not at all.
 import type { Repos } from '../db/store.ts';
-import type { ItemRow, JobRow } from '../db/schema.ts';
-import type { EventName, WebhookEvents } from '../domain/batch.schemas.ts';
+import type { ItemRow, JobRow, JobUpdate } from '../db/schema.ts';
+import type { StatusCounts } from '../db/repositories/items.repository.ts';
+import type { EventName, JobStatus, WebhookEvents } from '../domain/batch.schemas.ts';
 import type { ItemEventData, JobEvent, JobEventData } from '../domain/event.schemas.ts';
 import { newId } from '../ids.ts';
 import { ACTIVE_JOB_STATUSES } from '../domain/batch-rules.ts';
@@ -19,44 +20,66 @@ export class BatchProgress {
    * After photos settle: a running batch with nothing queued or in flight is paused (photos held) or finished.
    * @param jobOrId the batch, or its row as this transaction last read or wrote it
    */
-  async settleJobStatus(r: Repos, jobOrId: string | JobRow, now: number): Promise<void> {
+  async settleJobStatus(r: Repos, jobOrId: string | (JobRow & { unfinished?: number }), now: number): Promise<void> {
     const job = typeof jobOrId === 'string' ? await r.jobs.findById(jobOrId) : jobOrId;
     const jobId = typeof jobOrId === 'string' ? jobOrId : jobOrId.id;
     if (!job || !ACTIVE_JOB_STATUSES.includes(job.status)) return;
-    const { byStatus } = await r.items.statusCounts(jobId);
-    const n = (s: string) => byStatus[s] ?? 0;
+    // A row read with its event's number says already whether photos are still to run.
+    if (typeof jobOrId !== 'string' && jobOrId.unfinished !== undefined && jobOrId.unfinished > 0) return;
+    const counted = await r.items.statusCounts(jobId);
+    const n = (s: string) => counted.byStatus[s] ?? 0;
     if (n('pending') + n('processing') > 0) return;
     if (n('held') > 0) {
-      await r.jobs.update(jobId, { status: 'paused', updated_at: now });
-      await this.recordJobEvent(r, jobId, 'job.paused', now);
+      await this.recordJobEvent(r, jobId, 'job.paused', now, { status: 'paused' }, counted);
       return;
     }
     const status = n('done') === 0 && n('failed') > 0 ? 'failed' : 'done';
-    await r.jobs.update(jobId, { status, finished_at: now, expires_at: now + this.resultTtlMs, updated_at: now });
-    await this.recordJobEvent(r, jobId, 'job.done', now);
+    await this.recordJobEvent(
+      r,
+      jobId,
+      'job.done',
+      now,
+      { status, finished_at: now, expires_at: now + this.resultTtlMs },
+      counted,
+    );
   }
 
-  /** A batch's event; the batch is marked changed at `now` in the statement that numbers the event. */
-  async recordJobEvent(r: Repos, jobId: string, event: EventName, now: number): Promise<void> {
-    const job = await r.jobs.nextEventSeq(jobId, now);
-    const { byStatus, refunded } = await r.items.statusCounts(jobId);
+  /**
+   * A batch's change of status and the event that announces it: the batch's update (`change`, marked changed
+   * at `now`), the event's number and the event itself in one statement on PostgreSQL.
+   * @param counted the batch's photos counted by status in this transaction, when the caller has them
+   */
+  async recordJobEvent(
+    r: Repos,
+    jobId: string,
+    event: EventName,
+    now: number,
+    change: JobUpdate & { status: JobStatus },
+    counted?: { byStatus: StatusCounts; refunded: number },
+  ): Promise<void> {
+    const { byStatus, refunded } = counted ?? (await r.items.statusCounts(jobId));
     const counts = countItems(byStatus, refunded);
     const data: JobEventData = {
-      status: job.status,
+      status: change.status,
       counts,
       downloadUrl: counts.done > 0 ? `/v1/jobs/${jobId}/download` : null,
       reviewUrl: `/v1/jobs/${jobId}/review`,
-      continueUrl: job.status === 'paused' && counts.held > 0 ? `/v1/jobs/${jobId}/continue` : null,
+      continueUrl: change.status === 'paused' && counts.held > 0 ? `/v1/jobs/${jobId}/continue` : null,
     };
-    await this.write(r, job, event, now, data);
+    const job = await r.jobs.numberEvent(jobId, now, { event, data }, change);
+    await this.deliver(r, job, { id: job.event_seq, event, at: now, jobId, data });
   }
 
   /**
    * A photo's event, from its row as the caller just wrote it; the batch is marked changed at `now` in the
    * statement that numbers the event. Returns the batch's row as it is afterwards.
    */
-  async recordItemEvent(r: Repos, row: ItemRow, event: EventName, now: number): Promise<JobRow> {
-    const job = await r.jobs.nextEventSeq(row.job_id, now);
+  async recordItemEvent(
+    r: Repos,
+    row: ItemRow,
+    event: EventName,
+    now: number,
+  ): Promise<JobRow & { unfinished: number }> {
     const item = itemView(row);
     const data: ItemEventData = {
       itemId: item.id,
@@ -71,23 +94,15 @@ export class BatchProgress {
       thumbUrl: item.thumbUrl ?? null,
       inputThumbUrl: item.inputThumbUrl ?? null,
     };
-    await this.write(r, job, event, now, data);
+    // Numbered and written in one statement; its webhook delivery, where there is one, after.
+    const job = await r.jobs.numberEvent(row.job_id, now, { event, data });
+    await this.deliver(r, job, { id: job.event_seq, event, at: now, jobId: job.id, data });
     return job;
   }
 
-  /**
-   * The event numbered `job.event_seq` (the batch's row as nextEventSeq returned it), and its webhook delivery
-   * where the batch has a webhook for it.
-   */
-  private async write(
-    r: Repos,
-    job: JobRow,
-    event: EventName,
-    now: number,
-    data: JobEventData | ItemEventData,
-  ): Promise<void> {
-    const payload: JobEvent = { id: job.event_seq, event, at: now, jobId: job.id, data };
-    await r.events.insert(payload);
+  /** The event's webhook delivery, where the batch has a webhook for it. */
+  private async deliver(r: Repos, job: JobRow, payload: JobEvent): Promise<void> {
+    const { event, at: now } = payload;
     if (job.webhook_url && selects(job.webhook_events, event)) {
       await r.deliveries.insert({
         id: newId('dlv'),

@@ -213,10 +213,18 @@ export class BatchService {
         run.map((i) => ({ id: i.id, credits: TIER_CREDITS.light })),
         now,
       );
+      // One statement for each kind of change: photos left held, and those queued with the same reservation.
       const settings = jsonText(options.defaults);
+      const groups = new Map<string, { ids: string[]; alloc: { plan: number; pack: number } | undefined }>();
       for (const item of items) {
         const alloc = allocations.get(item.id);
-        await r.items.update(item.id, {
+        const key = alloc ? `${alloc.plan}/${alloc.pack}` : 'held';
+        const group = groups.get(key) ?? { ids: [], alloc };
+        group.ids.push(item.id);
+        groups.set(key, group);
+      }
+      for (const { ids, alloc } of groups.values()) {
+        await r.items.updateMany(ids, {
           settings,
           updated_at: now,
           ...(alloc
@@ -229,13 +237,11 @@ export class BatchService {
             : {}),
         });
       }
-      await r.jobs.update(jobId, {
+      await this.deps.progress.recordJobEvent(r, jobId, 'job.started', now, {
         status: 'queued',
         options: jsonText(options),
         started_at: now,
-        updated_at: now,
       });
-      await this.deps.progress.recordJobEvent(r, jobId, 'job.started', now);
     });
     this.deps.bus.workQueued();
     this.deps.bus.jobChanged(jobId);
@@ -293,14 +299,12 @@ export class BatchService {
           updated_at: now,
         });
       }
-      await r.jobs.update(jobId, {
+      await this.deps.progress.recordJobEvent(r, jobId, 'job.started', now, {
         status: ACTIVE_JOB_STATUSES.includes(job.status) ? job.status : 'queued',
         cancel_requested_at: null,
         finished_at: null,
         expires_at: null,
-        updated_at: now,
       });
-      await this.deps.progress.recordJobEvent(r, jobId, 'job.started', now);
     });
     this.deps.bus.workQueued();
     this.deps.bus.jobChanged(jobId);

@@ -79,8 +79,11 @@ class Purse {
 
   async save(r: Repos): Promise<void> {
     if (!this.rows.length) return;
-    await r.accounts.setBalances(this.account.id, this.plan, this.pack, this.clockUs);
-    await r.ledger.insert(this.rows);
+    await r.accounts.recordMovement(
+      this.account.id,
+      { plan: this.plan, pack: this.pack, ledgerClockUs: this.clockUs },
+      this.rows,
+    );
   }
 }
 

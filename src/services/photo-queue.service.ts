@@ -13,6 +13,9 @@ import { blobKeys, resultFiles, type ResultFiles } from './blob-keys.ts';
 import { lockAccount } from './locks.ts';
 import { jsonText } from '../db/json-text.ts';
 
+/** A claimed photo and its batch's row as the claim left it (undefined: the batch was deleted meanwhile). */
+export type Claimed = { item: ItemRow; job: JobRow | undefined };
+
 export class PhotoQueue {
   constructor(
     private readonly deps: {
@@ -27,11 +30,14 @@ export class PhotoQueue {
   ) {}
 
   async claimNext(owner: string, leaseMs: number): Promise<ItemRow | undefined> {
-    const now = this.deps.clock();
-    const item = await this.deps.store.repos.items.claimNext(owner, now, leaseMs);
-    if (!item) return undefined;
-    this.deps.bus.jobChanged(item.job_id);
-    return item;
+    return (await this.claim(owner, leaseMs))?.item;
+  }
+
+  /** The next photo for `owner`, with its batch's row as the claim left it (undefined: the batch is gone). */
+  async claim(owner: string, leaseMs: number): Promise<Claimed | undefined> {
+    const claimed = await this.deps.store.repos.items.claimNext(owner, this.deps.clock(), leaseMs);
+    if (claimed) this.deps.bus.jobChanged(claimed.item.job_id);
+    return claimed;
   }
 
   async markStage(item: ItemRow, owner: string, stage: Stage): Promise<boolean> {
@@ -56,19 +62,17 @@ export class PhotoQueue {
   ): Promise<{ previous: ResultFiles } | null> {
     const now = this.deps.clock();
     const settled = await this.deps.store.transaction(async (r) => {
-      const current = await this.lockForSettling(r, item);
-      if (!current || current.status !== 'processing' || current.lease_owner !== owner) return null;
-      const previous = resultFiles(current);
-      let charged = 0;
-      if (outcome.red) await this.deps.credits.release(r, current, now, 'flagged by the automatic check');
-      else charged = await this.deps.credits.commit(r, current, now);
-      const row = await r.items.updateReturning(item.id, {
+      await lockAccount(r, item.account_id);
+      // The photo as this worker claimed it is the photo as it is, while the worker holds its lease and its
+      // reservation and revision are unchanged: one conditional update, under the account's lock, reads and
+      // settles it (the charge below is taken from what the update matched).
+      const row = await r.items.updateIfUnchanged(item, owner, {
         status: 'done',
         review: outcome.red ? 'red' : 'none',
         refunded: outcome.red ? 1 : 0,
-        charged,
-        charged_plan: outcome.red ? 0 : current.reserved_plan,
-        charged_pack: outcome.red ? 0 : current.reserved_pack,
+        charged: outcome.red ? 0 : item.reserved_plan + item.reserved_pack,
+        charged_plan: outcome.red ? 0 : item.reserved_plan,
+        charged_pack: outcome.red ? 0 : item.reserved_pack,
         reserved_plan: 0,
         reserved_pack: 0,
         quality: jsonText(outcome.quality),
@@ -77,7 +81,7 @@ export class PhotoQueue {
         cutout_blob: outcome.files.cutout,
         output_blob: outcome.files.output,
         thumb_blob: outcome.files.thumb,
-        rev: current.rev + 1,
+        rev: item.rev + 1,
         error_code: null,
         error_message: null,
         error_input_fault: null,
@@ -87,6 +91,10 @@ export class PhotoQueue {
         finished_at: now,
         updated_at: now,
       });
+      if (!row) return null;
+      const previous = resultFiles(item);
+      if (outcome.red) await this.deps.credits.release(r, item, now, 'flagged by the automatic check');
+      else await this.deps.credits.commit(r, item, now);
       // The event's statement marks the batch changed; its row then decides whether the batch is finished.
       const job = await this.deps.progress.recordItemEvent(
         r,

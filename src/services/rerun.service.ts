@@ -141,14 +141,12 @@ export class RerunService {
         });
       }
       if (stopped) {
-        await r.jobs.update(jobId, {
+        await this.deps.progress.recordJobEvent(r, jobId, 'job.started', now, {
           status: 'queued',
           finished_at: null,
           expires_at: null,
           cancel_requested_at: null,
-          updated_at: now,
         });
-        await this.deps.progress.recordJobEvent(r, jobId, 'job.started', now);
       } else {
         await r.jobs.update(jobId, { updated_at: now });
       }

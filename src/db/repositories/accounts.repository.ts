@@ -1,5 +1,5 @@
-import type { Kysely, Updateable } from 'kysely';
-import type { AccountRow, AccountTable, ApiKeyRow, Database } from '../schema.ts';
+import type { Insertable, Kysely, QueryCreator, Updateable } from 'kysely';
+import type { AccountRow, AccountTable, ApiKeyRow, Database, LedgerTable } from '../schema.ts';
 import type { Dialect } from '../database.ts';
 
 export class AccountsRepository {
@@ -51,6 +51,29 @@ export class AccountsRepository {
   async setBalances(id: string, plan: number, pack: number, ledgerClockUs: number): Promise<void> {
     const changes = { plan_credits: plan, pack_credits: pack, ledger_clock_us: ledgerClockUs };
     await this.db.updateTable('accounts').set(changes).where('id', '=', id).execute();
+    this.keep(id, changes);
+  }
+
+  /**
+   * An account's credit movement: its new balances and the ledger rows that explain them, written together
+   * (one statement on PostgreSQL, the balances' update a data-modifying WITH; two on SQLite).
+   */
+  async recordMovement(
+    id: string,
+    balances: { plan: number; pack: number; ledgerClockUs: number },
+    rows: Insertable<LedgerTable>[],
+  ): Promise<void> {
+    const changes = {
+      plan_credits: balances.plan,
+      pack_credits: balances.pack,
+      ledger_clock_us: balances.ledgerClockUs,
+    };
+    const update = (db: QueryCreator<Database>) => db.updateTable('accounts').set(changes).where('id', '=', id);
+    if (this.dialect === 'postgres') await this.db.with('balances', update).insertInto('ledger').values(rows).execute();
+    else {
+      await update(this.db).execute();
+      await this.db.insertInto('ledger').values(rows).execute();
+    }
     this.keep(id, changes);
   }
 

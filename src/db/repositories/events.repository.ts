@@ -1,25 +1,12 @@
-// The event log: one row per batch event, numbered per batch (jobs.event_seq hands out the numbers),
-// written in the transaction of the change it announces and deleted with the batch.
+// The event log: one row per batch event, numbered per batch and written with the number
+// (JobsRepository.numberEvent) in the transaction of the change it announces; deleted with the batch.
 import type { Kysely } from 'kysely';
 import type { Database } from '../schema.ts';
 import type { JobEvent } from '../../domain/event.schemas.ts';
-import { jsonText, readJson } from '../json-text.ts';
+import { readJson } from '../json-text.ts';
 
 export class EventsRepository {
   constructor(private readonly db: Kysely<Database>) {}
-
-  async insert(event: JobEvent): Promise<void> {
-    await this.db
-      .insertInto('job_events')
-      .values({
-        job_id: event.jobId,
-        seq: event.id,
-        event: event.event,
-        at: event.at,
-        data: jsonText(event.data),
-      })
-      .execute();
-  }
 
   /** Events after `afterSeq`, in order; at most `limit`. */
   async listForJob(jobId: string, afterSeq = 0, limit = 1000): Promise<JobEvent[]> {

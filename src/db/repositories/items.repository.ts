@@ -1,5 +1,5 @@
 import { sql, type Kysely, type QueryCreator } from 'kysely';
-import type { Database, ItemRow, ItemUpdate, NewItem } from '../schema.ts';
+import type { Database, ItemRow, ItemUpdate, JobRow, NewItem } from '../schema.ts';
 import type { Dialect } from '../database.ts';
 import type { ItemStatus, Stage } from '../../domain/batch.schemas.ts';
 
@@ -79,6 +79,11 @@ export class ItemsRepository {
     return { byStatus, refunded };
   }
 
+  /** The same change to many photos, in one statement. */
+  async updateMany(ids: string[], patch: ItemUpdate): Promise<void> {
+    if (ids.length) await this.db.updateTable('items').set(patch).where('id', 'in', ids).execute();
+  }
+
   async update(id: string, patch: ItemUpdate): Promise<void> {
     await this.db.updateTable('items').set(patch).where('id', '=', id).execute();
   }
@@ -153,6 +158,28 @@ export class ItemsRepository {
     return this.db.updateTable('items').set(patch).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
   }
 
+  /**
+   * Changes a photo only while it is as `as` shows it: processing under this worker's lease, with the same
+   * reservation and result revision. Answers the row afterwards, or undefined when any of that changed.
+   */
+  async updateIfUnchanged(
+    as: Pick<ItemRow, 'id' | 'reserved_plan' | 'reserved_pack' | 'rev'>,
+    owner: string,
+    patch: ItemUpdate,
+  ): Promise<ItemRow | undefined> {
+    return this.db
+      .updateTable('items')
+      .set(patch)
+      .where('id', '=', as.id)
+      .where('status', '=', 'processing')
+      .where('lease_owner', '=', owner)
+      .where('reserved_plan', '=', as.reserved_plan)
+      .where('reserved_pack', '=', as.reserved_pack)
+      .where('rev', '=', as.rev)
+      .returningAll()
+      .executeTakeFirst();
+  }
+
   /** Updates a photo only while this worker still holds its lease; false when the lease was lost. */
   async updateLeased(id: string, owner: string, patch: ItemUpdate): Promise<boolean> {
     const result = await this.db
@@ -183,11 +210,15 @@ export class ItemsRepository {
    */
   /**
    * Claims the oldest pending photo for `owner`, then marks its batch changed (a queued batch becomes
-   * running). Two statements, each its own transaction: the photo's row lock is gone before the batch's row
-   * is taken, so a claim never holds one while waiting for the other (a batch's deletion takes them the
-   * other way round).
+   * running) and answers both rows. Two statements, each its own transaction: the photo's row lock is gone
+   * before the batch's row is taken, so a claim never holds one while waiting for the other (a batch's
+   * deletion takes them the other way round). No batch: it was deleted between the two.
    */
-  async claimNext(owner: string, now: number, leaseMs: number): Promise<ItemRow | undefined> {
+  async claimNext(
+    owner: string,
+    now: number,
+    leaseMs: number,
+  ): Promise<{ item: ItemRow; job: JobRow | undefined } | undefined> {
     const lease = now + leaseMs;
     const claim = sql`status = 'processing', lease_owner = ${owner}, lease_expires_at = ${lease},
       attempts = attempts + 1, started_at = ${now}, updated_at = ${now}, stage = 'decode', stage_started_at = ${now}`;
@@ -206,10 +237,10 @@ export class ItemsRepository {
             where id in (select id from items where status = 'pending' order by created_at, position limit 1)
             returning *`.execute(this.db);
     const item = result.rows[0];
-    if (item)
-      await sql`update jobs set status = case when status = 'queued' then 'running' else status end,
-        updated_at = ${now} where id = ${item.job_id}`.execute(this.db);
-    return item;
+    if (!item) return undefined;
+    const job = await sql<JobRow>`update jobs set status = case when status = 'queued' then 'running' else status end,
+        updated_at = ${now} where id = ${item.job_id} returning *`.execute(this.db);
+    return { item, job: job.rows[0] };
   }
 
   async renewLease(id: string, owner: string, until: number): Promise<boolean> {

@@ -1,11 +1,17 @@
-import type { Kysely } from 'kysely';
+import { sql, type Kysely, type QueryCreator } from 'kysely';
 import type { Database, JobRow, JobUpdate, NewJob } from '../schema.ts';
+import type { Dialect } from '../database.ts';
+import { jsonText } from '../json-text.ts';
+import type { JobEvent } from '../../domain/event.schemas.ts';
 import { ACTIVE_JOB_STATUSES } from '../../domain/batch-rules.ts';
-import type { JobStatus } from '../../domain/batch.schemas.ts';
+import type { EventName, JobStatus } from '../../domain/batch.schemas.ts';
 import type { StatusCounts } from './items.repository.ts';
 
 export class JobsRepository {
-  constructor(private readonly db: Kysely<Database>) {}
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly dialect: Dialect,
+  ) {}
 
   async insert(row: NewJob): Promise<void> {
     await this.db.insertInto('jobs').values(row).execute();
@@ -116,15 +122,63 @@ export class JobsRepository {
   }
 
   /**
-   * Hands out the next per-batch event id (counts up from 1), with the batch marked changed at `now`, in one
-   * statement: the batch's row as it is afterwards (its `event_seq` is the new event's id).
+   * Hands out the batch's next event id (counting up from 1) and writes the event under it, with the batch's
+   * own change (`patch`: say its new status) and marked changed at `now`: one statement on PostgreSQL (the
+   * update and the event's insert are data-modifying WITHs), two on SQLite. Answers the batch's row as it is
+   * afterwards (its `event_seq` is the event's id) with how many of its photos are still to run
+   * (`unfinished`: pending or processing), so a photo's settlement knows without counting again whether the
+   * batch may have finished.
    */
-  async nextEventSeq(id: string, now: number): Promise<JobRow> {
-    return this.db
-      .updateTable('jobs')
-      .set((eb) => ({ event_seq: eb('event_seq', '+', 1), updated_at: now }))
-      .where('id', '=', id)
-      .returningAll()
+  async numberEvent(
+    id: string,
+    now: number,
+    event: { event: EventName; data: JobEvent['data'] },
+    patch: JobUpdate = {},
+  ): Promise<JobRow & { unfinished: number }> {
+    const numbered = (db: QueryCreator<Database>) =>
+      db
+        .updateTable('jobs')
+        .set((eb) => ({ ...patch, event_seq: eb('event_seq', '+', 1), updated_at: now }))
+        .where('id', '=', id)
+        .returningAll()
+        .returning((eb) =>
+          eb
+            .selectFrom('items')
+            .select((count) => count.fn.countAll<number>().as('n'))
+            .whereRef('items.job_id', '=', 'jobs.id')
+            .where('items.status', 'in', ['pending', 'processing'])
+            .as('unfinished'),
+        );
+    const data = jsonText(event.data);
+    if (this.dialect !== 'postgres') {
+      const job = await numbered(this.db).executeTakeFirstOrThrow();
+      await this.db
+        .insertInto('job_events')
+        .values({ job_id: id, seq: job.event_seq, event: event.event, at: now, data })
+        .execute();
+      return { ...job, unfinished: Number(job.unfinished) };
+    }
+    const job = await this.db
+      .with('numbered', numbered)
+      .with('written', (db) =>
+        db
+          .insertInto('job_events')
+          .columns(['job_id', 'seq', 'event', 'at', 'data'])
+          .expression((eb) =>
+            eb
+              .selectFrom('numbered')
+              .select([
+                'id',
+                'event_seq',
+                sql.val(event.event).as('event'),
+                sql.val(now).as('at'),
+                sql.val(data).as('data'),
+              ]),
+          ),
+      )
+      .selectFrom('numbered')
+      .selectAll()
       .executeTakeFirstOrThrow();
+    return { ...job, unfinished: Number(job.unfinished) };
   }
 }
