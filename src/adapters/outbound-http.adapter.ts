@@ -97,9 +97,8 @@ function guardedLookup(allowPrivate: boolean): net.LookupFunction {
   return (hostname, options, callback) => {
     dns.lookup(hostname, { ...options, all: true }, (err, addresses) => {
       if (err) return callback(err, '', 4);
-      const list = addresses;
-      const bad = !allowPrivate && list.find((a) => isPrivateAddress(a.address));
-      if (bad || list.length === 0) {
+      const bad = !allowPrivate && addresses.find((a) => isPrivateAddress(a.address));
+      if (bad || addresses.length === 0) {
         return callback(
           Object.assign(new Error(`refused: ${hostname} resolves to a non-public address`), {
             code: 'EREFUSEDPRIVATE',
@@ -108,8 +107,8 @@ function guardedLookup(allowPrivate: boolean): net.LookupFunction {
           4,
         );
       }
-      if (options.all) return callback(null, list);
-      callback(null, list[0].address, list[0].family);
+      if (options.all) return callback(null, addresses);
+      callback(null, addresses[0].address, addresses[0].family);
     });
   };
 }

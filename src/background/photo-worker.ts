@@ -9,7 +9,6 @@ import type { BlobStore } from '../adapters/blob-store.ts';
 import type { Claimed, PhotoQueue } from '../services/photo-queue.service.ts';
 import { blobKeys, type ResultFiles } from '../services/blob-keys.ts';
 import type { EventBus } from '../adapters/event-bus.ts';
-
 import { runPhoto, type PipelineDeps } from '../pipeline/photo-pipeline.ts';
 import type { ItemRow, JobRow } from '../db/schema.ts';
 import type { HelperThreadPriority } from '../runtime/thread-priority.ts';

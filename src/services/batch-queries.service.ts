@@ -6,8 +6,7 @@ import type { ClaimRow, ItemRow, JobRow } from '../db/schema.ts';
 import type { Counts, Item, Job, JobStatus, JobSummary } from '../domain/batch.schemas.ts';
 import { ACTIVE_JOB_STATUSES } from '../domain/batch-rules.ts';
 import type { EventBus } from '../adapters/event-bus.ts';
-import { countItems, itemView, jobSummaryView, jobView } from './job-view.ts';
-import { readJson } from '../db/json-text.ts';
+import { countItems, itemView, jobSummaryView, jobView, storedMeta } from './job-view.ts';
 
 export class BatchQueries {
   constructor(
@@ -75,7 +74,7 @@ export class BatchQueries {
   /** The marketplace report of the photo's current output: null before it is rendered, or on no marketplace preset. */
   async compliance(accountId: string, jobId: string, itemId: string) {
     const row = await this.getItem(accountId, jobId, itemId);
-    const meta = row.status === 'done' && row.meta ? readJson(row.meta) : {};
+    const meta = row.status === 'done' ? storedMeta(row) : {};
     return { itemId: row.id, rev: row.rev, compliance: meta.compliance ?? null };
   }
 

@@ -32,7 +32,7 @@ type Reserved = Pick<ItemRow, 'id' | 'job_id' | 'account_id' | 'reserved_plan' |
 
 /** An account's balances opened for change: movements are collected, then saved with the rows. */
 class Purse {
-  private readonly rows: Parameters<Repos['ledger']['insert']>[0] = [];
+  private readonly rows: Parameters<Repos['accounts']['recordMovement']>[2] = [];
   private clockUs: number;
   plan: number;
   pack: number;

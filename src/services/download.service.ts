@@ -24,7 +24,7 @@ import { resultFiles } from './blob-keys.ts';
 import { patchSettings } from './settings.ts';
 import { baseName, fillPattern, parsePattern, UniqueNames, type TokenValues } from './zip-names.ts';
 import { extensionOf } from '@matte/client/formats';
-import { storedFormat } from './job-view.ts';
+import { storedFormat, storedMeta } from './job-view.ts';
 import { readJson } from '../db/json-text.ts';
 
 export interface DownloadQuery {
@@ -97,7 +97,7 @@ export class DownloadService {
     const sources: ZipSource[] = [];
 
     for (const [i, item] of items.entries()) {
-      const meta = item.meta ? readJson(item.meta) : {};
+      const meta = storedMeta(item);
       const settings = readJson(item.settings);
       const files = resultFiles(item);
       const values = (preset: string, w: number, h: number): TokenValues => ({

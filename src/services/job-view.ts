@@ -28,6 +28,11 @@ export function storedFormat(item: ItemRow): ImageFormat {
   return item.output_format;
 }
 
+/** What the photo's result recorded of itself (sizes, timings, the marketplace report); empty before one. */
+export function storedMeta(item: Pick<ItemRow, 'meta'>): StoredItemMeta {
+  return item.meta ? readJson(item.meta) : {};
+}
+
 export function outputName(name: string, format: string): string {
   const ext = extensionOf(format);
   const slash = name.lastIndexOf('/');

@@ -22,7 +22,7 @@ import type { BatchQueries } from './batch-queries.service.ts';
 import type { EventBus } from '../adapters/event-bus.ts';
 import { blobKeys, resultFiles } from './blob-keys.ts';
 import { patchSettings } from './settings.ts';
-import { storedFormat } from './job-view.ts';
+import { storedFormat, storedMeta } from './job-view.ts';
 import { jsonText, readJson } from '../db/json-text.ts';
 
 export class RenderService {
@@ -96,7 +96,7 @@ export class RenderService {
     const stored = storedFormat(item);
     const maxBytes = findPreset(readJson(item.settings).presetId)?.maxBytes;
     const files = resultFiles(item);
-    const meta = item.meta ? readJson(item.meta) : {};
+    const meta = storedMeta(item);
     // Known from the photo's meta without reading the file: the answer is the stored output (the common case).
     const bytes = meta.output?.bytes;
     if (bytes !== undefined && exportKeepsStored(stored, bytes, format, optimize, maxBytes)) return item;
@@ -159,7 +159,7 @@ export class RenderService {
     settings: Settings,
     background: Buffer | null,
   ): Promise<Drawn & { compliance?: Compliance }> {
-    const meta = item.meta ? readJson(item.meta) : {};
+    const meta = storedMeta(item);
     const cutout = await this.deps.blobs.get(resultFiles(item).cutout);
     const size = meta.cutout ?? (await this.deps.decoder.size(cutout));
     const drawn = await drawCutout(this.deps, cutout, size, meta.bbox ?? null, settings, background);
@@ -182,7 +182,7 @@ export class RenderService {
       thumb: blobKeys.result(item.job_id, item.id, token, 'thumb.webp'),
     };
     await Promise.all([this.deps.blobs.put(files.output, rendered.output), this.deps.blobs.put(files.thumb, thumb)]);
-    const meta = item.meta ? readJson(item.meta) : {};
+    const meta = storedMeta(item);
     const now = this.deps.clock();
     const done = await this.deps.store.repos.items.updateResult(item.id, item.rev, {
       settings: jsonText(settings),

@@ -20,9 +20,9 @@ import type { CreditsService } from './credits.service.ts';
 import type { BatchQueries } from './batch-queries.service.ts';
 import type { EventBus } from '../adapters/event-bus.ts';
 import { resultFiles } from './blob-keys.ts';
-import { reportsLeft } from './job-view.ts';
+import { reportsLeft, storedMeta } from './job-view.ts';
 import { lockAccount } from './locks.ts';
-import { jsonText, readJson } from '../db/json-text.ts';
+import { jsonText } from '../db/json-text.ts';
 
 export interface ReportVerdict {
   accepted: boolean;
@@ -130,7 +130,7 @@ export class ReportService {
   }
 
   private cutoutSize(item: ItemRow): { width: number; height: number } {
-    const meta = item.meta ? readJson(item.meta) : {};
+    const meta = storedMeta(item);
     return meta.cutout ?? { width: item.source_width, height: item.source_height };
   }
 

@@ -204,7 +204,26 @@ for (const { dialect, skip } of DIALECTS) {
       const { accountId } = await accounts.createAccount({ email: `${Math.random()}@x.test`, plan: 5, pack: 2 });
       await store.transaction(async (r) => {
         const first = (await r.accounts.findForUpdate(accountId))!;
-        await r.accounts.setBalances(accountId, first.plan_credits - 1, first.pack_credits, first.ledger_clock_us + 1);
+        const at = first.ledger_clock_us + 1;
+        await r.accounts.recordMovement(
+          accountId,
+          { plan: first.plan_credits - 1, pack: first.pack_credits, ledgerClockUs: at },
+          [
+            {
+              account_id: accountId,
+              job_id: null,
+              item_id: null,
+              kind: 'adjust',
+              pool: 'plan',
+              amount: -1,
+              units: 1,
+              balance_after: first.plan_credits - 1,
+              reason: 'test',
+              created_at: Math.floor(at / 1000),
+              at_us: at,
+            },
+          ],
+        );
         const second = (await r.accounts.findForUpdate(accountId))!;
         expect([second.plan_credits, second.ledger_clock_us]).toEqual([4, first.ledger_clock_us + 1]);
         second.plan_credits = 99; // a copy: the caller's changes are not the row's

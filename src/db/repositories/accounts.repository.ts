@@ -48,12 +48,6 @@ export class AccountsRepository {
     return row;
   }
 
-  async setBalances(id: string, plan: number, pack: number, ledgerClockUs: number): Promise<void> {
-    const changes = { plan_credits: plan, pack_credits: pack, ledger_clock_us: ledgerClockUs };
-    await this.db.updateTable('accounts').set(changes).where('id', '=', id).execute();
-    this.keep(id, changes);
-  }
-
   /**
    * An account's credit movement: its new balances and the ledger rows that explain them, written together
    * (one statement on PostgreSQL, the balances' update a data-modifying WITH; two on SQLite).

@@ -203,16 +203,13 @@ export class ItemsRepository {
   }
 
   /**
-   * The queue's claim, the one dialect branch: takes the oldest pending photo and leases it to `owner`.
-   * PostgreSQL: FOR UPDATE SKIP LOCKED in a CTE, so several worker processes never block on or take
-   * the same row. SQLite: a single UPDATE … WHERE id IN (SELECT … LIMIT 1) RETURNING, atomic because
-   * SQLite has one writer at a time.
-   */
-  /**
-   * Claims the oldest pending photo for `owner`, then marks its batch changed (a queued batch becomes
-   * running) and answers both rows. Two statements, each its own transaction: the photo's row lock is gone
-   * before the batch's row is taken, so a claim never holds one while waiting for the other (a batch's
-   * deletion takes them the other way round). No batch: it was deleted between the two.
+   * The queue's claim: leases the oldest pending photo to `owner`, then marks its batch changed (a queued
+   * batch becomes running) and answers both rows. PostgreSQL: FOR UPDATE SKIP LOCKED in a CTE, so several
+   * worker processes never block on or take the same row; SQLite: a single UPDATE … WHERE id IN (SELECT …
+   * LIMIT 1) RETURNING, atomic because SQLite has one writer at a time. Two statements, each its own
+   * transaction: the photo's row lock is gone before the batch's row is taken, so a claim never holds one
+   * while waiting for the other (a batch's deletion takes them the other way round). No batch: it was
+   * deleted between the two.
    */
   async claimNext(
     owner: string,

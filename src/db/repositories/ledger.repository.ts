@@ -1,12 +1,8 @@
-import type { Insertable, Kysely } from 'kysely';
-import type { Database, LedgerRow, LedgerTable } from '../schema.ts';
+import type { Kysely } from 'kysely';
+import type { Database, LedgerRow } from '../schema.ts';
 
 export class LedgerRepository {
   constructor(private readonly db: Kysely<Database>) {}
-
-  async insert(rows: Insertable<LedgerTable>[]): Promise<void> {
-    if (rows.length) await this.db.insertInto('ledger').values(rows).execute();
-  }
 
   /** Newest first; `beforeUs` is exclusive. Ledger times are unique per account, so pages never overlap. */
   async list(accountId: string, opts: { limit: number; beforeUs?: number; jobId?: string }): Promise<LedgerRow[]> {
