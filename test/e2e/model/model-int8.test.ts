@@ -256,16 +256,19 @@ describe('quantizeInt8', () => {
     expect(ops(activationsOnly).filter((o) => o === 'QuantizeLinear')).toHaveLength(
       ops(quantizeInt8(model, calibration)).filter((o) => o === 'QuantizeLinear').length,
     );
-    // Each still computes the float model, nearer than both roundings together.
+    // Each still computes the float model, nearer than both roundings together. Compared as the graphs say, without
+    // onnxruntime's rewrites: with them, the activations-only graph (quantize-dequantize pairs before float
+    // convolutions) runs through kernels that differ by CPU, 12 times further off on an AVX2-only EPYC than as written.
     for (const input of inputs(4, 2)) {
-      const a = (await run(model, input)).output.data as Float32Array;
+      const a = (await run(model, input, ['output'], 'disabled')).output.data as Float32Array;
       const distance = async (m: Uint8Array) => {
-        const b = (await run(m, input)).output.data as Float32Array;
+        const b = (await run(m, input, ['output'], 'disabled')).output.data as Float32Array;
         return a.reduce((sum, v, i) => sum + Math.abs(v - b[i]), 0) / a.length;
       };
       const both = await distance(quantizeInt8(model, calibration));
       expect(await distance(weightsOnly)).toBeGreaterThan(0);
       expect(await distance(weightsOnly)).toBeLessThan(both);
+      expect(await distance(activationsOnly)).toBeGreaterThan(0);
       expect(await distance(activationsOnly)).toBeLessThanOrEqual(both);
     }
   });
