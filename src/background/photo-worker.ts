@@ -12,7 +12,6 @@ import type { EventBus } from '../adapters/event-bus.ts';
 import { runPhoto, type PipelineDeps } from '../pipeline/photo-pipeline.ts';
 import type { ItemRow, JobRow } from '../db/schema.ts';
 import type { HelperThreadPriority } from '../runtime/thread-priority.ts';
-import { readJson } from '../db/json-text.ts';
 
 export interface WorkerOptions {
   concurrency: number;
@@ -148,7 +147,7 @@ export class PhotoWorker {
     try {
       if (!job) return;
       const input = await blobs.get(item.input_blob);
-      const settings = readJson(item.settings);
+      const settings = item.settings;
       const background = settings.background.mode === 'image' ? await queue.loadBackground(job) : null;
       // This result's own files: named on the row only when the result settles, so a worker that lost
       // its lease never overwrites the files of the run that won.

@@ -182,7 +182,8 @@ export class WebhookDispatcher {
     if (!job?.webhook_secret) {
       lastError = 'The batch no longer has a webhook.';
     } else {
-      const body = Buffer.from(d.payload);
+      // The stored event written out again: JSON.stringify of what it parsed to is the text it stored, byte for byte.
+      const body = Buffer.from(JSON.stringify(d.payload));
       const headers = {
         'content-type': 'application/json',
         'user-agent': WEBHOOK_USER_AGENT,

@@ -14,6 +14,7 @@ import * as resultFiles from './migrations/2026-11-23T02-result-files.ts';
 import * as webhookDeliveries from './migrations/2026-11-24T00-webhook-deliveries.ts';
 import * as jobOrigin from './migrations/2026-11-28T00-job-origin.ts';
 import { errorMessage } from '../errors.ts';
+import { JsonColumnsPlugin } from './json-columns.ts';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -54,6 +55,9 @@ export async function createDatabase(options: DatabaseOptions): Promise<Db> {
   let kysely: Kysely<Database>;
   // Kysely calls its log hook once for every statement it sends.
   const log = options.onStatement;
+  // Every row read comes out with its JSON columns parsed and checked; a migration that rewrites stored JSON
+  // reads the text through kysely.withoutPlugins().
+  const plugins = [new JsonColumnsPlugin()];
   if (isPostgres) {
     const pool = new pg.Pool({
       connectionString: options.databaseUrl,
@@ -73,7 +77,7 @@ export async function createDatabase(options: DatabaseOptions): Promise<Db> {
     // its client, which the pool only listens to while the client is idle: without a listener of its own,
     // a database outage would end the process. The query in flight, if any, still fails with the error.
     pool.on('connect', (client) => client.on('error', () => undefined));
-    kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), log });
+    kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), log, plugins });
   } else {
     const file = options.databaseUrl.startsWith('sqlite:')
       ? options.databaseUrl.slice('sqlite:'.length)
@@ -89,6 +93,7 @@ export async function createDatabase(options: DatabaseOptions): Promise<Db> {
     kysely = new Kysely<Database>({
       dialect: new ImmediateSqliteDialect({ database: new CachedStatements(sqlite) }),
       log,
+      plugins,
     });
   }
   const dialect: Dialect = isPostgres ? 'postgres' : 'sqlite';

@@ -1,28 +1,21 @@
 // Row types as Kysely sees them. Times are server-clock milliseconds (bigint columns, read as numbers
-// on both dialects); booleans are 0/1 integers; structured values are JSON text typed by what it holds
-// (json-text.ts).
+// on both dialects); booleans are 0/1 integers; structured values are JSON text, read as the value it holds,
+// parsed and checked on the way out of the database (json-columns.ts).
 import type { Generated, Insertable, Selectable, Updateable } from 'kysely';
 import type {
-  BBox,
   ClaimReason,
   ClaimVerdict,
   EventName,
   ImageFormat,
   ItemReview,
   ItemStatus,
-  JobOptions,
   JobStatus,
-  Quality,
-  Rejected,
-  Settings,
   Stage,
-  StoredItemMeta,
   Tier,
-  WebhookEvents,
 } from '../domain/batch.schemas.ts';
-import type { DeliveryStatus, JobEvent } from '../domain/event.schemas.ts';
-import type { ErrorCode, ItemErrorCode, ProblemExtras } from '../errors.ts';
-import type { JsonText } from './json-text.ts';
+import type { DeliveryStatus } from '../domain/event.schemas.ts';
+import type { ItemErrorCode } from '../errors.ts';
+import type { Json, NullableJson } from './json-columns.ts';
 import type { CreditPool, LedgerKind, LicenseStatus, PurchaseStatus } from '../domain/account-states.ts';
 
 export interface AccountTable {
@@ -60,14 +53,14 @@ interface JobTable {
   /** `batch` (POST /v1/jobs) or `image` (POST /v1/images, a one-photo call). */
   origin: Generated<'batch' | 'image'>;
   status: JobStatus;
-  options: JsonText<JobOptions>;
+  options: Json<'options'>;
   background_blob: string | null;
   webhook_url: string | null;
   webhook_secret: string | null;
   /** "all" or the event names the webhook is sent. */
-  webhook_events: JsonText<WebhookEvents> | null;
+  webhook_events: NullableJson<'webhook_events'>;
   /** Files the intake turned away, with why. */
-  rejected: JsonText<Rejected[]>;
+  rejected: Json<'rejected'>;
   /** Last event sequence number handed out for this batch. */
   event_seq: number;
   created_at: number;
@@ -89,7 +82,7 @@ interface ItemTable {
   /** 1 when the photo belongs to the sample run of a sample start. */
   sample: number;
   tier: Tier;
-  settings: JsonText<Settings>;
+  settings: Json<'settings'>;
   input_blob: string;
   input_bytes: number;
   source_width: number;
@@ -110,8 +103,8 @@ interface ItemTable {
   rev: number;
   attempts: number;
   stage: Stage | null;
-  quality: JsonText<Quality> | null;
-  meta: JsonText<StoredItemMeta> | null;
+  quality: NullableJson<'quality'>;
+  meta: NullableJson<'meta'>;
   output_format: ImageFormat | null;
   /** Files of the current result (null: the fixed keys of blobKeys). */
   cutout_blob: string | null;
@@ -147,22 +140,17 @@ interface JobEventTable {
   seq: number;
   event: EventName;
   at: number;
-  data: JsonText<JobEvent['data']>;
+  data: Json<'data'>;
 }
 
-/** An idempotent request's first answer, replayed under its key: a success as sent, or a refusal. */
-export type StoredAnswer =
-  | { kind: 'response'; headers: Record<string, string>; /** base64 */ body: string }
-  | { kind: 'error'; code: ErrorCode; detail: string; extras: ProblemExtras; status: number };
-
-export interface IdempotencyTable {
+interface IdempotencyTable {
   account_id: string;
   scope: string;
   key: string;
   fingerprint: string;
   state: 'in_progress' | 'done';
   status_code: number | null;
-  response: JsonText<StoredAnswer> | null;
+  response: NullableJson<'response'>;
   created_at: number;
   /** While in progress: after this time the record is taken to be abandoned (its process died). */
   locked_until: number | null;
@@ -207,13 +195,9 @@ export interface PurchaseTable {
 }
 
 /** Uses counted per bucket: [bucket start (ms), count], oldest first. */
-export type RateLog = [bucketStart: number, count: number][];
-/** A subject's logs by window name (`requests`, `photos`). */
-export type RateWindows = Record<string, RateLog>;
-
 interface RateLimitTable {
   subject: string;
-  windows: JsonText<RateWindows>;
+  windows: Json<'windows'>;
   updated_at: number;
 }
 
@@ -226,12 +210,12 @@ interface ClaimTable {
   attempt: number;
   reason: ClaimReason;
   /** In cut-out pixels. */
-  region: JsonText<BBox>;
+  region: Json<'region'>;
   note: string | null;
   verdict: ClaimVerdict;
   confidence: number;
   evidence: string;
-  metrics: JsonText<Record<string, number>>;
+  metrics: Json<'metrics'>;
   /** Credits given back (0 when rejected). */
   credits: number;
   created_at: number;
@@ -246,7 +230,7 @@ interface WebhookDeliveryTable {
   /** The batch's webhookUrl when the event happened. */
   url: string;
   /** The event object: the exact body of every attempt. */
-  payload: JsonText<JobEvent>;
+  payload: Json<'payload'>;
   status: DeliveryStatus;
   /** Attempts made so far. */
   attempts: number;
@@ -287,9 +271,12 @@ export type ItemRow = Selectable<ItemTable>;
 export type NewItem = Insertable<ItemTable>;
 export type ItemUpdate = Updateable<ItemTable>;
 export type LedgerRow = Selectable<LedgerTable>;
+export type IdempotencyRow = Selectable<IdempotencyTable>;
+export type NewIdempotencyRecord = Insertable<IdempotencyTable>;
 export type LicenseRow = Selectable<LicenseTable>;
 export type SessionRow = Selectable<SessionTable>;
 export type PurchaseRow = Selectable<PurchaseTable>;
 export type ClaimRow = Selectable<ClaimTable>;
+export type NewClaim = Insertable<ClaimTable>;
 export type DeliveryRow = Selectable<WebhookDeliveryTable>;
 export type NewDelivery = Insertable<WebhookDeliveryTable>;

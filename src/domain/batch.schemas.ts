@@ -342,7 +342,8 @@ export type ItemMeta = Static<typeof ItemMeta>;
  * (served by GET …/compliance; the answer's ItemMeta stays as the specification closes it, and carries a
  * failed check as one of its `warnings`).
  */
-export type StoredItemMeta = ItemMeta & { compliance?: Compliance };
+export const StoredItemMeta = Type.Object({ ...ItemMeta.properties, compliance: Type.Optional(Compliance) }, closed);
+export type StoredItemMeta = Static<typeof StoredItemMeta>;
 
 export const Item = Type.Object(
   {

@@ -1,7 +1,7 @@
 // The error documentation, made from the lists the server answers with (src/errors.ts): the page every
 // problem `type` links to (/docs/errors#CODE), a page per code (/docs/errors/CODE), and docs/errors.md
 // (npm run generate writes it; a test checks it is current).
-import { ERROR_CODES, ITEM_ERRORS, type ErrorCode } from '../errors.ts';
+import { ERROR_CODE_NAMES, ERROR_CODES, ITEM_ERRORS, type ErrorCode } from '../errors.ts';
 
 const PROBLEM_MEMBERS =
   'Every error is `application/problem+json` with `type`, `title`, `status`, `code` and `detail`. Branch on `code`, never on `detail`. ' +
@@ -23,13 +23,9 @@ function section(code: ErrorCode, level: 'h2' | 'h1'): string {
 <p><strong>What to do:</strong> ${html(fix)}</p></section>`;
 }
 
-export function isErrorCode(code: string): code is ErrorCode {
-  return Object.hasOwn(ERROR_CODES, code);
-}
-
 /** /docs/errors: every code, each a section its problem `type` links to. */
 export function errorsPage(): string {
-  const codes = Object.keys(ERROR_CODES).filter(isErrorCode);
+  const codes = ERROR_CODE_NAMES;
   const items = Object.entries(ITEM_ERRORS)
     .map(([code, text]) => `<tr id="item-${code}"><td><code>${code}</code></td><td>${escape(text)}</td></tr>`)
     .join('\n');

@@ -10,7 +10,7 @@ import type { ItemEventData, JobEvent, JobEventData } from '../domain/event.sche
 import { newId } from '../ids.ts';
 import { ACTIVE_JOB_STATUSES } from '../domain/batch-rules.ts';
 import { countItems, itemView } from './job-view.ts';
-import { jsonText, readJson, type JsonText } from '../db/json-text.ts';
+import { jsonText } from '../db/json-text.ts';
 
 export class BatchProgress {
   /** `resultTtlMs`: a finished batch is deleted this long after it finished. */
@@ -121,8 +121,6 @@ export class BatchProgress {
 }
 
 /** webhook_events: "all" or an array of event names (null: no webhook). */
-function selects(webhookEvents: JsonText<WebhookEvents> | null, event: EventName): boolean {
-  if (!webhookEvents) return false;
-  const selected = readJson(webhookEvents);
-  return selected === 'all' || selected.includes(event);
+function selects(webhookEvents: WebhookEvents | null, event: EventName): boolean {
+  return webhookEvents === 'all' || (webhookEvents?.includes(event) ?? false);
 }

@@ -21,7 +21,7 @@ import { resolveSettings } from './settings.ts';
 import { TIER_CREDITS } from './job-view.ts';
 import { blobKeys } from './blob-keys.ts';
 import { lockAccount } from './locks.ts';
-import { jsonText, readJson } from '../db/json-text.ts';
+import { jsonText } from '../db/json-text.ts';
 
 export interface CreateJobInput {
   name?: string;
@@ -196,7 +196,7 @@ export class BatchService {
           `The account has ${MAX_ACTIVE_BATCHES} batches running already; start this one when one finishes.`,
         );
       }
-      const options = readJson(job.options);
+      const options = job.options;
       if (input.defaults) {
         const background = job.background_blob !== null;
         options.defaults = resolveSettings(input.defaults, { hasBackgroundImage: background, path: '/defaults' });

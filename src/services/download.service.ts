@@ -25,7 +25,6 @@ import { patchSettings } from './settings.ts';
 import { baseName, fillPattern, parsePattern, UniqueNames, type TokenValues } from './zip-names.ts';
 import { extensionOf } from '@matte/client/formats';
 import { storedFormat, storedMeta } from './job-view.ts';
-import { readJson } from '../db/json-text.ts';
 
 export interface DownloadQuery {
   format?: ImageFormat;
@@ -98,7 +97,7 @@ export class DownloadService {
 
     for (const [i, item] of items.entries()) {
       const meta = storedMeta(item);
-      const settings = readJson(item.settings);
+      const settings = item.settings;
       const files = resultFiles(item);
       const values = (preset: string, w: number, h: number): TokenValues => ({
         name: baseName(item.name),

@@ -11,7 +11,6 @@ import type { InputThumbnails } from './input-thumbnails.service.ts';
 import type { OutputThumbnails } from './output-thumbnails.service.ts';
 import { resultFiles } from './blob-keys.ts';
 import { outputName } from './job-view.ts';
-import { readJson } from '../db/json-text.ts';
 
 type FileVariant = 'input' | 'input-thumb' | 'output' | 'thumb' | 'cutout';
 
@@ -81,7 +80,7 @@ export class FileService {
       storedFormat,
       format,
       optimize,
-      presetLimit(readJson(item.settings)),
+      presetLimit(item.settings),
     );
     return { data, format, ...named(outputName(baseName, format)) };
   }

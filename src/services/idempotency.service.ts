@@ -10,9 +10,9 @@
 import { createHash } from 'node:crypto';
 import { AppError } from '../errors.ts';
 import type { Store } from '../db/store.ts';
-import type { IdempotencyTable } from '../db/schema.ts';
-import { jsonText, readJson } from '../db/json-text.ts';
-import type { StoredAnswer } from '../db/schema.ts';
+import type { NewIdempotencyRecord } from '../db/schema.ts';
+import { jsonText } from '../db/json-text.ts';
+import type { StoredAnswer } from '../db/json-columns.ts';
 
 const IDEMPOTENCY_KEY_PATTERN = /^[A-Za-z0-9._:-]{8,128}$/;
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
@@ -71,7 +71,7 @@ export class IdempotencyService {
     if (key === undefined) return { ...(await fn()), replayed: false };
     const repo = this.deps.store.repos.idempotency;
     const now = this.deps.clock();
-    const fresh: IdempotencyTable = {
+    const fresh: NewIdempotencyRecord = {
       account_id: accountId,
       scope,
       key,
@@ -105,7 +105,7 @@ export class IdempotencyService {
             'A request with this Idempotency-Key is still being processed; retry shortly.',
           );
       } else {
-        const stored = readJson(existing.response!);
+        const stored = existing.response!;
         if (stored.kind === 'error')
           throw Object.assign(new AppError(stored.code, stored.detail, stored.extras, stored.status), {
             replayed: true,

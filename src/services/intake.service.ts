@@ -14,7 +14,7 @@ import type { BatchQueries } from './batch-queries.service.ts';
 import { blobKeys } from './blob-keys.ts';
 import { lockAccount } from './locks.ts';
 import { PHOTO_REFUSALS } from '../domain/photo-refusals.ts';
-import { jsonText, readJson } from '../db/json-text.ts';
+import { jsonText } from '../db/json-text.ts';
 
 /** Photos checked at once while an upload is received (about one per core). */
 const INTAKE_PARALLELISM = Math.max(2, Math.min(4, os.availableParallelism()));
@@ -86,7 +86,7 @@ export class IntakeService {
     const job = await this.deps.queries.requireJob(accountId, jobId);
     if (job.status !== 'draft')
       throw new AppError('NOT_DRAFT', 'Photos can only be added before the batch is started.');
-    const settings = readJson(job.options).defaults;
+    const settings = job.options.defaults;
     let count = await store.repos.items.countForJob(jobId);
     let position = await store.repos.items.maxPosition(jobId);
     const rejected: Rejected[] = [];
@@ -231,7 +231,7 @@ export class IntakeService {
         }
         await r.items.insertMany(rows);
         await r.jobs.update(jobId, {
-          rejected: jsonText([...readJson(current.rejected), ...rejected]),
+          rejected: jsonText([...current.rejected, ...rejected]),
           updated_at: this.deps.clock(),
         });
       });

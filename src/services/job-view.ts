@@ -14,7 +14,6 @@ import type {
 } from '../domain/batch.schemas.ts';
 import { MAX_REPORTS_PER_RESULT } from '../domain/batch-rules.ts';
 import { extensionOf } from '@matte/client/formats';
-import { readJson } from '../db/json-text.ts';
 
 export const TIER_CREDITS = { light: 1, heavy: 2 } as const;
 
@@ -30,7 +29,7 @@ export function storedFormat(item: ItemRow): ImageFormat {
 
 /** What the photo's result recorded of itself (sizes, timings, the marketplace report); empty before one. */
 export function storedMeta(item: Pick<ItemRow, 'meta'>): StoredItemMeta {
-  return item.meta ? readJson(item.meta) : {};
+  return item.meta ? item.meta : {};
 }
 
 export function outputName(name: string, format: string): string {
@@ -43,7 +42,7 @@ export function outputName(name: string, format: string): string {
 function claimView(row: ClaimRow): Claim {
   return {
     reason: row.reason,
-    region: readJson(row.region),
+    region: row.region,
     verdict: row.verdict,
     confidence: row.confidence,
     evidence: row.evidence,
@@ -76,7 +75,7 @@ export function itemView(row: ItemRow, claims: ClaimRow[] = []): Item {
     canRerun: row.status === 'done' || row.status === 'failed',
     tier,
     credits,
-    settings: readJson(row.settings),
+    settings: row.settings,
     rev: row.rev,
     updatedAt: row.updated_at,
     attempts: row.attempts,
@@ -89,8 +88,8 @@ export function itemView(row: ItemRow, claims: ClaimRow[] = []): Item {
     item.thumbUrl = fileUrl(row.job_id, row.id, 'thumb', row.rev);
     item.cutoutUrl = fileUrl(row.job_id, row.id, 'cutout', row.rev);
   }
-  if (row.quality) item.quality = readJson(row.quality);
-  if (row.meta) item.meta = metaView(readJson(row.meta));
+  if (row.quality) item.quality = row.quality;
+  if (row.meta) item.meta = metaView(row.meta);
   else item.meta = { source: { width: row.source_width, height: row.source_height, format: row.source_format } };
   if (row.status === 'processing' && row.stage) {
     item.stage = row.stage;
@@ -144,7 +143,7 @@ function estimate(counts: Counts, perImageMs: number, now: number): Estimate {
 }
 
 export function jobSummaryView(row: JobRow, counts: Counts, perImageMs: number, now: number): JobSummary {
-  const options = readJson(row.options);
+  const options = row.options;
   const summary: JobSummary = {
     id: row.id,
     status: row.status,
@@ -174,7 +173,7 @@ export function jobView(
   const job: Job = {
     ...jobSummaryView(row, counts, perImageMs, now),
     items: items.map((item) => itemView(item, byItem.get(item.id))),
-    rejected: readJson(row.rejected),
+    rejected: row.rejected,
   };
   if (delta) job.delta = true;
   return job;

@@ -12,8 +12,7 @@
 // window boundary, as it can with fixed windows. Refused requests (429) are not counted.
 import { AppError } from '../errors.ts';
 import type { Repos, Store } from '../db/store.ts';
-import { jsonText, readJson, type JsonText } from '../db/json-text.ts';
-import type { RateLog, RateWindows } from '../db/schema.ts';
+import type { RateLog, RateWindows } from '../db/json-columns.ts';
 
 export interface WindowRule {
   name: string;
@@ -82,26 +81,27 @@ function record(log: RateLog, rule: WindowRule, n: number, now: number): RateLog
 }
 
 /**
- * Takes up to `n` (or, not partial, all `n` or nothing) from one window of `windows`, recording what it took in
- * `windows`: the arithmetic of every counter, whether its row is locked or compared and set.
+ * Takes up to `n` (or, not partial, all `n` or nothing) from one window of `windows`: the arithmetic of every
+ * counter, whether its row is locked or compared and set. `windows` is left as it is; the answer's `windows`
+ * records what was taken.
  */
 function takeFrom(
-  windows: RateWindows,
+  windows: RateWindows = {},
   rule: WindowRule,
   n: number,
   partial: boolean,
   now: number,
-): { granted: number; retryAfter: number } {
+): { granted: number; retryAfter: number; windows: RateWindows } {
   const log = live(windows[rule.name], rule, now);
   const room = Math.max(0, rule.limit - used(log));
   const granted = partial ? Math.min(n, room) : n <= room ? n : 0;
   const retryAfter = granted < n ? secondsUntilRoom(log, rule, n - granted, now) : 0;
-  if (granted > 0) windows[rule.name] = record(log, rule, granted, now);
-  return { granted, retryAfter };
+  return {
+    granted,
+    retryAfter,
+    windows: granted > 0 ? { ...windows, [rule.name]: record(log, rule, granted, now) } : windows,
+  };
 }
-
-const parseWindows = (text: JsonText<RateWindows> | undefined): RateWindows =>
-  text === undefined ? {} : readJson(text);
 
 type RequestOutcome = { refused: number; requests: WindowStatus; photos: WindowStatus };
 
@@ -119,7 +119,7 @@ export class RateLimitService {
    * request usually costs one statement. Only a hint: the database decides (a stale hint loses the
    * compare-and-set, and the request reads the row and tries again), so other processes stay exact.
    */
-  private readonly written = new Map<string, JsonText<RateWindows>>();
+  private readonly written = new Map<string, RateWindows>();
 
   constructor(private readonly deps: { store: Store; clock: () => number; rules: RateLimits }) {}
 
@@ -165,19 +165,17 @@ export class RateLimitService {
       const hint = this.written.get(subject);
       this.written.delete(subject);
       const before = hint ?? (await repo.read(subject));
-      const windows = parseWindows(before);
-      const taken = takeFrom(windows, requests, 1, false, now);
+      const taken = takeFrom(before, requests, 1, false, now);
       if (!taken.granted && hint !== undefined) continue;
       if (taken.granted) {
-        const after = jsonText(windows);
-        if (!(await repo.replaceIf(subject, before, after, now))) continue;
-        this.remember(subject, after);
+        if (!(await repo.replaceIf(subject, before, taken.windows, now))) continue;
+        this.remember(subject, taken.windows);
       }
-      return this.requestOutcome({ ...taken, windows }, now);
+      return this.requestOutcome(taken, now);
     }
   }
 
-  private remember(subject: string, windows: JsonText<RateWindows>): void {
+  private remember(subject: string, windows: RateWindows): void {
     if (this.written.size >= HINTS_KEPT) this.written.clear();
     this.written.set(subject, windows);
   }
@@ -196,7 +194,8 @@ export class RateLimitService {
   async photoStatus(subject: string): Promise<WindowStatus & { retryAfter: number }> {
     const { photos } = this.deps.rules;
     const now = this.deps.clock();
-    const log = live(parseWindows(await this.deps.store.repos.rateLimits.read(subject))[photos.name], photos, now);
+    const windows = await this.deps.store.repos.rateLimits.read(subject);
+    const log = live(windows?.[photos.name], photos, now);
     return { ...statusOf(log, photos, now), retryAfter: secondsUntilRoom(log, photos, 1, now) };
   }
 
@@ -241,10 +240,9 @@ export class RateLimitService {
     opts: { partial: boolean },
     now = this.deps.clock(),
   ): Promise<{ granted: number; retryAfter: number; windows: RateWindows }> {
-    const windows = parseWindows(await r.rateLimits.lock(subject, now));
-    const { granted, retryAfter } = takeFrom(windows, rule, n, opts.partial, now);
-    if (granted > 0) await r.rateLimits.save(subject, jsonText(windows), now);
-    return { granted, retryAfter, windows };
+    const taken = takeFrom(await r.rateLimits.lock(subject, now), rule, n, opts.partial, now);
+    if (taken.granted > 0) await r.rateLimits.save(subject, taken.windows, now);
+    return taken;
   }
 
   /** Forgets subjects idle for longer than the longest window. */

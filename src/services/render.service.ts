@@ -23,7 +23,7 @@ import type { EventBus } from '../adapters/event-bus.ts';
 import { blobKeys, resultFiles } from './blob-keys.ts';
 import { patchSettings } from './settings.ts';
 import { storedFormat, storedMeta } from './job-view.ts';
-import { jsonText, readJson } from '../db/json-text.ts';
+import { jsonText } from '../db/json-text.ts';
 
 export class RenderService {
   constructor(
@@ -52,7 +52,7 @@ export class RenderService {
     // Every photo's new settings are checked before anything is rendered: a bad patch changes nothing.
     const planned = items.map((item) => ({
       item,
-      settings: patchSettings(readJson(item.settings), request.settings, {
+      settings: patchSettings(item.settings, request.settings, {
         hasBackgroundImage,
         path: 'body/settings',
       }),
@@ -77,7 +77,7 @@ export class RenderService {
   async preview(accountId: string, jobId: string, itemId: string, request: PreviewRequest): Promise<Drawn> {
     const job = await this.deps.queries.requireJob(accountId, jobId);
     const [item] = await this.select(jobId, [itemId]);
-    const settings = patchSettings(readJson(item.settings), request.settings ?? {}, {
+    const settings = patchSettings(item.settings, request.settings ?? {}, {
       hasBackgroundImage: job.background_blob !== null,
       path: 'body/settings',
     });
@@ -94,7 +94,7 @@ export class RenderService {
    */
   async encodeAs(item: ItemRow, format: ImageFormat, optimize: Optimize): Promise<ItemRow> {
     const stored = storedFormat(item);
-    const maxBytes = findPreset(readJson(item.settings).presetId)?.maxBytes;
+    const maxBytes = findPreset(item.settings.presetId)?.maxBytes;
     const files = resultFiles(item);
     const meta = storedMeta(item);
     // Known from the photo's meta without reading the file: the answer is the stored output (the common case).
@@ -105,23 +105,26 @@ export class RenderService {
     if (output === before) return item;
     const key = blobKeys.result(item.job_id, item.id, randomUUID().slice(0, 13), 'output');
     await this.deps.blobs.put(key, output);
-    const patch = {
+    const written = {
       output_format: format,
       output_blob: key,
-      meta: jsonText({
+      meta: {
         ...meta,
         output: {
           ...(meta.output ?? { width: item.source_width, height: item.source_height }),
           format,
           bytes: output.length,
         },
-      }),
+      },
       rev: item.rev + 1,
       updated_at: this.deps.clock(),
     };
-    const done = await this.deps.store.repos.items.updateResult(item.id, item.rev, patch);
+    const done = await this.deps.store.repos.items.updateResult(item.id, item.rev, {
+      ...written,
+      meta: jsonText(written.meta),
+    });
     await this.deps.blobs.delete(done ? files.output : key).catch(() => undefined);
-    return done ? { ...item, ...patch } : item;
+    return done ? { ...item, ...written } : item;
   }
 
   /** The photos named (all must be finished), or every finished photo; 409 NOT_DONE when there is none. */

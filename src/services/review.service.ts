@@ -4,7 +4,6 @@ import type { ClaimRow, ItemRow } from '../db/schema.ts';
 import type { ReviewEntry, ReviewQueue } from '../domain/review.schemas.ts';
 import type { BatchQueries } from './batch-queries.service.ts';
 import { groupClaims, itemView } from './job-view.ts';
-import { readJson } from '../db/json-text.ts';
 
 function reviewEntry(row: ItemRow, claims: ClaimRow[] = []): ReviewEntry {
   const item = itemView(row, claims);
@@ -39,7 +38,7 @@ function reviewEntry(row: ItemRow, claims: ClaimRow[] = []): ReviewEntry {
 /** Failures first, then the lowest score; upload order breaks ties. */
 function byUrgency(a: ItemRow, b: ItemRow): number {
   const rank = (r: ItemRow) => (r.status === 'failed' ? 0 : 1);
-  const score = (r: ItemRow) => (r.quality ? readJson(r.quality).score : -1);
+  const score = (r: ItemRow) => (r.quality ? r.quality.score : -1);
   return rank(a) - rank(b) || score(a) - score(b) || a.position - b.position;
 }
 

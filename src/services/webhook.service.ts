@@ -3,7 +3,6 @@ import type { DeliveryRow } from '../db/schema.ts';
 import type { Store } from '../db/store.ts';
 import type { Delivery, WebhookDeliveries } from '../domain/event.schemas.ts';
 import type { BatchQueries } from './batch-queries.service.ts';
-import { readJson } from '../db/json-text.ts';
 
 const num = (v: number | null) => (v === null ? null : Number(v));
 
@@ -19,7 +18,7 @@ function deliveryView(row: DeliveryRow): Delivery {
     lastStatus: num(row.last_status),
     lastError: row.last_error,
     createdAt: Number(row.created_at),
-    payload: readJson(row.payload),
+    payload: row.payload,
   };
 }
 
@@ -32,7 +31,7 @@ export class WebhookService {
     return {
       jobId,
       webhookUrl: job.webhook_url,
-      events: job.webhook_events ? readJson(job.webhook_events) : null,
+      events: job.webhook_events ? job.webhook_events : null,
       maxAttempts: this.deps.maxAttempts,
       deliveries: rows.map(deliveryView),
     };

@@ -95,6 +95,38 @@ for (const { dialect, skip } of DIALECTS) {
       }
     });
 
+    it('reads JSON columns parsed and checked, through a query or raw SQL; a stored value its schema refuses is an error naming the column', async () => {
+      const { jobId } = await startedBatch(1);
+      const db = await createDatabase({ databaseUrl: tdb.databaseUrl, dataDir: tdb.dataDir });
+      try {
+        const [item] = await store.repos.items.listForJob(jobId);
+        expect(item!.settings).toMatchObject({ presetId: expect.any(String) });
+        const raw = await sql<{ settings: unknown; name: string }>`select settings, name from items where id = ${
+          item!.id
+        }`.execute(db.kysely);
+        expect(raw.rows[0]!.settings).toEqual(item!.settings);
+        // Written past jsonText(): a setting the schema does not have, then text that is not JSON.
+        const bad = JSON.stringify({ ...item!.settings, shadow: 'maybe' });
+        await sql`update items set settings = ${bad} where id = ${item!.id}`.execute(db.kysely);
+        await expect(store.repos.items.listForJob(jobId)).rejects.toThrow(
+          /^stored settings does not hold its schema: /,
+        );
+        await sql`update items set settings = ${'{"presetId":'} where id = ${item!.id}`.execute(db.kysely);
+        await expect(store.repos.items.listForJob(jobId)).rejects.toThrow(SyntaxError);
+        // The text itself, for a migration that rewrites it, without the plugin.
+        const text = await db.kysely
+          .withoutPlugins()
+          .selectFrom('items')
+          .select('settings')
+          .where('id', '=', item!.id)
+          .executeTakeFirstOrThrow();
+        expect(text.settings).toBe('{"presetId":');
+      } finally {
+        await sql`delete from items where job_id = ${jobId}`.execute(db.kysely);
+        await db.close();
+      }
+    });
+
     it('claims each pending photo exactly once, even with concurrent claimers', async () => {
       const { jobId } = await startedBatch(6);
       const claims = await Promise.all(Array.from({ length: 10 }, (_, i) => queue.claimNext(`w${i}`, 60_000)));
@@ -248,7 +280,7 @@ for (const { dialect, skip } of DIALECTS) {
       );
       const remaining = granted.map((o) => o.value.requests.remaining).sort((a, b) => a - b);
       expect(remaining).toEqual(Array.from({ length: 20 }, (_, i) => i));
-      expect(JSON.parse((await store.repos.rateLimits.read(subject))!).requests).toEqual([[now - (now % 1000), 20]]);
+      expect((await store.repos.rateLimits.read(subject))!.requests).toEqual([[now - (now % 1000), 20]]);
     });
 
     it('two processes counting one key stay exact, and a refusal is never given on what a process remembers', async () => {
@@ -259,7 +291,7 @@ for (const { dialect, skip } of DIALECTS) {
       const outcomes: PromiseSettledResult<unknown>[] = [];
       for (let i = 0; i < 30; i++) outcomes.push(...(await Promise.allSettled([(i % 2 ? a : b).hit(subject)])));
       expect(outcomes.filter((o) => o.status === 'fulfilled')).toHaveLength(20);
-      expect(JSON.parse((await store.repos.rateLimits.read(subject))!).requests).toEqual([[now - (now % 1000), 20]]);
+      expect((await store.repos.rateLimits.read(subject))!.requests).toEqual([[now - (now % 1000), 20]]);
       // The row goes (idle rows are swept): `a` remembers a full window, yet the next request is counted.
       await store.repos.rateLimits.deleteIdleSince(now + 1);
       const counted = await a.hit(subject);

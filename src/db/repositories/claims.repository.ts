@@ -1,10 +1,10 @@
 import type { Kysely } from 'kysely';
-import type { ClaimRow, Database } from '../schema.ts';
+import type { ClaimRow, Database, NewClaim } from '../schema.ts';
 
 export class ClaimsRepository {
   constructor(private readonly db: Kysely<Database>) {}
 
-  async insert(row: ClaimRow): Promise<void> {
+  async insert(row: NewClaim): Promise<void> {
     await this.db.insertInto('claims').values(row).execute();
   }
 

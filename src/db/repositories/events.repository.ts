@@ -3,7 +3,6 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../schema.ts';
 import type { JobEvent } from '../../domain/event.schemas.ts';
-import { readJson } from '../json-text.ts';
 
 export class EventsRepository {
   constructor(private readonly db: Kysely<Database>) {}
@@ -23,7 +22,7 @@ export class EventsRepository {
       event: r.event,
       at: Number(r.at),
       jobId: r.job_id,
-      data: readJson(r.data),
+      data: r.data,
     }));
   }
 }

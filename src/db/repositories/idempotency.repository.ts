@@ -1,12 +1,13 @@
 import type { Kysely } from 'kysely';
-import type { Database, IdempotencyTable, StoredAnswer } from '../schema.ts';
+import type { Database, IdempotencyRow, NewIdempotencyRecord } from '../schema.ts';
+import type { StoredAnswer } from '../json-columns.ts';
 import type { JsonText } from '../json-text.ts';
 
 export class IdempotencyRepository {
   constructor(private readonly db: Kysely<Database>) {}
 
   /** Inserts an in-progress record; returns the existing one instead when the key was used before. */
-  async begin(row: IdempotencyTable): Promise<IdempotencyTable | undefined> {
+  async begin(row: NewIdempotencyRecord): Promise<IdempotencyRow | undefined> {
     const inserted = await this.db
       .insertInto('idempotency_keys')
       .values(row)

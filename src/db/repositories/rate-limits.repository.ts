@@ -1,7 +1,8 @@
-import type { Kysely } from 'kysely';
-import type { Database, RateWindows } from '../schema.ts';
+import { sql, type Kysely } from 'kysely';
+import type { Database } from '../schema.ts';
 import type { Dialect } from '../database.ts';
-import { jsonText, type JsonText } from '../json-text.ts';
+import type { RateWindows } from '../json-columns.ts';
+import { jsonText } from '../json-text.ts';
 
 export class RateLimitsRepository {
   constructor(
@@ -10,10 +11,10 @@ export class RateLimitsRepository {
   ) {}
 
   /**
-   * The subject's windows (JSON), its row created if missing and locked until the transaction ends: one
+   * The subject's windows, its row created if missing and locked until the transaction ends: one
    * statement when the row exists (every request after a subject's first, within the windows).
    */
-  async lock(subject: string, now: number): Promise<JsonText<RateWindows>> {
+  async lock(subject: string, now: number): Promise<RateWindows> {
     const query = this.db.selectFrom('rate_limits').select('windows').where('subject', '=', subject);
     const locked = () => (this.dialect === 'postgres' ? query.forUpdate() : query);
     const row = await locked().executeTakeFirst();
@@ -27,7 +28,7 @@ export class RateLimitsRepository {
     return (await locked().executeTakeFirstOrThrow()).windows;
   }
 
-  async read(subject: string): Promise<JsonText<RateWindows> | undefined> {
+  async read(subject: string): Promise<RateWindows | undefined> {
     const row = await this.db
       .selectFrom('rate_limits')
       .select('windows')
@@ -38,18 +39,19 @@ export class RateLimitsRepository {
 
   /**
    * Compare-and-set without a lock: writes `windows` only if the row still holds `before` (undefined: only if
-   * there is no row yet). False when another request changed it first: read again and retry.
+   * there is no row yet), compared as the text jsonText() makes of it, which is the stored text of what was
+   * read back. False when another request changed it first: read again and retry.
    */
   async replaceIf(
     subject: string,
-    before: JsonText<RateWindows> | undefined,
-    windows: JsonText<RateWindows>,
+    before: RateWindows | undefined,
+    windows: RateWindows,
     now: number,
   ): Promise<boolean> {
     if (before === undefined) {
       const inserted = await this.db
         .insertInto('rate_limits')
-        .values({ subject, windows, updated_at: now })
+        .values({ subject, windows: jsonText(windows), updated_at: now })
         .onConflict((oc) => oc.column('subject').doNothing())
         .returning('subject')
         .executeTakeFirst();
@@ -57,15 +59,19 @@ export class RateLimitsRepository {
     }
     const result = await this.db
       .updateTable('rate_limits')
-      .set({ windows, updated_at: now })
+      .set({ windows: jsonText(windows), updated_at: now })
       .where('subject', '=', subject)
-      .where('windows', '=', before)
+      .where(sql<boolean>`windows = ${jsonText(before)}`)
       .executeTakeFirst();
     return Number(result.numUpdatedRows) > 0;
   }
 
-  async save(subject: string, windows: JsonText<RateWindows>, now: number): Promise<void> {
-    await this.db.updateTable('rate_limits').set({ windows, updated_at: now }).where('subject', '=', subject).execute();
+  async save(subject: string, windows: RateWindows, now: number): Promise<void> {
+    await this.db
+      .updateTable('rate_limits')
+      .set({ windows: jsonText(windows), updated_at: now })
+      .where('subject', '=', subject)
+      .execute();
   }
 
   /** Rows untouched for longer than the longest window hold nothing that still counts. */

@@ -1,5 +1,6 @@
 // HTTP shapes every route shares: the problem body and the path parameters.
 import { Type, type Static } from '@sinclair/typebox';
+import { ProblemExtras } from '../../errors.ts';
 
 const closed = { additionalProperties: false } as const;
 
@@ -10,13 +11,7 @@ export const Problem = Type.Object(
     status: Type.Integer(),
     code: Type.String({ description: 'Stable error code; branch on this, never on `detail`.' }),
     detail: Type.Optional(Type.String()),
-    errors: Type.Optional(Type.Array(Type.Object({ path: Type.String(), message: Type.String() }))),
-    needed: Type.Optional(Type.Integer()),
-    balance: Type.Optional(Type.Integer()),
-    retryAfter: Type.Optional(Type.Integer()),
-    jobId: Type.Optional(Type.String()),
-    itemId: Type.Optional(Type.String()),
-    reason: Type.Optional(Type.String()),
+    ...ProblemExtras.properties,
   },
   {
     $id: 'Problem',
