@@ -11,7 +11,6 @@ import type { AccountService } from './services/account.service.ts';
 import type { LicenseService } from './services/license.service.ts';
 import type { PurchaseService } from './services/purchase.service.ts';
 import { FsBlobStore, reportingErrors, type BlobStore } from './adapters/blob-store.ts';
-import { parseS3Url, s3Client, S3BlobStore } from './adapters/s3-blob-store.ts';
 import { Metrics, type ProcessRole } from './adapters/metrics.ts';
 import { OipMaskModel } from './adapters/oip-mask-model.adapter.ts';
 import { RecentBlobs } from './runtime/recent-blobs.ts';
@@ -137,11 +136,19 @@ export async function createContainer(config: Readonly<Config>, opts: ContainerO
     onStatement: () => metrics.dbStatements.inc(),
   });
   const store = new Store(db);
-  // Files on this machine's disk, or in an object store every process shares (MATTE_BLOB_STORE=s3://…).
+  // Files on this machine's disk, or in an object store every process shares (MATTE_BLOB_STORE=s3://…); the
+  // AWS SDK is loaded only then (about 220 ms of every start otherwise).
   const fileStore = config.blobStore
-    ? new S3BlobStore(
-        s3Client({ region: config.s3.region, endpoint: config.s3.endpoint, forcePathStyle: config.s3.forcePathStyle }),
-        parseS3Url(config.blobStore),
+    ? await import('./adapters/s3-blob-store.ts').then(
+        ({ parseS3Url, s3Client, S3BlobStore }) =>
+          new S3BlobStore(
+            s3Client({
+              region: config.s3.region,
+              endpoint: config.s3.endpoint,
+              forcePathStyle: config.s3.forcePathStyle,
+            }),
+            parseS3Url(config.blobStore),
+          ),
       )
     : new FsBlobStore(path.join(config.dataDir, 'blobs'));
   // What this process wrote in the last seconds is read back from memory (recent-blobs.ts): a result

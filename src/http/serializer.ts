@@ -3,7 +3,7 @@
 // a value matches: each nullable member (TypeBox's Union with Null) and each union of literals costs an
 // Ajv compile (about 400 ms of the event loop, blocking every request, the first time a route answered
 // such a member) and a validation at every answer. The same unions written as a list of types, or a
-// string enum, are serialised with plain `typeof` tests. Only what is serialised changes: validation and
+// string or number enum, are serialised with plain `typeof` tests. Only what is serialised changes: validation and
 // the OpenAPI document keep the schemas as written. Whatever unions are left are compiled at start
 // (compileValidators), not on an answer's path (docs/performance.md).
 import { SerializerSelector } from '@fastify/fast-json-stringify-compiler';
@@ -16,16 +16,16 @@ const BY_NAME = new Set(['properties', 'patternProperties', '$defs', 'definition
 /** Members whose value is data, never a schema. */
 const DATA = new Set(['const', 'enum', 'default', 'examples', 'example']);
 const isSchema = (v: unknown): v is Schema => typeof v === 'object' && v !== null && !Array.isArray(v);
-/** The string values a literal allows (`const`, or a string enum), or null when it is no string literal. */
-const stringValues = (s: Schema): unknown[] | null =>
-  typeof s.const === 'string'
+/** The values of one type a literal allows (`const`, or an enum), or null when it is no literal of that type. */
+const literalValues = (s: Schema, type: 'string' | 'number'): unknown[] | null =>
+  typeof s.const === type
     ? [s.const]
-    : s.type === 'string' && Array.isArray(s.enum) && s.enum.every((v) => typeof v === 'string') && !('format' in s)
+    : s.type === type && Array.isArray(s.enum) && s.enum.every((v) => typeof v === type) && !('format' in s)
       ? s.enum
       : null;
 
 /**
- * The schema with its unions of string literals as a string enum, and its nullable members (`anyOf: [X,
+ * The schema with its unions of string literals as a string enum (of number literals, a number enum), and its nullable members (`anyOf: [X,
  * null]`) as X with `type: [X.type, 'null']`, all the way down; anything else as it was. Symbols
  * (TypeBox's kinds) are left behind: the serialiser reads only the JSON Schema.
  */
@@ -43,8 +43,10 @@ export function forSerialization(schema: unknown): unknown {
   if (!Array.isArray(branches) || !branches.every(isSchema)) return out;
   const rest = { ...out };
   delete rest.anyOf;
-  const literals = branches.map(stringValues);
+  const literals = branches.map((b) => literalValues(b, 'string'));
   if (literals.every((v) => v !== null)) return { ...rest, type: 'string', enum: literals.flat() };
+  const numbers = branches.map((b) => literalValues(b, 'number'));
+  if (numbers.every((v) => v !== null)) return { ...rest, type: 'number', enum: numbers.flat() };
   // A nullable member (one type, or a literal union, and null) becomes that type or null, tested `=== null`
   // first. Not more types than that: fast-json-stringify tests a list of types in an order of its own, and
   // its string test also takes arrays (their own toString), so a string-or-array stays a union.

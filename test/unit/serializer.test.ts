@@ -31,6 +31,10 @@ describe('forSerialization', () => {
     });
     expect(forSerialization(Colour)).toEqual({ type: 'string', enum: ['red', 'green'] });
     expect(forSerialization(Nullable(Colour))).toEqual({ type: ['string', 'null'] });
+    const Turn = Type.Union([0, 90, 180].map((n) => Type.Literal(n)));
+    expect(forSerialization(Turn)).toEqual({ type: 'number', enum: [0, 90, 180] });
+    // Strings and numbers together stay a union.
+    expect(forSerialization(Type.Union([Type.Literal(1), Type.Literal('one')]))).toHaveProperty('anyOf');
     // Two object branches stay a union: their members would mix.
     expect(forSerialization(Type.Union([Box, Type.Object({ z: Type.String() })]))).toHaveProperty('anyOf');
     // A union of two real types stays a union, with or without null.
@@ -100,13 +104,14 @@ describe('the real app', () => {
   });
   afterAll(() => t.close());
 
-  it('serialises no nullable member or literal union through Ajv, but a webhook’s events (all, or a list)', () => {
+  it('serialises no nullable member or literal union (of strings or numbers) through Ajv, but a webhook’s events (all, or a list)', () => {
     const unions: string[] = [];
     const walk = (s: unknown, where: string) => {
       if (Array.isArray(s)) s.forEach((v, i) => walk(v, `${where}[${i}]`));
       else if (typeof s === 'object' && s !== null) {
         const branches = (s as { anyOf?: { type?: unknown; const?: unknown }[] }).anyOf;
-        if (branches && branches.some((b) => b.type === 'null' || typeof b.const === 'string')) unions.push(where);
+        const literal = (b: { const?: unknown }) => typeof b.const === 'string' || typeof b.const === 'number';
+        if (branches && branches.some((b) => b.type === 'null' || literal(b))) unions.push(where);
         for (const [k, v] of Object.entries(s)) walk(v, `${where}.${k}`);
       }
     };
