@@ -18,6 +18,9 @@ export class PgNotifyBus implements EventBus {
   private reconnectTimer: NodeJS.Timeout | null = null;
   /** Signals published while the connection is down are dropped: listeners re-read on reconnect. */
   private connected = false;
+  /** Signals waiting for the NOTIFY in flight to end (flush). */
+  private readonly queued = new Set<string>();
+  private sending = false;
 
   private constructor(
     private readonly connectionString: string,
@@ -79,9 +82,27 @@ export class PgNotifyBus implements EventBus {
 
   private publish(payload: string): void {
     if (!this.connected || !this.client) return;
-    this.client
-      .query('select pg_notify($1, $2)', [CHANNEL, `${this.origin} ${payload}`])
-      .catch((err: unknown) => this.log.warn({ err }, 'event bus: NOTIFY failed'));
+    this.queued.add(`${this.origin} ${payload}`);
+    if (!this.sending) void this.flush();
+  }
+
+  /**
+   * One NOTIFY statement at a time on the connection (pg is not to be handed a query while one runs), each
+   * carrying up to 100 signals queued meanwhile, each once: a signal only says "read again", so two alike
+   * say no more than one.
+   */
+  private async flush(): Promise<void> {
+    this.sending = true;
+    while (this.queued.size > 0 && this.connected && this.client) {
+      const payloads = [...this.queued].slice(0, 100);
+      for (const p of payloads) this.queued.delete(p);
+      const calls = payloads.map((_, i) => `pg_notify($1, $${i + 2})`).join(', ');
+      await this.client
+        .query(`select ${calls}`, [CHANNEL, ...payloads])
+        .catch((err: unknown) => this.log.warn({ err }, 'event bus: NOTIFY failed'));
+    }
+    this.queued.clear(); // the connection went: dropped, as while it is down
+    this.sending = false;
   }
 
   jobChanged(jobId: string): void {

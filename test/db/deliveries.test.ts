@@ -186,6 +186,23 @@ describe.skipIf(pg.skip)('the event bus between processes (PostgreSQL LISTEN/NOT
       expect(heardA).toEqual(['job_1']);
       for (const off of [offB, offAny, offWork, offA, offStages]) off();
       expect(b.listenerCount()).toBe(0);
+
+      // A burst: one NOTIFY at a time on the connection (pg warns of, and will refuse, a query handed to a client
+      // busy with one), the signals queued meanwhile sent together, each once.
+      const warnings: string[] = [];
+      const onWarning = (w: Error) => warnings.push(w.message);
+      process.on('warning', onWarning);
+      const burst: string[] = [];
+      const offBurst = b.onAnyJobChanged((jobId) => burst.push(jobId ?? ''));
+      for (let i = 0; i < 50; i++) a.jobChanged(`job_${i % 5}`);
+      const until = Date.now() + 5000;
+      while (new Set(burst).size < 5 && Date.now() < until) await new Promise((r) => setTimeout(r, 10));
+      await new Promise((r) => setTimeout(r, 100));
+      process.off('warning', onWarning);
+      offBurst();
+      expect(new Set(burst)).toEqual(new Set(['job_0', 'job_1', 'job_2', 'job_3', 'job_4']));
+      expect(burst.length).toBeLessThanOrEqual(6); // the first alone, then the other four names once each
+      expect(warnings.filter((m) => m.includes('client.query()'))).toEqual([]);
     } finally {
       await a.close();
       await b.close();
