@@ -21,7 +21,6 @@ import { CheckRasters } from './adapters/images/rasters.ts';
 import { OnnxMaskModel, type MaskModel } from './adapters/mask-model.adapter.ts';
 import { HelperThreadPriority } from './runtime/thread-priority.ts';
 import { LocalEventBus, type EventBus } from './adapters/event-bus.ts';
-import { PgNotifyBus } from './adapters/pg-notify-bus.adapter.ts';
 import { EventStreamService } from './services/event-stream.service.ts';
 import { WebhookService } from './services/webhook.service.ts';
 import { WebhookDispatcher } from './background/webhook-dispatcher.ts';
@@ -170,7 +169,9 @@ export async function createContainer(config: Readonly<Config>, opts: ContainerO
   // Between processes on PostgreSQL, within this one on SQLite (one process owns an embedded database's worker).
   const bus: EventBus =
     store.dialect === 'postgres'
-      ? await PgNotifyBus.connect(config.databaseUrl, log.child({ component: 'bus' }))
+      ? await import('./adapters/pg-notify-bus.adapter.ts').then(({ PgNotifyBus }) =>
+          PgNotifyBus.connect(config.databaseUrl, log.child({ component: 'bus' })),
+        )
       : new LocalEventBus();
   const { credits, accounts, licenses, purchases } = accountServices(config, store, clock);
   const stats = new ThroughputStats();

@@ -3,7 +3,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
-import pg from 'pg';
+import type pg from 'pg';
 import { Kysely, Migrator, PostgresDialect, type Migration, type MigrationProvider } from 'kysely';
 import type { Database } from './schema.ts';
 import { CachedStatements, ImmediateSqliteDialect } from './sqlite-dialect.ts';
@@ -59,6 +59,8 @@ export async function createDatabase(options: DatabaseOptions): Promise<Db> {
   // reads the text through kysely.withoutPlugins().
   const plugins = [new JsonColumnsPlugin()];
   if (isPostgres) {
+    // pg is loaded only for PostgreSQL, as the AWS SDK only for S3: every start and every bin/matte verb on SQLite saves it.
+    const { default: pg } = await import('pg');
     const pool = new pg.Pool({
       connectionString: options.databaseUrl,
       max: 10,
