@@ -25,6 +25,10 @@ const FAMILIES: Record<string, { about: string; jobs: Record<string, Job>; runAl
       'eval-photos': { file: 'bench/eval-photos.ts', about: "the check's figures on ../shared/eval-data as it is" },
       events: { file: 'bench/events.ts', about: 'photo finished to SSE message and to webhook, p50 and p99' },
       float32: { file: 'bench/float32.ts', about: 'the float16 weights as shipped against their float32 copy' },
+      'heavy-looks': {
+        file: 'bench/heavy-looks.ts',
+        about: 'a heavy tier of the shipped weights (looks combined) against light, on the drawn masks',
+      },
       'image-stages': { file: 'bench/image-stages.ts', about: 'where one POST /v1/images spends its time' },
       int8: { file: 'bench/int8.ts', about: 'the int8 model against the float model, speed and quality' },
       'int8-gate': { file: 'bench/int8-gate.ts', about: 'the int8 default against float on every drawn-mask set' },
