@@ -1,6 +1,6 @@
 // Typed error codes, as the spec's Errors section lists them. Services throw AppError; the
 // problem+json error handler (http/plugins/problem.plugin.ts) is the one place that renders them.
-import { Type, type Static } from '@sinclair/typebox';
+import type { ProblemExtras } from './domain/problem-extras.ts';
 import { INPUT_FORMATS_TEXT } from '@matte/client/formats';
 
 export const ERROR_CODES = {
@@ -182,18 +182,6 @@ export function isErrorCode(code: string): code is ErrorCode {
 
 /** Every error code, in the order of ERROR_CODES. */
 export const ERROR_CODE_NAMES: readonly ErrorCode[] = Object.keys(ERROR_CODES).filter(isErrorCode);
-
-/** Code-dependent members of a problem body (spec, Errors): the Problem schema's own members, and what an idempotent refusal stores. */
-export const ProblemExtras = Type.Object({
-  errors: Type.Optional(Type.Array(Type.Object({ path: Type.String(), message: Type.String() }))),
-  needed: Type.Optional(Type.Integer()),
-  balance: Type.Optional(Type.Integer()),
-  retryAfter: Type.Optional(Type.Integer()),
-  jobId: Type.Optional(Type.String()),
-  itemId: Type.Optional(Type.String()),
-  reason: Type.Optional(Type.String()),
-});
-export type ProblemExtras = Static<typeof ProblemExtras>;
 
 export class AppError extends Error {
   readonly code: ErrorCode;

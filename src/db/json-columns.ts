@@ -26,7 +26,8 @@ import {
   WebhookEvents,
 } from '../domain/batch.schemas.ts';
 import { JobEvent } from '../domain/event.schemas.ts';
-import { ERROR_CODE_NAMES, ProblemExtras } from '../errors.ts';
+import { ERROR_CODE_NAMES } from '../errors.ts';
+import { ProblemExtras } from '../domain/problem-extras.ts';
 import type { JsonText } from './json-text.ts';
 
 /** An idempotent request's first answer, replayed under its key: a success as sent, or a refusal. */

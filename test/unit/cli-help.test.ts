@@ -2,7 +2,9 @@
 // verb print usage on standard output and exit 0; mistakes still exit 2 with one line. No server is needed.
 import { describe, expect, it } from 'vitest';
 import { execFile } from 'node:child_process';
+import fs from 'node:fs';
 import path from 'node:path';
+import ts from 'typescript';
 import { SECTIONS } from '../../src/cli/help.ts';
 
 const MATTE = path.resolve(import.meta.dirname, '../../bin/matte');
@@ -105,5 +107,33 @@ describe('bin/matte --help', () => {
     const far = await matte(['remove', '--zzzzzz']);
     expect(far.code).toBe(2);
     expect(far.stderr).toMatch(/^matte: unknown option --zzzzzz \(known: --url, .*--out, .*--json\)\n$/);
+  });
+
+  it('loads, before a verb is chosen, none of the libraries a verb loads itself (help answers in a third of a second)', () => {
+    // The modules bin/matte loads at once: static imports of values from src/cli/matte.ts on (type-only imports
+    // and import() load nothing up front).
+    const eager = new Set<string>();
+    const packages = new Set<string>();
+    const walk = (file: string) => {
+      if (eager.has(file)) return;
+      eager.add(file);
+      const source = ts.createSourceFile(file, fs.readFileSync(file, 'utf8'), ts.ScriptTarget.Latest);
+      for (const node of source.statements) {
+        if (!ts.isImportDeclaration(node) || node.importClause?.isTypeOnly) continue;
+        const named = node.importClause?.namedBindings;
+        if (node.importClause && !node.importClause.name && named && ts.isNamedImports(named))
+          if (named.elements.every((e) => e.isTypeOnly)) continue;
+        const spec = (node.moduleSpecifier as ts.StringLiteral).text;
+        if (spec.startsWith('.')) walk(path.resolve(path.dirname(file), spec));
+        else packages.add(spec);
+      }
+    };
+    walk(path.resolve(import.meta.dirname, '../../src/cli/matte.ts'));
+    expect(eager.size).toBeGreaterThan(2);
+    for (const heavy of ['@sinclair/typebox', 'kysely', 'fastify', 'sharp', 'onnxruntime-node', 'pg', 'better-sqlite3'])
+      expect(
+        [...packages].filter((p) => p.startsWith(heavy)),
+        heavy,
+      ).toEqual([]);
   });
 });

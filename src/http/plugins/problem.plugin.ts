@@ -2,7 +2,8 @@
 import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { AppError, ERROR_CODES, type ErrorCode, infrastructureError, type ProblemExtras } from '../../errors.ts';
+import { AppError, ERROR_CODES, type ErrorCode, infrastructureError } from '../../errors.ts';
+import type { ProblemExtras } from '../../domain/problem-extras.ts';
 import { RateLimitedError } from '../../services/rate-limit.service.ts';
 import { setRateLimitHeaders } from './rate-limit-headers.ts';
 

@@ -1,6 +1,6 @@
 // HTTP shapes every route shares: the problem body and the path parameters.
 import { Type, type Static } from '@sinclair/typebox';
-import { ProblemExtras } from '../../errors.ts';
+import { ProblemExtras } from '../../domain/problem-extras.ts';
 
 const closed = { additionalProperties: false } as const;
 
