@@ -10,31 +10,21 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { MODEL_INPUT_SIZE } from '../src/adapters/mask-model.adapter.ts';
-import { maskStatistics } from '../src/imaging/model-io.mjs';
-import { CHECK_GRID } from '../src/pipeline/check/features.ts';
-import { diagnose } from '../src/pipeline/diagnose.ts';
-import { PhotoError } from '../src/errors.ts';
 import {
   CachedMasks,
+  checkDiagnosis,
   int8Masks,
   MaskedPhotoReader,
   PHOTOS_CACHE,
   realFolders,
   type MaskedPhoto,
 } from '../tools/calibration/real-photos.ts';
-import { flipRgb } from '../tools/calibration/mirror.ts';
+import { flipLeftRight } from '../tools/calibration/mirror.ts';
 
 const N = MODEL_INPUT_SIZE;
 const GAIN = 0.02;
 const round = (v: number) => Math.round(v * 1e4) / 1e4;
 const WORST = -0.05;
-
-/** A square mask mirrored left to right. */
-function flipMask(mask: Buffer): Buffer {
-  const out = Buffer.alloc(mask.length);
-  for (let y = 0; y < N; y++) for (let x = 0; x < N; x++) out[y * N + (N - 1 - x)] = mask[y * N + x];
-  return out;
-}
 
 const combine = (masks: Buffer[], pick: (values: number[]) => number) => {
   const out = Buffer.alloc(N * N);
@@ -54,16 +44,8 @@ const floatMirror = new CachedMasks(PHOTOS_CACHE, 'mirror');
 
 /** The shipped check's score of a mask (0-100, higher is cleaner); a mask with no subject scores -1. */
 async function checkScore(photo: MaskedPhoto, mask: Buffer): Promise<number> {
-  const grid = {
-    mask: reader.rasters.checkMask(mask, N, CHECK_GRID),
-    rgb: await reader.rasters.checkColours({ rgb: photo.input, width: N, height: N }, CHECK_GRID),
-  };
-  try {
-    return diagnose(maskStatistics(mask, N), grid, N, photo.decoded).quality.score;
-  } catch (err) {
-    if (err instanceof PhotoError) return -1;
-    throw err;
-  }
+  const diagnosis = await checkDiagnosis(reader.rasters, photo, mask, { rgb: photo.input, width: N, height: N });
+  return diagnosis?.quality.score ?? -1;
 }
 
 type Pipeline = (looks: { light: Buffer; float: Buffer; mirror: Buffer }, photo: MaskedPhoto) => Promise<Buffer>;
@@ -103,7 +85,7 @@ for (const { name: set, dir, entries } of realFolders()) {
     const looks = {
       light: photo.light,
       float: await float.mask(photo.bytes, photo.input),
-      mirror: flipMask(await floatMirror.mask(photo.bytes, flipRgb(photo.input, N))),
+      mirror: flipLeftRight(await floatMirror.mask(photo.bytes, flipLeftRight(photo.input, N)), N, 1),
     };
     const heavy: Record<string, number> = {};
     for (const [name, run] of Object.entries(PIPELINES)) heavy[name] = (await photo.score(await run(looks, photo))).iou;

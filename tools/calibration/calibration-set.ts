@@ -18,7 +18,7 @@ import { MODEL_INPUT_SIZE, modelSource } from '../../src/adapters/mask-model.ada
 import { ImageDecoder } from '../../src/adapters/images/decoder.ts';
 import { CheckRasters } from '../../src/adapters/images/rasters.ts';
 import { fillModelInput, maskFromOutput, maskStatistics } from '../../src/imaging/model-io.mjs';
-import { flipRgb, unionWithMirror } from './mirror.ts';
+import { flipLeftRight, unionWithMirror } from './mirror.ts';
 import { CHECK_GRID, measure, type CheckFeatures } from '../../src/pipeline/check/features.ts';
 import { subjectFillOf } from '../../src/pipeline/diagnose.ts';
 import { compareAlpha, evalEntries, evalFile, HAVE_EVAL_DATA, type EvalEntry } from '../shared-data.ts';
@@ -428,7 +428,7 @@ export async function buildCalibrationSet(
     const decoded = await decoder.decode(made.jpeg);
     const input = (await decoder.toModelInput(decoded, MODEL_INPUT_SIZE)).rgb;
     const light = await run(input);
-    const mirror = await run(flipRgb(input, MODEL_INPUT_SIZE));
+    const mirror = await run(flipLeftRight(input, MODEL_INPUT_SIZE));
     const lightPrediction = { mask: light.mask, ...maskStatistics(light.mask, MODEL_INPUT_SIZE), runMs: 0 };
     const heavyPrediction = unionWithMirror(lightPrediction, {
       mask: mirror.mask,

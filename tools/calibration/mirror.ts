@@ -19,16 +19,14 @@ export function unionWithMirror(a: MaskPrediction, b: MaskPrediction): MaskPredi
   return { mask, ...maskStatistics(mask, MODEL_INPUT_SIZE), runMs: a.runMs + b.runMs };
 }
 
-/** A square RGB image mirrored left to right. */
-export function flipRgb(rgb: Buffer, size: number): Buffer {
-  const out = Buffer.alloc(rgb.length);
+/** A square image of `channels` bytes a pixel (RGB by default, 1 for a mask) mirrored left to right. */
+export function flipLeftRight(pixels: Buffer, size: number, channels = 3): Buffer {
+  const out = Buffer.alloc(pixels.length);
   for (let y = 0; y < size; y++) {
     for (let x = 0; x < size; x++) {
-      const s = (y * size + x) * 3;
-      const d = (y * size + (size - 1 - x)) * 3;
-      out[d] = rgb[s];
-      out[d + 1] = rgb[s + 1];
-      out[d + 2] = rgb[s + 2];
+      const s = (y * size + x) * channels;
+      const d = (y * size + (size - 1 - x)) * channels;
+      for (let c = 0; c < channels; c++) out[d + c] = pixels[s + c];
     }
   }
   return out;

@@ -13,7 +13,7 @@ import { int8Identity } from '../../src/adapters/model-session.mjs';
 import { modelCacheDir } from '../../src/config.ts';
 import { maskStatistics } from '../../src/imaging/model-io.mjs';
 import { PhotoError } from '../../src/errors.ts';
-import { diagnose } from '../../src/pipeline/diagnose.ts';
+import { diagnose, type Diagnosis } from '../../src/pipeline/diagnose.ts';
 import { FEATURES } from '../../src/pipeline/check/calibration.ts';
 import { CHECK_GRID, measure } from '../../src/pipeline/check/features.ts';
 import { NO_SUBJECT_FILL, subjectFillOf, WHOLE_FRAME_FILL } from '../../src/pipeline/diagnose.ts';
@@ -127,25 +127,30 @@ export class MaskedPhotoReader {
 export const { brokenBelow: BROKEN_BELOW, goodFrom: GOOD_FROM } = TRUTH_BARS;
 
 /**
- * The shipped check's verdict on a square mask and the model's input it was made from, as the service judges
- * it: red when flagged; a photo with no subject fails, and counts as flagged.
+ * The shipped check's diagnosis of a square mask and the model's input it was made from, as the service judges
+ * it; null when the photo has no subject (it fails, uncharged).
  */
-export async function checkFlags(
+export async function checkDiagnosis(
   rasters: CheckRasters,
   photo: MaskedPhoto,
   mask: Buffer,
   input: { rgb: Buffer; width: number; height: number },
-): Promise<boolean> {
+): Promise<Diagnosis | null> {
   try {
     const grid = {
       mask: rasters.checkMask(mask, MODEL_INPUT_SIZE, CHECK_GRID),
       rgb: await rasters.checkColours(input, CHECK_GRID),
     };
-    return diagnose(maskStatistics(mask, MODEL_INPUT_SIZE), grid, MODEL_INPUT_SIZE, photo.decoded).red;
+    return diagnose(maskStatistics(mask, MODEL_INPUT_SIZE), grid, MODEL_INPUT_SIZE, photo.decoded);
   } catch (err) {
     if (!(err instanceof PhotoError)) throw err;
-    return true;
+    return null;
   }
+}
+
+/** The shipped check's verdict (checkDiagnosis): red when flagged; a photo with no subject fails, and counts as flagged. */
+export async function checkFlags(...args: Parameters<typeof checkDiagnosis>): Promise<boolean> {
+  return (await checkDiagnosis(...args))?.red ?? true;
 }
 
 /** The check's errors against the drawn masks: good results flagged, broken ones passed. */
