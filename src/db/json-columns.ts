@@ -85,9 +85,7 @@ const checks = new Map<string, TypeCheck<TSchema>>(
 );
 
 /** Parses and checks a JSON column's text; throws, naming the column and the first failing path, when it does not hold its schema. */
-function readColumn(name: string, text: string): unknown {
-  const check = checks.get(name);
-  if (!check) throw new Error(`${name} is not a JSON column`);
+function readColumn(name: string, check: TypeCheck<TSchema>, text: string): unknown {
   const value: unknown = JSON.parse(text);
   if (!check.Check(value)) {
     const first = check.Errors(value).First();
@@ -100,7 +98,8 @@ function readColumn(name: string, text: string): unknown {
 function parseRow(row: UnknownRow): UnknownRow {
   for (const key in row) {
     const value = row[key];
-    if (typeof value === 'string' && checks.has(key)) row[key] = readColumn(key, value);
+    const check = checks.get(key);
+    if (typeof value === 'string' && check) row[key] = readColumn(key, check, value);
   }
   return row;
 }

@@ -194,7 +194,7 @@ export interface PurchaseTable {
   completed_at: number | null;
 }
 
-/** Uses counted per bucket: [bucket start (ms), count], oldest first. */
+/** A subject's rate-limit windows (json-columns.ts, RateWindows). */
 interface RateLimitTable {
   subject: string;
   windows: Json<'windows'>;

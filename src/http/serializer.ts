@@ -3,8 +3,8 @@
 // a value matches: each nullable member (TypeBox's Union with Null) and each union of literals costs an
 // Ajv compile (about 400 ms of the event loop, blocking every request, the first time a route answered
 // such a member) and a validation at every answer. The same unions written as a list of types, or a
-// string or number enum, are serialised with plain `typeof` tests. Only what is serialised changes: validation and
-// the OpenAPI document keep the schemas as written. Whatever unions are left are compiled at start
+// string or number enum, are serialised with plain `typeof` tests. Only what is serialised changes:
+// validation and the OpenAPI document keep the schemas as written. Whatever unions are left are compiled at start
 // (compileValidators), not on an answer's path (docs/performance.md).
 import { SerializerSelector } from '@fastify/fast-json-stringify-compiler';
 import type { FastifyServerOptions } from 'fastify';
@@ -25,9 +25,9 @@ const literalValues = (s: Schema, type: 'string' | 'number'): unknown[] | null =
       : null;
 
 /**
- * The schema with its unions of string literals as a string enum (of number literals, a number enum), and its nullable members (`anyOf: [X,
- * null]`) as X with `type: [X.type, 'null']`, all the way down; anything else as it was. Symbols
- * (TypeBox's kinds) are left behind: the serialiser reads only the JSON Schema.
+ * The schema with its unions of string (or number) literals as a string (or number) enum, and its nullable
+ * members (`anyOf: [X, null]`) as X with `type: [X.type, 'null']`, all the way down; anything else as it
+ * was. Symbols (TypeBox's kinds) are left behind: the serialiser reads only the JSON Schema.
  */
 export function forSerialization(schema: unknown): unknown {
   if (Array.isArray(schema)) return schema.map(forSerialization);

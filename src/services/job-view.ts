@@ -29,7 +29,7 @@ export function storedFormat(item: ItemRow): ImageFormat {
 
 /** What the photo's result recorded of itself (sizes, timings, the marketplace report); empty before one. */
 export function storedMeta(item: Pick<ItemRow, 'meta'>): StoredItemMeta {
-  return item.meta ? item.meta : {};
+  return item.meta ?? {};
 }
 
 export function outputName(name: string, format: string): string {
