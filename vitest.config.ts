@@ -11,7 +11,10 @@ const tier = (name: string) => ({ extends: true as const, test: { name, include:
 export default defineConfig({
   test: {
     projects: [
-      tier('unit'), // no model, no database server, no ../shared: under a minute
+      // no model, no database server, no ../shared: its files share three worker threads (a fresh process a
+      // file cost a third of the tier's CPU in loading modules again); a file restores what it changes, as
+      // prepared-inputs.test.ts its fake timers
+      { ...tier('unit'), test: { ...tier('unit').test, pool: 'threads' as const } },
       tier('db'), // SQLite, PostgreSQL where it answers, s3rver
       tier('http'), // the app in process (app.inject) with a stand-in model
       // the real model, real processes, ../shared photos, Chromium; the servers' model made once first
@@ -21,9 +24,11 @@ export default defineConfig({
     // started, sockets and retry delays, so a third file fills those gaps (the whole suite: 9.2 min against
     // about 11 with two, one run each; memory holds: a real server with the model is under 3 GiB).
     pool: 'forks',
-    poolOptions: { forks: { execArgv: heapFlags } },
+    poolOptions: { forks: { execArgv: heapFlags }, threads: { isolate: false } },
     maxWorkers: 3,
-    minWorkers: 1,
+    // As many as the most: a pool that shrinks ended a shared worker while it still had a file's teardown to
+    // run (seen with forks that run several files: "Terminating worker thread", and the process left running).
+    minWorkers: 3,
     testTimeout: 60_000,
     hookTimeout: 120_000,
     reporters: ['default'],

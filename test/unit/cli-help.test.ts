@@ -1,11 +1,14 @@
 // bin/matte's help, as a user meets it: `--help` and `-h` on the command itself, on every noun and on every
 // verb print usage on standard output and exit 0; mistakes still exit 2 with one line. No server is needed.
+// Every help answer is asked of main() in this process, and a few of the real command too, which must give the
+// same; each mistake is asked of the real command (its verbs' modules load their own libraries).
 import { describe, expect, it } from 'vitest';
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import ts from 'typescript';
 import { SECTIONS } from '../../src/cli/help.ts';
+import { main } from '../../src/cli/main.ts';
 
 const MATTE = path.resolve(import.meta.dirname, '../../bin/matte');
 
@@ -45,10 +48,21 @@ describe('bin/matte --help', () => {
       ...commands.map((c) => [...c.split(' '), '-h']),
       ['remove', 'photos/', '-o', 'out', '--help'],
     ];
-    const answers = await limited(
-      asks.map((args) => () => matte(args)),
+    const answers = await Promise.all(
+      asks.map(async (args) => {
+        let stdout = '';
+        const code = await main(args, { write: (text: string) => (stdout += text) });
+        return { code, stdout, stderr: '' };
+      }),
+    );
+    // The real command answers as main() does, on the command, a noun, a verb, and help after other words.
+    const real = [['--help'], ['accounts', '--help'], ['batches', 'list', '-h'], asks.at(-1)!];
+    const spawned = await limited(
+      real.map((args) => () => matte(args)),
       4,
     );
+    for (const [i, args] of real.entries())
+      expect(spawned[i], args.join(' ')).toEqual(answers[asks.findIndex((a) => a.join(' ') === args.join(' '))]);
     for (const [i, args] of asks.entries()) {
       const { code, stdout, stderr } = answers[i]!;
       const what = `matte ${args.join(' ')}`;

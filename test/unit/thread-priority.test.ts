@@ -1,9 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { Worker } from 'node:worker_threads';
-import os from 'node:os';
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+import { promisify } from 'node:util';
 import { HelperThreadPriority, type ThreadPriorityOps } from '../../src/runtime/thread-priority.ts';
-import { currentThreadId, threadIds } from '../../src/runtime/threads.mjs';
 import { loadConfig } from '../../src/config.ts';
+
+const SRC = path.resolve(import.meta.dirname, '../../src');
 
 function fakeOps(tids: number[]): ThreadPriorityOps & { nice: Map<number, number>; sets: number } {
   const nice = new Map(tids.map((t) => [t, 0]));
@@ -91,33 +93,51 @@ describe('helper thread priority', () => {
   });
 
   it.skipIf(process.platform !== 'linux')('on Linux, reaches single threads of this process', async () => {
-    // A worker thread stands in for the model: it reports its own id and stays alive until told.
-    const worker = new Worker(
-      `const { parentPort } = require('node:worker_threads');
-       const id = Number(require('node:fs').readFileSync('/proc/thread-self/stat', 'utf8').split(' ')[0]);
-       parentPort.postMessage(id); parentPort.once('message', () => process.exit(0));`,
-      { eval: true },
-    );
-    const modelTid = await new Promise<number>((resolve) => worker.once('message', resolve));
-    try {
-      expect(threadIds()).toContain(modelTid);
-      expect(currentThreadId()).toBe(process.pid);
+    // In a process of its own (it renices every other thread of its process, and the tests share theirs): a
+    // worker thread stands in for the model, reports its own id and stays alive until told.
+    const script = `
+      import { Worker } from 'node:worker_threads';
+      import os from 'node:os';
+      import { HelperThreadPriority } from ${JSON.stringify(path.join(SRC, 'runtime/thread-priority.ts'))};
+      import { currentThreadId, threadIds } from ${JSON.stringify(path.join(SRC, 'runtime/threads.mjs'))};
+      // (an ES module, as --input-type passes on to it)
+      const worker = new Worker(
+        "import { parentPort } from 'node:worker_threads'; import fs from 'node:fs';" +
+          "const id = Number(fs.readFileSync('/proc/thread-self/stat', 'utf8').split(' ')[0]);" +
+          "parentPort.postMessage(id); parentPort.once('message', () => process.exit(0));",
+        { eval: true },
+      );
+      const modelTid = await new Promise((resolve) => worker.once('message', resolve));
+      const priorities = () => threadIds().map((tid) => [tid, os.getPriority(tid)]);
+      const seen = { pid: process.pid, modelTid, threads: threadIds(), current: currentThreadId() };
       const changed = new HelperThreadPriority(7, () => [modelTid]).apply();
-      expect(changed).toBeGreaterThan(0);
-      for (const tid of threadIds()) {
-        const expected = tid === process.pid || tid === modelTid ? 0 : 7;
-        expect(os.getPriority(tid), `thread ${tid}`).toBe(expected);
-      }
-      // Raising them back needs CAP_SYS_NICE (root here) or a nice limit that allows it.
-      if (process.getuid?.() === 0) {
-        const p = new HelperThreadPriority(7, () => [modelTid]);
-        p.restore();
-        for (const tid of threadIds()) expect(os.getPriority(tid), `thread ${tid}`).toBe(0);
-      }
-    } finally {
+      const applied = priorities();
+      new HelperThreadPriority(7, () => [modelTid]).restore();
+      const restored = priorities();
       worker.postMessage('exit');
       await new Promise((r) => worker.once('exit', r));
-    }
+      console.log(JSON.stringify({ ...seen, changed, applied, restored }));`;
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      ['--import', 'tsx', '--input-type=module', '--eval', script],
+      { cwd: path.dirname(SRC) },
+    );
+    const seen = JSON.parse(stdout) as {
+      pid: number;
+      modelTid: number;
+      threads: number[];
+      current: number;
+      changed: number;
+      applied: [number, number][];
+      restored: [number, number][];
+    };
+    expect(seen.threads).toContain(seen.modelTid);
+    expect(seen.current).toBe(seen.pid);
+    expect(seen.changed).toBeGreaterThan(0);
+    for (const [tid, nice] of seen.applied)
+      expect(nice, `thread ${tid}`).toBe(tid === seen.pid || tid === seen.modelTid ? 0 : 7);
+    // Raising them back needs CAP_SYS_NICE (root here) or a nice limit that allows it.
+    if (process.getuid?.() === 0) for (const [tid, nice] of seen.restored) expect(nice, `thread ${tid}`).toBe(0);
   });
 });
 
