@@ -24,7 +24,7 @@ import { diagnose } from '../src/pipeline/diagnose.ts';
 import { PhotoError } from '../src/errors.ts';
 import {
   CachedMasks,
-  int8Masks,
+  serviceMasks,
   MaskedPhotoReader,
   maskedPhotos,
   PHOTOS_CACHE,
@@ -53,7 +53,7 @@ if (process.env.MATTE_HEAVY_MODEL_PATH && !fs.existsSync(process.env.MATTE_HEAVY
 const HEAVY_MODEL = process.env.MATTE_HEAVY_MODEL_PATH ?? '';
 /** The light results as MATTE_MODEL_INT8 sets them: the int8 model's (the default), or the float model's. */
 const INT8 = loadConfig().modelInt8;
-const reader = new MaskedPhotoReader(INT8 ? int8Masks() : new CachedMasks(PHOTOS_CACHE));
+const reader = new MaskedPhotoReader(serviceMasks());
 const heavyMasks = HEAVY_MODEL
   ? (() => {
       const stat = fs.statSync(HEAVY_MODEL);

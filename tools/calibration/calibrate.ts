@@ -24,11 +24,10 @@ import {
   looseFigures,
   realClaimFigures,
 } from './claims-calibration.ts';
-import { maxWithMirror } from './mirror.ts';
 import { CheckRasters } from '../../src/adapters/images/rasters.ts';
 import { CHECK_GRID, measure } from '../../src/pipeline/check/features.ts';
 import { NO_SUBJECT_FILL, WHOLE_FRAME_FILL } from '../../src/pipeline/diagnose.ts';
-import { realSamples, SCENES, SUBJECTS } from './real-photos.ts';
+import { realSamples, SCENES, SUBJECTS, servicePass } from './real-photos.ts';
 import { evalEntries } from '../shared-data.ts';
 import { share } from '../figures.ts';
 import { inRepoStyle } from '../repo-style.ts';
@@ -71,7 +70,6 @@ interface Sample {
   /** The eval folder the subject came from (alphamatting, grabcut, cleargrasp). */
   source: string;
   family: string;
-  tier: 'light' | 'heavy';
   iou: number;
   /**
    * The pipeline's own rules decide this result whatever the model says: no subject (the photo fails with
@@ -94,18 +92,14 @@ async function samplesOf(set: Composite[]): Promise<Sample[]> {
   // The eval photos as they are come from tools/calibration/real-photos.ts (measured as the service measures them).
   for (const c of set.filter((c) => c.family !== 'original')) {
     const planes = readPlanes(c.id);
-    // The colours once a composite; the mask per tier (heavy: the old mirror-image merge).
     const rgb = await rasters.checkColours({ rgb: planes.input, width: n, height: n }, CHECK_GRID);
-    const masks = { light: planes.light, heavy: maxWithMirror(planes.light, planes.mirror, n) };
-    for (const tier of ['light', 'heavy'] as const) {
-      const r = c[tier];
-      const grid = { mask: rasters.checkMask(masks[tier], n, CHECK_GRID), rgb };
-      const features = measure(grid).features;
-      const f: Record<string, number> = {};
-      for (const [name, make] of Object.entries(FEATURES)) f[name] = make(features);
-      const ruled = r.subjectFill < NO_SUBJECT_FILL || r.subjectFill > WHOLE_FRAME_FILL;
-      out.push({ id: c.id, group: c.group, source: c.source, family: c.family, tier, iou: r.iou, ruled, f });
-    }
+    const grid = { mask: rasters.checkMask(planes.light, n, CHECK_GRID), rgb };
+    const features = measure(grid).features;
+    const f: Record<string, number> = {};
+    for (const [name, make] of Object.entries(FEATURES)) f[name] = make(features);
+    const r = c.light;
+    const ruled = r.subjectFill < NO_SUBJECT_FILL || r.subjectFill > WHOLE_FRAME_FILL;
+    out.push({ id: c.id, group: c.group, source: c.source, family: c.family, iou: r.iou, ruled, f });
   }
   return out;
 }
@@ -125,7 +119,6 @@ async function realPhotoSamples(keep: boolean): Promise<{
     group: r.id,
     source: r.folder === 'eval-data' ? kinds.get(r.id)!.source : r.folder,
     family: r.folder === 'eval-data' ? 'original' : 'real photo',
-    tier: 'light' as const,
     iou: r.iou,
     ruled: r.ruled,
     f: r.f,
@@ -199,7 +192,6 @@ export function crossValidate(samples: Sample[], names: readonly string[], fit: 
   const folds = foldOf(samples.map((s) => s.group));
   const perFold = Array.from({ length: FOLDS }, empty);
   const perFamily = new Map<string, Tally>();
-  const perTier = new Map<string, Tally>();
   /** The real photos: all of them, per folder, per kind of scene and per subject. */
   const real = new Map<string, Tally>();
   const composites = empty();
@@ -221,20 +213,18 @@ export function crossValidate(samples: Sample[], names: readonly string[], fit: 
           .sort((a, b) => b.v - a.v)
           .map(({ n, v }) => `${n} ${v >= 0 ? '+' : ''}${v.toFixed(1)}`);
         wrong.push(
-          `fold ${k + 1} ${flagged ? 'flagged' : 'passed '} ${`${s.id} ${s.tier}`.padEnd(44)} IoU ${s.iou.toFixed(3)}  p ${p.toFixed(2)} (bar ${cal.threshold.toFixed(2)})  ${s.ruled ? 'ruled by fill' : pulls.join(', ')}`,
+          `fold ${k + 1} ${flagged ? 'flagged' : 'passed '} ${s.id.padEnd(44)} IoU ${s.iou.toFixed(3)}  p ${p.toFixed(2)} (bar ${cal.threshold.toFixed(2)})  ${s.ruled ? 'ruled by fill' : pulls.join(', ')}`,
         );
       }
       count(perFold[k], s, flagged);
       count(overall, s, flagged);
       if (!perFamily.has(s.family)) perFamily.set(s.family, empty());
       count(perFamily.get(s.family)!, s, flagged);
-      if (!perTier.has(s.tier)) perTier.set(s.tier, empty());
-      count(perTier.get(s.tier)!, s, flagged);
       if (s.real) countReal(real, s, flagged);
       else count(composites, s, flagged);
     }
   }
-  return { perFold, perFamily, perTier, overall, real, composites, wrong };
+  return { perFold, perFamily, overall, real, composites, wrong };
 }
 
 /** The L2 weights of the logistic fit the folds choose among (pickFit). */
@@ -377,7 +367,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   // Everything printed also goes to bench/results/quality.md, and the figures to quality.json.
   const printed: string[] = [];
   const figures: Record<string, unknown> = {};
-  // CALIBRATION_CHECK_ONLY=1: the check's candidates alone (no heavy tier, no reports, nothing written).
+  // CALIBRATION_CHECK_ONLY=1: the check's candidates alone (no reports, nothing written).
   const only = process.env.CALIBRATION_CHECK_ONLY === '1';
   const print = console.log;
   console.log = (...args: unknown[]) => {
@@ -388,11 +378,10 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const composites = await samplesOf(set);
   const { real, planes: realPlanes } = await realPhotoSamples(!only);
   const samples = [...composites, ...real];
-  const light = composites.filter((s) => s.tier === 'light');
   const tally = (ss: Sample[]) =>
     `${ss.filter((s) => s.iou < BROKEN_BELOW).length} broken, ${ss.filter((s) => s.iou >= CLEAN_FROM).length} clean`;
   console.log(
-    `calibration set: ${composites.length / 2} composites of ${new Set(set.map((c) => c.group)).size} subjects, light results ${tally(light)}; real photos: ../shared/eval-data ${tally(real.filter((s) => s.family === 'original'))}, ../shared/real-photos ${tally(real.filter((s) => s.family === 'real photo'))}; ${FOLDS} folds grouped by subject (each horse its own)`,
+    `calibration set: ${composites.length} composites of ${new Set(set.map((c) => c.group)).size} subjects, the ${servicePass()} model's results ${tally(composites)}; real photos: ../shared/eval-data ${tally(real.filter((s) => s.family === 'original'))}, ../shared/real-photos ${tally(real.filter((s) => s.family === 'real photo'))}; ${FOLDS} folds grouped by subject (each horse its own)`,
   );
   /** A candidate's real photos held out, by folder (an operator's own last), kind of scene and subject. */
   const byKind = (t: Map<string, Tally>) =>
@@ -465,7 +454,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     };
     cal.fitted = {
       by: 'npm run calibrate -- write',
-      set: `${composites.length / 2} composites of ${new Set(set.map((c) => c.group)).size} eval subjects (both tiers' results), the ${real.filter((s) => s.family === 'original').length} eval photos as they are and the ${real.filter((s) => s.real!.folder === 'real-photos').length} horses of ../shared/real-photos${own.length ? ` and ${own.length} photos of ${process.env.CALIBRATION_PHOTOS}` : ''}`,
+      set: `the ${servicePass()} model's masks of ${composites.length} composites of ${new Set(set.map((c) => c.group)).size} eval subjects, the ${real.filter((s) => s.family === 'original').length} eval photos as they are and the ${real.filter((s) => s.real!.folder === 'real-photos').length} horses of ../shared/real-photos${own.length ? ` and ${own.length} photos of ${process.env.CALIBRATION_PHOTOS}` : ''}`,
       folds: FOLDS,
       groupedBy: 'eval subject; each horse its own',
       heldOut: chosenHeldOut,

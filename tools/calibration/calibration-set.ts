@@ -2,34 +2,30 @@
 // laid over backgrounds that look like what sellers send (studio white and off-white, greys, gradients,
 // coloured sweeps, textures, other photos' backgrounds; with shadows and noise), at several sizes and
 // positions, as JPEG; each eval photo as it is; and harder composites (the subject over its own colours, and
-// small in the frame). The real model runs on each composite (the photo and its mirror image, as the heavy
-// tier does), and each result is scored against the alpha that made it. Reproducible: a fixed seed, and
-// the same eval data give the same composites. Nothing large is committed: the composites' masks and
-// figures go to .bench/calibration/ (CALIBRATION_DIR), and a second run reuses them.
+// small in the frame). The service's light model runs on each composite (the int8 model, or the float one
+// with MATTE_MODEL_INT8=0), and each result is scored against the alpha that made it. Reproducible: a fixed
+// seed, and the same eval data give the same composites. Nothing large is committed: the composites' masks
+// and figures go to .bench/calibration/<the model's pass>/ (CALIBRATION_DIR), and a second run reuses them.
 //
 //   node --import tsx tools/calibration/calibration-set.ts      (npm run calibrate -- write runs it first)
 // CALIBRATION_PER_SUBJECT (default 6) composites per eval subject.
 import fs from 'node:fs';
 import path from 'node:path';
 import sharp, { type Region } from 'sharp';
-import ort from 'onnxruntime-node';
-import { readModel, sessionOptions } from '../../src/adapters/model-session.mjs';
-import { MODEL_INPUT_SIZE, modelSource } from '../../src/adapters/mask-model.adapter.ts';
+import { MODEL_INPUT_SIZE } from '../../src/adapters/mask-model.adapter.ts';
 import { ImageDecoder } from '../../src/adapters/images/decoder.ts';
 import { CheckRasters } from '../../src/adapters/images/rasters.ts';
-import { fillModelInput, maskFromOutput, maskStatistics } from '../../src/imaging/model-io.mjs';
-import { flipLeftRight, unionWithMirror } from './mirror.ts';
+import { maskStatistics } from '../../src/imaging/model-io.mjs';
+import { servicePass, serviceMasks } from './real-photos.ts';
 import { CHECK_GRID, measure, type CheckFeatures } from '../../src/pipeline/check/features.ts';
 import { subjectFillOf } from '../../src/pipeline/diagnose.ts';
 import { compareAlpha, evalEntries, evalFile, HAVE_EVAL_DATA, type EvalEntry } from '../shared-data.ts';
 import { TRUTH_BARS } from '../../src/pipeline/check/calibration.ts';
 
 export const CALIBRATION_DIR =
-  process.env.CALIBRATION_DIR ?? path.join(import.meta.dirname, '..', '..', '.bench', 'calibration');
+  process.env.CALIBRATION_DIR ?? path.join(import.meta.dirname, '..', '..', '.bench', 'calibration', servicePass());
 const PER_SUBJECT = Number(process.env.CALIBRATION_PER_SUBJECT ?? 6);
 const SEED = 20261126;
-/** ISNet's side outputs (the decoder's coarser stages), read beside `output` at no measurable cost. */
-export const SIDE_OUTPUTS = ['1890', '1891', '1892', '1893', '1894'] as const;
 
 /** The backgrounds composites are laid on. */
 const COMPOSITE_FAMILIES = ['white', 'off-white', 'grey', 'gradient', 'colour sweep', 'texture', 'photo'] as const;
@@ -63,7 +59,6 @@ export interface Composite {
   width: number;
   height: number;
   light: ResultFigures;
-  heavy: ResultFigures;
 }
 
 /** Folds of the grouped cross-validation (tools/calibration/calibrate.ts, tools/calibration/claims-calibration.ts). */
@@ -399,19 +394,8 @@ export async function buildCalibrationSet(
   const entries = evalEntries();
   const decoder = new ImageDecoder(100_000_000);
   const rasters = new CheckRasters(100_000_000);
-  let session: ort.InferenceSession | undefined;
-  const floats = new Float32Array(3 * MODEL_INPUT_SIZE * MODEL_INPUT_SIZE);
-  const run = async (input: Buffer) => {
-    session ??= await ort.InferenceSession.create(readModel(modelSource()), sessionOptions(2));
-    fillModelInput(input, floats);
-    const tensor = new ort.Tensor('float32', floats, [1, 3, MODEL_INPUT_SIZE, MODEL_INPUT_SIZE]);
-    const out = await session.run({ input: tensor }, ['output', ...SIDE_OUTPUTS]);
-    const main = maskFromOutput(out.output.data as Float32Array, MODEL_INPUT_SIZE);
-    const sides = SIDE_OUTPUTS.map((name) =>
-      Buffer.from(maskFromOutput(out[name].data as Float32Array, MODEL_INPUT_SIZE).mask),
-    );
-    return { mask: Buffer.from(main.mask), sides };
-  };
+  // The service's light model, as the service runs it (its masks are kept in each composite's .bin).
+  const model = serviceMasks(CALIBRATION_DIR);
   const set: Composite[] = [];
   const rng = generator(SEED);
   type Made = {
@@ -427,14 +411,7 @@ export async function buildCalibrationSet(
   const score = async (entry: EvalEntry, id: string, made: Made, record: string) => {
     const decoded = await decoder.decode(made.jpeg);
     const input = (await decoder.toModelInput(decoded, MODEL_INPUT_SIZE)).rgb;
-    const light = await run(input);
-    const mirror = await run(flipLeftRight(input, MODEL_INPUT_SIZE));
-    const lightPrediction = { mask: light.mask, ...maskStatistics(light.mask, MODEL_INPUT_SIZE), runMs: 0 };
-    const heavyPrediction = unionWithMirror(lightPrediction, {
-      mask: mirror.mask,
-      ...maskStatistics(mirror.mask, MODEL_INPUT_SIZE),
-      runMs: 0,
-    });
+    const light = await model.run(input);
     const figures = async (mask: Buffer): Promise<ResultFigures> => {
       const alpha = await rasters.maskToSize(mask, MODEL_INPUT_SIZE, decoded);
       const { iou, mae } = compareAlpha(alpha, made.known);
@@ -453,22 +430,18 @@ export async function buildCalibrationSet(
       cut: made.cut,
       width: made.width,
       height: made.height,
-      light: await figures(light.mask),
-      heavy: await figures(heavyPrediction.mask),
+      light: await figures(light),
     };
-    // What the fitting reads again: the model's input and masks (1024² each), the side outputs, the truth at 1024².
+    // What the fitting reads again: the model's input, its mask and the truth, 1024² each.
     const knownSquare = await sharp(made.known, { raw: { width: made.width, height: made.height, channels: 1 } })
       .resize(MODEL_INPUT_SIZE, MODEL_INPUT_SIZE, { fit: 'fill' })
       .extractChannel(0)
       .raw()
       .toBuffer();
-    fs.writeFileSync(
-      path.join(CALIBRATION_DIR, `${id}.bin`),
-      Buffer.concat([input, light.mask, mirror.mask, knownSquare, ...light.sides]),
-    );
+    fs.writeFileSync(path.join(CALIBRATION_DIR, `${id}.bin`), Buffer.concat([input, light, knownSquare]));
     fs.writeFileSync(record, JSON.stringify(c));
     set.push(c);
-    log(`${id.padEnd(30)} ${c.family.padEnd(13)} light IoU ${c.light.iou.toFixed(3)}  heavy ${c.heavy.iou.toFixed(3)}`);
+    log(`${id.padEnd(30)} ${c.family.padEnd(13)} light IoU ${c.light.iou.toFixed(3)}`);
   };
   for (const entry of entries) {
     for (let k = 0; k < PER_SUBJECT; k++) {
@@ -514,11 +487,11 @@ export async function buildCalibrationSet(
       else if (!opts.cachedOnly) await score(entry, id, made, record);
     }
   }
-  await session?.release();
+  await model.close();
   return set;
 }
 
-/** The cached planes of a composite: model input (RGB), light and mirror masks, the truth and the side outputs, all 1024². */
+/** The cached planes of a composite: model input (RGB), the light mask and the truth, all 1024². */
 export function readPlanes(id: string) {
   const all = fs.readFileSync(path.join(CALIBRATION_DIR, `${id}.bin`));
   const n = MODEL_INPUT_SIZE * MODEL_INPUT_SIZE;
@@ -527,9 +500,7 @@ export function readPlanes(id: string) {
   return {
     input: take(3 * n),
     light: take(n),
-    mirror: take(n),
     truth: take(n),
-    sides: SIDE_OUTPUTS.map(() => take(n)),
   };
 }
 

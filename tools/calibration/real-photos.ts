@@ -10,7 +10,7 @@ import { ImageDecoder, type DecodedImage } from '../../src/adapters/images/decod
 import { CheckRasters } from '../../src/adapters/images/rasters.ts';
 import { OnnxMaskModel, MODEL_INPUT_SIZE, squareInput } from '../../src/adapters/mask-model.adapter.ts';
 import { int8Identity } from '../../src/adapters/model-session.mjs';
-import { modelCacheDir } from '../../src/config.ts';
+import { loadConfig, modelCacheDir } from '../../src/config.ts';
 import { maskStatistics } from '../../src/imaging/model-io.mjs';
 import { PhotoError } from '../../src/errors.ts';
 import { diagnose, type Diagnosis } from '../../src/pipeline/diagnose.ts';
@@ -37,7 +37,8 @@ export class CachedMasks {
   private model: OnnxMaskModel | undefined;
   constructor(
     private readonly cache = PHOTOS_CACHE,
-    private readonly pass = 'light',
+    /** The pass's name in the cached files' names: `light` (the float model), `int8-…`, `heavy-…`. */
+    readonly pass = 'light',
     private readonly modelPath = '',
     private readonly int8 = false,
   ) {
@@ -47,13 +48,18 @@ export class CachedMasks {
   async mask(bytes: Buffer, input: Buffer): Promise<Buffer> {
     const file = maskFile(this.cache, bytes, this.pass);
     if (fs.existsSync(file)) return fs.readFileSync(file);
+    const mask = await this.run(input);
+    fs.writeFileSync(file, mask);
+    return mask;
+  }
+
+  /** The model's mask of a 1024² input, not cached (the calibration set keeps its own). */
+  async run(input: Buffer): Promise<Buffer> {
     // The server's optimised-model cache (MATTE_MODEL_CACHE_DIR): the model is optimised (and quantized) once.
     const cacheDir = modelCacheDir(process.env) || undefined;
     this.model ??= new OnnxMaskModel({ modelPath: this.modelPath, threads: 2, int8: this.int8, cacheDir });
     await this.model.ready();
-    const mask = (await this.model.predict(squareInput(input))).mask;
-    fs.writeFileSync(file, mask);
-    return mask;
+    return Buffer.from((await this.model.predict(squareInput(input))).mask);
   }
 
   async close(): Promise<void> {
@@ -66,8 +72,26 @@ export class CachedMasks {
  * the int8 model's identity (its calibration and quantizer), so a new calibration makes new masks.
  */
 export function int8Masks(cache = PHOTOS_CACHE): CachedMasks {
-  const identity = crypto.createHash('sha256').update(`${int8Identity()}`).digest('hex').slice(0, 12);
-  return new CachedMasks(cache, `int8-${identity}`, '', true);
+  return new CachedMasks(cache, int8Pass(), '', true);
+}
+
+/** The int8 masks' pass name: `int8-` and the int8 model's identity. */
+function int8Pass(): string {
+  return `int8-${crypto.createHash('sha256').update(`${int8Identity()}`).digest('hex').slice(0, 12)}`;
+}
+
+/** The pass name of the service's light masks as MATTE_MODEL_INT8 sets them (serviceMasks). */
+export function servicePass(): string {
+  return loadConfig(process.env).modelInt8 ? int8Pass() : 'light';
+}
+
+/**
+ * The light masks the service makes as MATTE_MODEL_INT8 sets them: the int8 model's (the default), or the float
+ * model's. The check is fitted and judged on these.
+ */
+export function serviceMasks(cache = PHOTOS_CACHE): CachedMasks {
+  const pass = servicePass();
+  return new CachedMasks(cache, pass, '', pass !== 'light');
 }
 
 /** A photo with the mask a person drew, read as the service reads it (bench:photos and calibrate share it). */
@@ -268,14 +292,15 @@ export function realFolders(
 }
 
 /**
- * Every real photo of the shared folders, in manifest order, measured: the light model's mask (cached), its IoU
+ * Every real photo of the shared folders, in manifest order, measured: the service's light mask (serviceMasks,
+ * cached), its IoU
  * against the drawn mask at the photo's size, and the check's features. `keep` also returns the 1024² planes
  * the report judge reads (input, light mask, truth).
  */
 export async function realSamples(
   opts: { keep?: boolean; log?: (line: string) => void } = {},
 ): Promise<{ samples: RealSample[]; planes: Map<string, { input: Buffer; light: Buffer; truth: Buffer }> }> {
-  const reader = new MaskedPhotoReader();
+  const reader = new MaskedPhotoReader(serviceMasks());
   const samples: RealSample[] = [];
   const planes = new Map<string, { input: Buffer; light: Buffer; truth: Buffer }>();
   for (const { name: folder, dir, entries } of realFolders()) {
