@@ -20,6 +20,10 @@ const FAMILIES: Record<string, { about: string; jobs: Record<string, Job>; runAl
       all: { file: 'bench/run.ts', about: 'every figure of the service in one run (bench/results/latest.md)' },
       aspect: { file: 'bench/aspect.ts', about: "the model at the photo's own aspect ratio, against the drawn masks" },
       'check-cost': { file: 'bench/check-cost.ts', about: "the automatic check's CPU a photo" },
+      'check-stability': {
+        file: 'bench/check-stability.ts',
+        about: "the check's verdicts on real photos against the same photos saved again as JPEG",
+      },
       cpu: { file: 'bench/cpu.ts', about: 'POST /v1/images against the bare model, and CPU outside the model' },
       edges: { file: 'bench/edges.ts', about: 'the edge refinement against the drawn masks at full resolution' },
       'eval-photos': { file: 'bench/eval-photos.ts', about: "the check's figures on ../shared/eval-data as it is" },
