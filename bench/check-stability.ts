@@ -7,20 +7,18 @@
 // BENCH_JSON=<file> also writes the figures.
 import fs from 'node:fs';
 import path from 'node:path';
-import sharp from 'sharp';
 import { MODEL_INPUT_SIZE, squareInput } from '../src/adapters/mask-model.adapter.ts';
 import { loadCalibration } from '../src/pipeline/check/calibration.ts';
 import {
-  checkDiagnosis,
+  checkVerdict,
   MaskedPhotoReader,
   realFolders,
+  RESAVE_QUALITY,
+  resavedJpeg,
   servicePass,
   serviceMasks,
   type MaskedPhoto,
 } from '../tools/calibration/real-photos.ts';
-
-/** The re-save: the quality the issue names, after the EXIF rotation the service applies. */
-const RESAVE_QUALITY = 95;
 
 interface Row {
   id: string;
@@ -35,10 +33,8 @@ interface Row {
 const reader = new MaskedPhotoReader(serviceMasks());
 const { threshold } = loadCalibration();
 
-async function verdict(photo: MaskedPhoto, mask: Buffer, input: Buffer) {
-  const d = await checkDiagnosis(reader.rasters, photo, mask, squareInput(input));
-  return { red: d?.red ?? true, p: d?.brokenProbability ?? 1 };
-}
+const verdict = (photo: MaskedPhoto, mask: Buffer, input: Buffer) =>
+  checkVerdict(reader.rasters, photo, mask, squareInput(input));
 
 const sets: { name: string; photos: number; flips: number; moved: number; nearBar: number; flipped: Row[] }[] = [];
 for (const { name, dir, entries } of realFolders()) {
@@ -47,11 +43,18 @@ for (const { name, dir, entries } of realFolders()) {
     const photo = await reader.read(path.join(dir, e.image), path.join(dir, e.mask));
     const { iou } = await photo.score(photo.light);
     const first = await verdict(photo, photo.light, photo.input);
-    const again = await sharp(photo.bytes).rotate().jpeg({ quality: RESAVE_QUALITY }).toBuffer();
+    const again = await resavedJpeg(photo.bytes);
     const decoded = await reader.decoder.decode(again);
     const input = (await reader.decoder.toModelInput(decoded, MODEL_INPUT_SIZE)).rgb;
     const second = await verdict({ ...photo, decoded }, await reader.masks.mask(again, input), input);
-    rows.push({ id: e.id, iou, p: first.p, pResaved: second.p, red: first.red, redResaved: second.red });
+    rows.push({
+      id: e.id,
+      iou,
+      p: first.brokenProbability,
+      pResaved: second.brokenProbability,
+      red: first.red,
+      redResaved: second.red,
+    });
   }
   const flipped = rows.filter((r) => r.red !== r.redResaved);
   // The re-save's own noise: the median move of a photo's broken probability; nearer the bar than that, a

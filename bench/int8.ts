@@ -26,6 +26,7 @@ import { startServer } from '../test/helpers/server.ts';
 import { BareModel } from './bare-model.ts';
 import { runBatch, type Api } from './batch.ts';
 import { composite, generator } from '../tools/calibration/calibration-set.ts';
+import { RESAVE_QUALITY, resavedJpeg } from '../tools/calibration/real-photos.ts';
 import { alphaErrors, refinedAlpha } from './edges.ts';
 import { median } from './cpu.ts';
 
@@ -75,8 +76,6 @@ export interface SpeedFigures {
 const decoder = new ImageDecoder(100_000_000);
 const rasters = new CheckRasters(100_000_000);
 const check = loadCalibration();
-/** The JPEG quality a photo is saved again at, to measure how far the check's verdict turns on such a change. */
-const RESAVE_QUALITY = 95;
 
 /** The check's bar: a result whose broken probability is at or above it is flagged. */
 export const CHECK_BAR = check.threshold;
@@ -94,7 +93,7 @@ async function flagged(mask: Buffer, input: Buffer): Promise<boolean> {
 
 /** The model's verdict on the photo decoded and saved again as JPEG (upright, as the service decodes it). */
 async function flaggedResaved(model: OnnxMaskModel, photo: Photo): Promise<boolean> {
-  const again = await sharp(photo.jpeg).rotate().jpeg({ quality: RESAVE_QUALITY }).toBuffer();
+  const again = await resavedJpeg(photo.jpeg);
   const input = (await decoder.toModelInput(await decoder.decode(again), MODEL_INPUT_SIZE)).rgb;
   return flagged((await model.predict(squareInput(input))).mask, input);
 }

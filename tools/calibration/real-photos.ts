@@ -172,9 +172,28 @@ export async function checkDiagnosis(
   }
 }
 
-/** The shipped check's verdict (checkDiagnosis): red when flagged; a photo with no subject fails, and counts as flagged. */
+/**
+ * The shipped check's verdict (checkDiagnosis): red when flagged, and the broken probability; a photo with no
+ * subject fails, and counts as flagged (probability 1).
+ */
+export async function checkVerdict(
+  ...args: Parameters<typeof checkDiagnosis>
+): Promise<{ red: boolean; brokenProbability: number }> {
+  const d = await checkDiagnosis(...args);
+  return { red: d?.red ?? true, brokenProbability: d?.brokenProbability ?? 1 };
+}
+
+/** The shipped check's verdict alone (checkVerdict): red when flagged. */
 export async function checkFlags(...args: Parameters<typeof checkDiagnosis>): Promise<boolean> {
-  return (await checkDiagnosis(...args))?.red ?? true;
+  return (await checkVerdict(...args)).red;
+}
+
+/** The JPEG quality of the re-save the check's verdicts are held against (issue 57). */
+export const RESAVE_QUALITY = 95;
+
+/** A photo decoded and saved again as JPEG at RESAVE_QUALITY, upright as the service decodes it. */
+export function resavedJpeg(bytes: Buffer): Promise<Buffer> {
+  return sharp(bytes).rotate().jpeg({ quality: RESAVE_QUALITY }).toBuffer();
 }
 
 /** The check's errors against the drawn masks: good results flagged, broken ones passed. */
