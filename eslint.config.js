@@ -21,7 +21,7 @@ function layer(folder, forbidden, message, packages = []) {
 }
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', 'data/**', 'studio/dist/**'] },
+  { ignores: ['node_modules/**', 'data/**', 'studio/dist/**', 'dist/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

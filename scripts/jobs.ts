@@ -40,6 +40,7 @@ const FAMILIES: Record<string, { about: string; jobs: Record<string, Job>; runAl
       memory: { file: 'bench/memory.ts', about: "a worker's peak memory, setting by setting" },
       photos: { file: 'bench/photos.ts', about: 'the check and the report judge on a folder of photos with masks' },
       scale: { file: 'bench/scale.ts', about: 'remote inference, the queue at 10,000 photos, statements a photo' },
+      startup: { file: 'bench/startup.ts', about: 'starting bin/matte: its build against the sources through tsx' },
       'stage-cpu': { file: 'bench/stage-cpu.ts', about: "a 2000x2000 photo's CPU outside the model, stage by stage" },
     },
   },

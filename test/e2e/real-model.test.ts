@@ -202,7 +202,7 @@ describe.skipIf(!HAVE_EVAL_DATA)('a batch of real product photos through the rea
     },
   );
 
-  it('runs as npm start runs it: bin/matte serve, with the V8 heap flag; glibc malloc tuned only for MATTE_LOW_MEMORY=1', () => {
+  it('runs as npm start runs it: bin/matte serve, built, with the V8 heap flag; glibc malloc tuned only for MATTE_LOW_MEMORY=1', () => {
     // package.json's start script is bin/matte serve, which execs node with a larger initial old generation
     // (V8's full collections, which the photos' large buffers would otherwise trigger about once a photo,
     // stay rare). By default glibc's malloc is left alone (onnxruntime's arena keeps the model's memory);
@@ -211,7 +211,9 @@ describe.skipIf(!HAVE_EVAL_DATA)('a batch of real product photos through the rea
     expect(launcherNodeFlags()).toEqual(['--initial-old-space-size=128']);
     const cmdline = fs.readFileSync(`/proc/${server.proc.pid}/cmdline`, 'utf8').split('\0').filter(Boolean);
     expect(cmdline).toContain('--initial-old-space-size=128');
-    expect(cmdline.slice(-2)).toEqual([expect.stringMatching(/src\/cli\/matte\.ts$/), 'serve']);
+    // The sources as built into JavaScript (scripts/build-cli.mjs), with their source maps for stack traces.
+    expect(cmdline).toContain('--enable-source-maps');
+    expect(cmdline.slice(-2)).toEqual([expect.stringMatching(/dist\/cli\/matte\.js$/), 'serve']);
     const environ = fs.readFileSync(`/proc/${server.proc.pid}/environ`, 'utf8').split('\0');
     if (!process.env.MATTE_LOW_MEMORY && !process.env.MATTE_MALLOC_TUNING)
       expect(environ.filter((e) => /^(MALLOC_MMAP_THRESHOLD_|MALLOC_ARENA_MAX)=/.test(e))).toEqual([]);
