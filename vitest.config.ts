@@ -1,5 +1,5 @@
 import { defineConfig } from 'vitest/config';
-import { launcherNodeFlags } from './test/helpers/server.ts';
+import { launcherNodeFlags, MODEL_CACHE_DIR } from './test/helpers/server.ts';
 
 // In-process tests (the download's memory bound among them) run with the V8 heap flags of npm start.
 const heapFlags = launcherNodeFlags();
@@ -18,7 +18,15 @@ export default defineConfig({
       tier('db'), // SQLite, PostgreSQL where it answers, s3rver
       tier('http'), // the app in process (app.inject) with a stand-in model
       // the real model, real processes, ../shared photos, Chromium; the servers' model made once first
-      { ...tier('e2e'), test: { ...tier('e2e').test, globalSetup: ['test/e2e/global-setup.ts'] } },
+      // (the model loaded in a test's own process reads that cache too)
+      {
+        ...tier('e2e'),
+        test: {
+          ...tier('e2e').test,
+          globalSetup: ['test/e2e/global-setup.ts'],
+          env: { MATTE_MODEL_CACHE_DIR: MODEL_CACHE_DIR || 'off' },
+        },
+      },
     ],
     // Three files at a time on 2 cores: the e2e files spend much of their time waiting on processes they
     // started, sockets and retry delays, so a third file fills those gaps (the whole suite: 9.2 min against

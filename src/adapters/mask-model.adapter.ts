@@ -95,6 +95,7 @@ export class OnnxMaskModel implements MaskModel {
   constructor(opts: {
     modelPath: string;
     threads: number;
+    /** onnxruntime's CPU memory arena (model-session.mjs sessionOptions); default on, as the server's and onnxruntime's. */
     arena?: boolean;
     optimization?: 'basic' | 'extended' | 'all';
     /** A float16 model run as float32 (model-session.mjs createSession); default on. */
@@ -111,7 +112,7 @@ export class OnnxMaskModel implements MaskModel {
       workerData: {
         ...source,
         threads: opts.threads,
-        arena: opts.arena ?? false,
+        arena: opts.arena,
         optimization: opts.optimization,
         float32: opts.float32 ?? true,
         int8: opts.int8 ?? false,

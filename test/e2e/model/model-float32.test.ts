@@ -59,7 +59,7 @@ describe('float16ToFloat32 on ISNet medium', () => {
 
     const input = new Float32Array(3 * 1024 * 1024).map((_, i) => Math.sin(i / 997) * 0.5);
     const run = async (model: Uint8Array) => {
-      const session = await ort.InferenceSession.create(model, sessionOptions(2, false, 'extended'));
+      const session = await ort.InferenceSession.create(model, sessionOptions(2, true, 'extended'));
       const out = await session.run({ input: new ort.Tensor('float32', input, [1, 3, 1024, 1024]) }, ['output']);
       await session.release();
       return out.output.data as Float32Array;

@@ -11,6 +11,7 @@ import { startInferenceServer } from '../../../src/main/inference-server.ts';
 import { loadConfig } from '../../../src/config.ts';
 import { PhotoError } from '../../../src/errors.ts';
 import { productPhoto } from '../../helpers/images.ts';
+import { MODEL_CACHE_DIR } from '../../helpers/server.ts';
 
 const SIZE = MODEL_INPUT_SIZE;
 async function modelInput(): Promise<Buffer> {
@@ -37,7 +38,12 @@ describe('bin/matte inference-server and the OIP client, with the real model', (
     const rgb = await modelInput();
     const got = await remote.predict(squareInput(rgb));
     // The model the inference server runs by default: the int8 one (MATTE_MODEL_INT8).
-    const local = new OnnxMaskModel({ modelPath: '', threads: 2, int8: loadConfig().modelInt8 });
+    const local = new OnnxMaskModel({
+      modelPath: '',
+      threads: 2,
+      int8: loadConfig().modelInt8,
+      cacheDir: MODEL_CACHE_DIR || undefined,
+    });
     try {
       await local.ready();
       const want = await local.predict(squareInput(rgb));
