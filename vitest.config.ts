@@ -16,7 +16,13 @@ export default defineConfig({
       // prepared-inputs.test.ts its fake timers
       { ...tier('unit'), test: { ...tier('unit').test, pool: 'threads' as const } },
       tier('db'), // SQLite, PostgreSQL where it answers, s3rver
-      tier('http'), // the app in process (app.inject) with a stand-in model
+      // the app in process (app.inject) with a stand-in model: its files share three worker threads as the unit
+      // tier's do, but for the download's memory bound, which reads its own process's RSS (http-memory)
+      {
+        ...tier('http'),
+        test: { ...tier('http').test, pool: 'threads' as const, exclude: ['test/http/download-memory.test.ts'] },
+      },
+      { extends: true as const, test: { name: 'http-memory', include: ['test/http/download-memory.test.ts'] } },
       // the real model, real processes, ../shared photos, Chromium; the servers' model made once first
       // (the model loaded in a test's own process reads that cache too)
       {
