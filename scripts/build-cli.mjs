@@ -26,9 +26,13 @@ if (!fs.existsSync(entry)) {
   process.exit(0);
 }
 
-const pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'));
-// The workspace's client package is TypeScript, and is built in; every other dependency is loaded from node_modules.
-const external = Object.keys(pkg.dependencies).filter((name) => name !== '@matte/client');
+const deps = (/** @type {string} */ file) =>
+  Object.keys(JSON.parse(fs.readFileSync(path.join(root, file), 'utf8')).dependencies ?? {});
+// The workspace's client package is TypeScript, and is built in; every dependency, its own too, is loaded from
+// node_modules, so an npm install that updates one needs no new build.
+const external = [...deps('package.json'), ...deps('packages/client/package.json')].filter(
+  (name) => name !== '@matte/client',
+);
 
 /** `import.meta.url` in a source file means that file's address, wherever the bundle puts its code. @type {import('esbuild').Plugin} */
 const sourceUrls = {
