@@ -486,7 +486,10 @@ describe('webhooks', () => {
     expect(done.status).toBe('done');
     await receiver.waitFor((all) => all.some((r) => r.body.jobId === job.id));
     const d = await firstDelivery(auth, job.id, (x) => x.attempts > 0);
-    expect(d).toMatchObject({ status: 'pending', attempts: 1, lastStatus: null });
+    // Failed for want of an answer, and kept for its retries. The next attempt follows the first's timeout by 150 ms,
+    // so a loaded machine may read the delivery after it: attempts are 1 or more.
+    expect(d).toMatchObject({ status: 'pending', lastStatus: null });
+    expect(d.attempts).toBeGreaterThanOrEqual(1);
     expect(d.lastError).toMatch(/No answer within 400 ms/);
   });
 
