@@ -57,13 +57,12 @@ for (const { name, dir, entries } of realFolders()) {
   const work: number[] = [];
   let worst = { d: Infinity, id: '' };
   let worstLevel = { d: Infinity, id: '' };
-  /** The freed session's mask of a model input, stretched to the square the check reads. */
+  /** The freed session's output for a model input: a probability a pixel, at the input's size. */
   const maskOf = async (input: { rgb: Buffer; width: number; height: number }) => {
     const planes = new Float32Array(input.rgb.length);
     fillModelInput(input.rgb, planes);
     const tensor = new ort.Tensor('float32', planes, [1, 3, input.height, input.width]);
-    const prob = (await session.run({ input: tensor }, ['output'])).output.data as Float32Array;
-    return prob;
+    return (await session.run({ input: tensor }, ['output'])).output.data as Float32Array;
   };
   for (const e of entries) {
     const photo = await reader.read(path.join(dir, e.image), path.join(dir, e.mask));

@@ -11,7 +11,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { freePort } from '../test/helpers/server.ts';
+import { freePort, launcherNodeFlags } from '../test/helpers/server.ts';
 
 const ROUNDS = Number(process.env.BENCH_STARTUP_ROUNDS ?? 5);
 const ROOT = path.resolve(import.meta.dirname, '..');
@@ -24,9 +24,10 @@ function statCpu(pid: number | 'self', which: 'own' | 'children'): number {
   return (Number(fields[at]) + Number(fields[at + 1])) * TICK_MS;
 }
 
-const built = ['--initial-old-space-size=128', '--enable-source-maps', path.join(ROOT, 'dist/cli/matte.js')];
+// bin/matte's two ways of starting node, with its V8 heap flag.
+const built = [...launcherNodeFlags(), '--enable-source-maps', path.join(ROOT, 'dist/cli/matte.js')];
 const tsx = [
-  '--initial-old-space-size=128',
+  ...launcherNodeFlags(),
   '--import',
   path.join(ROOT, 'node_modules/tsx/dist/esm/index.mjs'),
   '--no-warnings=ExperimentalWarning',

@@ -1,7 +1,7 @@
 // Builds bin/matte's JavaScript (src/cli/matte.ts and what it loads → dist/cli/) with esbuild: one file for the
 // command and a chunk for each part it loads when asked for (the API, the worker, the client and operator verbs).
 // Node then starts it without a TypeScript loader: a process starts with about a third of the CPU it took
-// through tsx (docs/performance.md, "Starting a process"). Dependencies stay in node_modules; the worker
+// through tsx (`npm run bench -- startup`; docs/performance.md, "Kept, with their reasons"). Dependencies stay in node_modules; the worker
 // threads' .mjs files run from src/ as they are. It runs in `npm install` (prepare), and bin/matte runs it again
 // whenever a file under src/ or packages/client/src/ is newer than the build, so the command never runs stale code.
 //

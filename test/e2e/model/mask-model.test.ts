@@ -8,14 +8,14 @@ import {
   squareInput,
   type ModelInput,
 } from '../../../src/adapters/mask-model.adapter.ts';
-import { MODEL_CACHE_DIR } from '../../helpers/server.ts';
+import { loadConfig, modelRunOptions } from '../../../src/config.ts';
 
 /**
- * The float model, optimised once for this machine. Not the int8 one: with free sizes it is optimised at `extended`
+ * The float model, run as the server runs it (from the test servers' model cache). Not the int8 one: with free sizes it is optimised at `extended`
  * (model-session.mjs), which rounds a square photo's mask up to 38 grey levels apart from the fixed int8 model at
  * `all`; at the same level the two are the same to the grey level.
  */
-const FLOAT = { modelPath: '', threads: 2, cacheDir: MODEL_CACHE_DIR || undefined };
+const FLOAT = { modelPath: '', ...modelRunOptions(loadConfig({ ...process.env, MATTE_MODEL_INT8: '0' })) };
 
 describe('ONNX mask model', () => {
   let model: OnnxMaskModel;

@@ -8,10 +8,9 @@ import sharp from 'sharp';
 import { OipMaskModel, CircuitBreaker } from '../../../src/adapters/oip-mask-model.adapter.ts';
 import { OnnxMaskModel, MODEL_INPUT_SIZE, squareInput } from '../../../src/adapters/mask-model.adapter.ts';
 import { startInferenceServer } from '../../../src/main/inference-server.ts';
-import { loadConfig } from '../../../src/config.ts';
+import { loadConfig, modelRunOptions } from '../../../src/config.ts';
 import { PhotoError } from '../../../src/errors.ts';
 import { productPhoto } from '../../helpers/images.ts';
-import { MODEL_CACHE_DIR } from '../../helpers/server.ts';
 
 const SIZE = MODEL_INPUT_SIZE;
 async function modelInput(): Promise<Buffer> {
@@ -37,13 +36,8 @@ describe('bin/matte inference-server and the OIP client, with the real model', (
     await remote.ready();
     const rgb = await modelInput();
     const got = await remote.predict(squareInput(rgb));
-    // The model the inference server runs by default: the int8 one (MATTE_MODEL_INT8).
-    const local = new OnnxMaskModel({
-      modelPath: '',
-      threads: 2,
-      int8: loadConfig().modelInt8,
-      cacheDir: MODEL_CACHE_DIR || undefined,
-    });
+    // The model as the inference server runs it by default (the int8 one, MATTE_MODEL_INT8), from the same cache.
+    const local = new OnnxMaskModel({ modelPath: '', ...modelRunOptions(loadConfig()) });
     try {
       await local.ready();
       const want = await local.predict(squareInput(rgb));
