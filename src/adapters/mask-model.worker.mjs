@@ -4,12 +4,13 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import ort from 'onnxruntime-node';
 import { createSession, readModel } from './model-session.mjs';
+import { MODEL_OUTPUT } from './model-outputs.mjs';
 import { fillModelInput, maskFromOutput, stretchToSquare } from '../imaging/model-io.mjs';
 import { currentThreadId, threadIds, threadName } from '../runtime/threads.mjs';
 
 /** ISNet (imgly /models/medium) I/O contract, shared by any pluggable model: see mask-model.adapter.ts. */
 const INPUT_NAME = 'input';
-const OUTPUT_NAME = 'output';
+const OUTPUT_NAME = MODEL_OUTPUT;
 const SIZE = 1024;
 const PLANE = SIZE * SIZE;
 

@@ -9,6 +9,7 @@ import { URL, fileURLToPath } from 'node:url';
 import { float16ToFloat32 } from './model-float32.mjs';
 import { QUANTIZER_VERSION, quantizeInt8 } from './model-int8.mjs';
 import { withFreeSize } from './model-shape.mjs';
+import { MODEL_OUTPUT, withOnlyOutput } from './model-outputs.mjs';
 
 /** The int8 model's activation ranges (npm run model -- calibrate), for the shipped weights only. */
 export const INT8_CALIBRATION_FILE = fileURLToPath(new URL('./model-int8.calibration.json', import.meta.url));
@@ -100,7 +101,7 @@ export async function createSession(ort, bytes, opts) {
   const options = sessionOptions(opts.threads, opts.arena ?? true, optimization);
   const runnable = () => runnableModel(bytes, opts);
   if (!opts.cacheDir) return ort.InferenceSession.create(runnable(), options);
-  const level = `${options.graphOptimizationLevel}${precisionKey(precision)}${opts.freeSize ? '\0free' : ''}`;
+  const level = `${options.graphOptimizationLevel}${precisionKey(precision)}\0mask-only${opts.freeSize ? '\0free' : ''}`;
   const file = path.join(opts.cacheDir, `model-${cacheKey(ort, bytes, level)}.onnx`);
   const cached = { ...options, graphOptimizationLevel: /** @type {const} */ ('disabled') };
   if (fs.existsSync(file)) {
@@ -141,7 +142,8 @@ export function modelPrecision(bytes, opts) {
 
 /**
  * The model as createSession runs it (before onnxruntime's optimisation): float16 weights widened, and
- * quantized, as modelPrecision says; with `freeSize`, its fixed sizes freed where it has any (model-shape.mjs).
+ * quantized, as modelPrecision says; cut down to the mask, its one output Matte reads (onlyTheMask); with
+ * `freeSize`, its fixed sizes freed where it has any (model-shape.mjs).
  * @param {Uint8Array} bytes
  * @param {{ float32?: boolean, int8?: boolean, freeSize?: boolean }} opts
  * @returns {Uint8Array}
@@ -149,13 +151,28 @@ export function modelPrecision(bytes, opts) {
 export function runnableModel(bytes, opts) {
   const precision = modelPrecision(bytes, opts);
   const widened = precision === 'stored' ? bytes : asFloat32(bytes);
-  const model =
+  const made =
     precision === 'int8' ? quantizeInt8(widened, /** @type {Calibration} */ (calibrationFor(bytes))) : widened;
+  const model = onlyTheMask(made);
   if (!opts.freeSize) return model;
   try {
     return withFreeSize(model) ?? model;
   } catch {
     return model; // a graph whose fixed sizes cannot be traced to what they match runs at its own size
+  }
+}
+
+/**
+ * The model with the mask as its only output (model-outputs.mjs): ISNet's side outputs are computed at every
+ * run otherwise. The same mask, bit for bit; the model as it is when it cannot be cut down.
+ * @param {Uint8Array} bytes
+ * @returns {Uint8Array}
+ */
+function onlyTheMask(bytes) {
+  try {
+    return withOnlyOutput(bytes, MODEL_OUTPUT) ?? bytes;
+  } catch {
+    return bytes;
   }
 }
 

@@ -31,6 +31,7 @@ import {
   runnableModel,
 } from '../../../src/adapters/model-session.mjs';
 import { modelSource } from '../../../src/adapters/mask-model.adapter.ts';
+import { withOnlyOutput } from '../../../src/adapters/model-outputs.mjs';
 import { loadConfig, modelDescription } from '../../../src/config.ts';
 
 const SIZE = 16;
@@ -155,6 +156,37 @@ async function calibrate(model: Uint8Array) {
   }
   return { model: 'test', quantizer: 1, ranges };
 }
+
+describe('withOnlyOutput', () => {
+  /** smallModel with two more outputs: a value the mask is made from (r1), and a side branch nothing else reads. */
+  function withSideOutputs(): Uint8Array {
+    const model = fromBinary(ModelProtoSchema, smallModel());
+    const graph = model.graph!;
+    graph.node.push(create(NodeProtoSchema, { opType: 'Sigmoid', input: ['c2'], output: ['side'], name: 'side' }));
+    graph.output.push(valueInfo('side', [1, 8, SIZE / 2, SIZE / 2]), valueInfo('r1', [1, 8, SIZE, SIZE]));
+    return toBinary(ModelProtoSchema, model);
+  }
+
+  it('keeps the one output and every node it is made from, and takes out the rest', async () => {
+    const model = withSideOutputs();
+    const cut = withOnlyOutput(model, 'output')!;
+    const graph = fromBinary(ModelProtoSchema, cut).graph!;
+    expect(graph.output.map((o) => o.name)).toEqual(['output']);
+    expect(graph.node.map((n) => n.name)).toEqual(
+      fromBinary(ModelProtoSchema, smallModel()).graph!.node.map((n) => n.name),
+    );
+    for (const input of inputs(3, 2)) {
+      const a = (await run(model, input, ['output', 'side', 'r1'])).output.data as Float32Array;
+      const b = (await run(cut, input)).output.data as Float32Array;
+      expect(b).toEqual(a);
+    }
+  });
+
+  it('leaves a model alone that has that output alone, or not at all', () => {
+    expect(withOnlyOutput(smallModel(), 'output')).toBeNull();
+    expect(withOnlyOutput(withSideOutputs(), 'mask')).toBeNull();
+  });
+});
 
 describe('quantizeInt8', () => {
   it('quantizes every convolution that reads a Relu, a MaxPool or a Concat, and takes the Relus out', () => {
@@ -302,12 +334,15 @@ describe('the int8 model of the shipped weights', () => {
     expect(runnableModel(other, { int8: true })).toBe(other);
   });
 
-  it('quantizes 107 of the 119 convolutions with the committed calibration: the six side heads and the six it names stay float', () => {
+  it('quantizes 107 of the 114 convolutions that make the mask with the committed calibration: the mask head and the six it names stay float', () => {
     const calibration = JSON.parse(fs.readFileSync(INT8_CALIBRATION_FILE, 'utf8')) as { float: string[] };
     expect(calibration.float).toHaveLength(6);
     const graph = fromBinary(ModelProtoSchema, runnableModel(bytes, { int8: true })).graph!;
     const ops = graph.node.map((n) => n.opType);
-    expect(ops.filter((o) => o === 'Conv')).toHaveLength(119);
+    // The five side masks are cut out (withOnlyOutput): their heads, Resizes and Sigmoids are gone.
+    expect(graph.output.map((o) => o.name)).toEqual(['output']);
+    expect(ops.filter((o) => o === 'Sigmoid')).toHaveLength(1);
+    expect(ops.filter((o) => o === 'Conv')).toHaveLength(114);
     expect(graph.initializer.filter((t) => t.dataType === DT.INT8 && t.name.endsWith('/int8'))).toHaveLength(107);
     // A convolution kept in float reads its float weights, and keeps its Relu; every other Relu was taken out.
     const floatWeights = new Set(graph.initializer.filter((t) => t.dataType === DT.FLOAT).map((t) => t.name));
