@@ -33,7 +33,7 @@ const DT = TensorProto_DataType;
 /** The int8 weights' largest magnitude (reduced range, see above). */
 const WEIGHT_LEVELS = 64;
 /** Changes whenever the pass makes a different model from the same inputs: part of the cached model's name. */
-export const QUANTIZER_VERSION = 1;
+export const QUANTIZER_VERSION = 2;
 
 /**
  * @typedef {{ model: string, quantizer: number, float?: string[], ranges: Record<string, [number, number]> }} Calibration
@@ -172,6 +172,17 @@ export function quantizeInt8(bytes, calibration, rounding = {}) {
       zeroName: tensor(`${name}/q_zero`, DT.UINT8, [], new Uint8Array([zeroPoint])),
     });
   }
+  // A MaxPool's or a Resize's output is quantized as its input is: a window's largest value, or a blend of
+  // neighbours, stays within the input's range, so its levels are exactly enough. onnxruntime then runs the
+  // MaxPools on the uint8 values (it drops the DequantizeLinear and QuantizeLinear of the same scale and zero
+  // around them), and fuses a Concat whose inputs are all quantized into QLinearConcat (40 of ISNet's 50, not
+  // 16): fewer float round trips and layout transposes between the convolutions (docs/performance.md, "int8").
+  const graphOutputs = new Set(graph.output.map((o) => o.name));
+  for (const n of roundActivations ? graph.node : []) {
+    const p = params.get(n.input[0]);
+    if ((n.opType === 'MaxPool' || n.opType === 'Resize') && p && !graphOutputs.has(n.output[0]))
+      params.set(n.output[0], { scale: p.scale, scaleName: p.scaleName, zeroName: p.zeroName });
+  }
   const quantize = (/** @type {string} */ from, /** @type {string} */ name) => {
     const p = /** @type {NonNullable<ReturnType<typeof params.get>>} */ (params.get(name));
     p.quantized = `${name}/q`;
@@ -188,7 +199,6 @@ export function quantizeInt8(bytes, calibration, rounding = {}) {
   };
 
   for (const input of graph.input) if (params.has(input.name)) quantize(input.name, input.name);
-  const graphOutputs = new Set(graph.output.map((o) => o.name));
   const quantizedConvs = new Set(convs);
   for (const n of graph.node) {
     if (relus.has(n)) continue;

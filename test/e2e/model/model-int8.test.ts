@@ -253,6 +253,13 @@ describe('quantizeInt8', () => {
     expect(ops.filter((o) => o === 'QLinearConv')).toHaveLength(3);
     expect(ops).not.toContain('Conv');
     expect(ops).not.toContain('FusedConv');
+    // The MaxPool's and the Resize's outputs are quantized as their inputs: both run on the uint8 values here
+    // (ISNet's bilinear Resizes stay in float), and the Concat of a value with its Resize is fused too. The one
+    // value dequantized is the last convolution's, for the Sigmoid.
+    expect(ops).toContain('NhwcMaxPool');
+    expect(ops).toContain('QLinearConcat');
+    expect(ops).not.toContain('Concat');
+    expect(ops.filter((o) => o === 'DequantizeLinear')).toHaveLength(1);
   });
 
   it('reads weights from a Node Buffer that is a view of a larger one (a model read from a file)', async () => {
