@@ -24,6 +24,7 @@ import { ModelProtoSchema } from 'onnx-buf';
 import { ImageDecoder } from '../src/adapters/images/decoder.ts';
 import { MODEL_INPUT_SIZE, modelSource } from '../src/adapters/mask-model.adapter.ts';
 import { float16ToFloat32 } from '../src/adapters/model-float32.mjs';
+import { MODEL_OUTPUT, withOnlyOutput } from '../src/adapters/model-outputs.mjs';
 import { QUANTIZER_VERSION, quantizedValues, withOutputs, type Calibration } from '../src/adapters/model-int8.mjs';
 import { INT8_CALIBRATION_FILE, readModel } from '../src/adapters/model-session.mjs';
 import { fillModelInput } from '../src/imaging/model-io.mjs';
@@ -96,7 +97,9 @@ async function main(): Promise<void> {
   if (!HAVE_EVAL_DATA)
     throw new Error('this command reads ../shared/eval-data; set MATTE_SHARED_DIR to the shared folder');
   const shipped = readModel(modelSource());
-  const float32 = float16ToFloat32(shipped) ?? shipped;
+  // Cut down to the mask as runnableModel cuts it before quantizing (model-session.mjs).
+  const widened = float16ToFloat32(shipped) ?? shipped;
+  const float32 = withOnlyOutput(widened, MODEL_OUTPUT) ?? widened;
   const { values } = quantizedValues(fromBinary(ModelProtoSchema, float32).graph!);
   const names = [...values];
   const session = await ort.InferenceSession.create(withOutputs(float32, names), {

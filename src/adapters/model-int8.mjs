@@ -1,21 +1,21 @@
 // A float32 ONNX model's convolutions quantized statically to 8 bits, in the QDQ form onnxruntime fuses into
 // QLinearConv: per output channel int8 weights, uint8 activations with ranges calibrated on photos
-// (model-int8.calibration.json, written by `npm run model -- calibrate`). On these AVX2 CPUs onnxruntime runs
-// ISNet's 107 quantized convolutions about twice as fast as in float. On photos the ranges were not taken from,
-// the masks stay close to the float model's on the eval photos and composites but not on every real photo, so
-// the int8 model is an opt-in (docs/performance.md, section "int8").
+// (model-int8.calibration.json, written by `npm run model -- calibrate`). It is the default light model: against
+// the drawn masks it cuts as well as float (`npm run bench -- int8-gate`, docs/performance.md, "int8").
 //
 // What the pass does, convolution by convolution (all but the side outputs' heads, which feed a Resize and a
 // Sigmoid, one whose output is the model's, and any the calibration names as kept in float):
 //  - its input is read through QuantizeLinear → DequantizeLinear, with the input's calibrated range;
-//  - its weights become int8, one scale per output channel, in [-64, 64] (7 bits and a sign: these CPUs have
-//    AVX2 but no VNNI, and the u8 x s8 products of two taps must not saturate 16 bits), read through a
+//  - its weights become int8, one scale per output channel, in [-64, 64] (7 bits and a sign: on CPUs with
+//    AVX2 but no VNNI the u8 x s8 products of two taps must not saturate 16 bits), read through a
 //    DequantizeLinear; its bias becomes int32 at the input's scale times the weights';
 //  - its output is quantized with the range of what follows it. A Relu that is its only reader is taken out:
 //    a uint8 quantization whose zero is at 0 clamps at 0 already, and onnxruntime fuses Conv → Q only.
-// Every reader of a quantized value reads it through a DequantizeLinear of its own, so the float operators
-// between convolutions (MaxPool, Concat, Resize, Add) see the values the convolutions see. Parsed and written
-// with onnx-buf, like model-float32.mjs. Plain JavaScript: the model's worker thread imports it.
+// Between the convolutions: a residual Add of two quantized values is quantized with its own calibrated range
+// (QLinearAdd), and a MaxPool's or a Resize's output at its input's levels (quantizer 3; 2 had the latter
+// alone). Every reader of a quantized value reads it through a DequantizeLinear of its own, so the float
+// operators left (the Resizes, some Concats) see the values the convolutions see. Parsed and written with
+// onnx-buf, like model-float32.mjs. Plain JavaScript: the model's worker thread imports it.
 import { create, fromBinary, toBinary } from '@bufbuild/protobuf';
 import {
   AttributeProtoSchema,
@@ -33,7 +33,7 @@ const DT = TensorProto_DataType;
 /** The int8 weights' largest magnitude (reduced range, see above). */
 const WEIGHT_LEVELS = 64;
 /** Changes whenever the pass makes a different model from the same inputs: part of the cached model's name. */
-export const QUANTIZER_VERSION = 2;
+export const QUANTIZER_VERSION = 3;
 
 /**
  * @typedef {{ model: string, quantizer: number, float?: string[], ranges: Record<string, [number, number]> }} Calibration
@@ -69,6 +69,12 @@ export function quantizedValues(graph, keepFloat = []) {
       reluAfter.set(node, after[0]);
       values.add(after[0].output[0]);
     } else values.add(node.output[0]);
+  }
+  // A residual Add of two quantized values is quantized too, with a range of its own: onnxruntime fuses it
+  // into QLinearAdd, and the MaxPools and Resizes that read it then run on its levels.
+  for (const node of graph.node) {
+    if (node.opType === 'Add' && node.input.every((i) => values.has(i)) && !outputs.has(node.output[0]))
+      values.add(node.output[0]);
   }
   return { convs, reluAfter, values };
 }

@@ -142,7 +142,7 @@ export function modelPrecision(bytes, opts) {
 
 /**
  * The model as createSession runs it (before onnxruntime's optimisation): float16 weights widened, and
- * quantized, as modelPrecision says; cut down to the mask, its one output Matte reads (onlyTheMask); with
+ * cut down to the mask, its one output Matte reads (onlyTheMask), and quantized, as modelPrecision says; with
  * `freeSize`, its fixed sizes freed where it has any (model-shape.mjs).
  * @param {Uint8Array} bytes
  * @param {{ float32?: boolean, int8?: boolean, freeSize?: boolean }} opts
@@ -150,10 +150,11 @@ export function modelPrecision(bytes, opts) {
  */
 export function runnableModel(bytes, opts) {
   const precision = modelPrecision(bytes, opts);
-  const widened = precision === 'stored' ? bytes : asFloat32(bytes);
-  const made =
+  // Cut down before it is quantized: the decoder's feature maps, outputs as shipped, are then values inside the
+  // graph, and their residual Adds are quantized too (model-int8.mjs).
+  const widened = onlyTheMask(precision === 'stored' ? bytes : asFloat32(bytes));
+  const model =
     precision === 'int8' ? quantizeInt8(widened, /** @type {Calibration} */ (calibrationFor(bytes))) : widened;
-  const model = onlyTheMask(made);
   if (!opts.freeSize) return model;
   try {
     return withFreeSize(model) ?? model;

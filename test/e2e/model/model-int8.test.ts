@@ -262,6 +262,28 @@ describe('quantizeInt8', () => {
     expect(ops.filter((o) => o === 'DequantizeLinear')).toHaveLength(1);
   });
 
+  it('quantizes a residual Add of two quantized values, which onnxruntime fuses into QLinearAdd', async () => {
+    // smallModel with the Concat reading r2 + p1 (both quantized: a convolution's and a MaxPool's) for the Resize.
+    const residual = fromBinary(ModelProtoSchema, smallModel());
+    const nodes = residual.graph!.node;
+    nodes.splice(
+      nodes.findIndex((n) => n.opType === 'Concat'),
+      0,
+      create(NodeProtoSchema, { opType: 'Add', input: ['r2', 'p1'], output: ['sum'], name: 'sum' }),
+    );
+    nodes.find((n) => n.opType === 'Concat')!.input[1] = 'sum';
+    const model = toBinary(ModelProtoSchema, residual);
+    expect(quantizedValues(residual.graph!).values).toContain('sum');
+    const quantized = quantizeInt8(model, await calibrate(model));
+    const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'matte-int8-')), 'optimised.onnx');
+    await (
+      await ort.InferenceSession.create(quantized, { graphOptimizationLevel: 'all', optimizedModelFilePath: file })
+    ).release();
+    const ops = fromBinary(ModelProtoSchema, fs.readFileSync(file)).graph!.node.map((n) => n.opType);
+    expect(ops).toContain('QLinearAdd');
+    expect(ops).not.toContain('Add');
+  });
+
   it('reads weights from a Node Buffer that is a view of a larger one (a model read from a file)', async () => {
     const model = smallModel();
     const calibration = await calibrate(model);
