@@ -289,7 +289,7 @@ export function quantizeInt8(bytes, calibration, rounding = {}) {
   // readers are placed just before it, its QuantizeLinear just after.
   graph.node = nodes;
   const read = new Set(graph.node.flatMap((n) => n.input));
-  graph.initializer = [...graph.initializer.filter((t) => read.has(t.name)), ...added];
+  graph.initializer = [...graph.initializer, ...added].filter((t) => read.has(t.name));
   // The float weights' declared inputs, if the exporter listed initializers as inputs too.
   graph.input = graph.input.filter((i) => !weights.has(i.name) || read.has(i.name));
   return toBinary(ModelProtoSchema, model);
