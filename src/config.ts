@@ -302,7 +302,7 @@ export const SETTINGS: readonly {
     names: ['MATTE_LOW_MEMORY'],
     default: 'off',
     meaning:
-      '`1`: the model set for memory, not speed: no onnxruntime arena, `extended` optimisation, the float16 weights as stored when the model runs in float, and glibc malloc tuned by `bin/matte` (below); a worker stays under 1.5 GiB on 12-megapixel photos, for a slower model ([performance.md](performance.md))',
+      '`1`: the model set for memory, not speed: no onnxruntime arena, `extended` optimisation, the float16 weights as stored when the model runs in float, and glibc malloc tuned by `bin/matte` (below); a worker peaks at about 1.1 GiB on 12-megapixel photos in most runs (1.4 GiB on the defaults), for a model about 45% slower ([performance.md](performance.md))',
   },
   {
     names: ['MATTE_MODEL_ARENA'],
