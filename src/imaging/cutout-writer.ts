@@ -7,7 +7,7 @@
 // then, off the answer's path.
 import { Worker } from 'node:worker_threads';
 import { refineGrid } from './edge-refine.mjs';
-import { bandCuts } from './band-cuts.mjs';
+import { bandCuts, thumbnailFactor } from './band-cuts.mjs';
 import { SharedMemoryPool } from '../runtime/shared-memory-pool.ts';
 
 export interface CutoutPhoto {
@@ -34,8 +34,8 @@ export interface Cutout {
    */
   parts: Promise<Uint8Array>[];
   /**
-   * The same pixels reduced by a whole factor (an alpha-weighted block average) to no less than the
-   * thumbnail's edge, for the thumbnail. Ready before the PNG: the thumbnail may be made while it is encoded.
+   * The same pixels reduced by a whole factor (an alpha-weighted block average, band-cuts.mjs thumbnailFactor)
+   * for the thumbnail: to its size where a whole factor gets near it, else to no less than its edge. Ready before the PNG: the thumbnail may be made while it is encoded.
    */
   preview: Promise<RawRgba>;
 }
@@ -147,7 +147,7 @@ export class WorkerCutoutWriter implements CutoutWriter {
 
   prepare(photo: CutoutPhoto, thumbEdge: number): PreparedCutout {
     const { width, height } = photo;
-    const reduce = Math.max(1, Math.floor(Math.max(width, height) / thumbEdge));
+    const reduce = thumbnailFactor(Math.max(width, height), thumbEdge);
     // One copy in memory every thread reads, made now, a slice at a time (copyInSlices): after the model it
     // would be on the answer's path. Its memory goes back to the pool when the bands are done (a photo never
     // written leaves it to the garbage collector).

@@ -5,7 +5,7 @@ import sharp from 'sharp';
 import { afterAll, describe, expect, it } from 'vitest';
 import { refineEdges, refineGrid } from '../../src/imaging/edge-refine.mjs';
 import { WorkerCutoutWriter } from '../../src/imaging/cutout-writer.ts';
-import { bandCuts } from '../../src/imaging/band-cuts.mjs';
+import { bandCuts, thumbnailFactor } from '../../src/imaging/band-cuts.mjs';
 import { ImageDecoder } from '../../src/adapters/images/decoder.ts';
 import { refineInputs } from '../../src/pipeline/segment.ts';
 import { reduceArea } from '../../src/imaging/mask-reduce.mjs';
@@ -37,7 +37,7 @@ describe('cut-out writer', () => {
       for (let k = 0; k < 4; k++) if (data[i * 4 + k] !== expected[k]) wrong++;
     }
     expect(wrong).toBe(0);
-    const f = Math.max(1, Math.floor(Math.max(photo.width, photo.height) / 64));
+    const f = thumbnailFactor(Math.max(photo.width, photo.height), 64);
     expect([preview.width, preview.height]).toEqual([Math.ceil(photo.width / f), Math.ceil(photo.height / f)]);
     return png;
   }
@@ -198,6 +198,18 @@ describe('cut-out writer', () => {
       .prepare(photo, 64)
       .write({ rgb: lowRgb, mask: { data: mask, width: size, height: size } }).png;
     expect(Buffer.compare(onThread, await expectCutout(photo, { rgb: lowRgb, alpha }))).toBe(0);
+  });
+
+  it('reduces for the thumbnail to its size where a whole factor comes near it, else to no less than its edge', () => {
+    // Usual photo sizes: the preview is the thumbnail (500 px), no resize.
+    expect([1000, 1500, 2000, 3000, 4000].map((long) => long / thumbnailFactor(long, 512))).toEqual([
+      500, 500, 500, 500, 500,
+    ]);
+    expect(thumbnailFactor(1024, 512)).toBe(2);
+    // 1200 / 3 = 400 px is under 7/8 of 512: 600 px, resized.
+    expect(thumbnailFactor(1200, 512)).toBe(2);
+    expect(thumbnailFactor(600, 512)).toBe(1);
+    expect(thumbnailFactor(300, 512)).toBe(1);
   });
 
   it('cuts bands at whole thumbnail blocks where their work is even: more rows where there is less to do', () => {
