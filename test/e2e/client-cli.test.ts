@@ -125,14 +125,14 @@ describe.skipIf(!HAVE_EVAL_DATA)('matte, the client command', () => {
     expect(JSON.parse(fs.readFileSync(path.join(home, 'config', 'matte', 'config.json'), 'utf8')).apiKey).toBe(apiKey);
   });
 
-  it('removes backgrounds from a folder of 10 (one broken photo, a broken ZIP, a text file, one ZIP): 9 results, each file left out reported with its reason, exit 1; no heavy re-run without a heavy model, nothing new on a second run', async () => {
+  it('removes backgrounds from a folder of 7 (one broken photo, a broken ZIP, a text file, one ZIP): 4 results, each file left out reported with its reason, exit 1; no heavy re-run without a heavy model, nothing new on a second run', async () => {
     const input = path.join(work, 'shop');
     fs.mkdirSync(path.join(input, 'shoes'), { recursive: true });
     const list = photos();
-    for (const [i, e] of list.slice(0, 8).entries())
-      fs.writeFileSync(path.join(input, i < 3 ? 'shoes' : '', path.basename(e.image)), evalFile(e.image));
-    fs.writeFileSync(path.join(input, 'broken.jpg'), evalFile(list[8].image).subarray(0, 3000));
-    fs.writeFileSync(path.join(input, 'more.zip'), makeZip([{ name: 'zipped.jpg', data: evalFile(list[9].image) }]));
+    for (const [i, e] of list.slice(0, 3).entries())
+      fs.writeFileSync(path.join(input, i < 2 ? 'shoes' : '', path.basename(e.image)), evalFile(e.image));
+    fs.writeFileSync(path.join(input, 'broken.jpg'), evalFile(list[3].image).subarray(0, 3000));
+    fs.writeFileSync(path.join(input, 'more.zip'), makeZip([{ name: 'zipped.jpg', data: evalFile(list[4].image) }]));
     // Files the command cannot send: each is left out with its reason, and the rest is cut out.
     fs.writeFileSync(
       path.join(input, 'damaged.zip'),
@@ -150,7 +150,7 @@ describe.skipIf(!HAVE_EVAL_DATA)('matte, the client command', () => {
     expect(first.code, first.stderr).toBe(1);
     expect(first.stderr).toContain('no heavy re-run: this server runs no heavy model of its own');
     const summary = JSON.parse(first.stdout);
-    expect(summary.written).toHaveLength(9);
+    expect(summary.written).toHaveLength(4);
     expect(summary.unreadable).toEqual([
       { origin: path.join(input, 'damaged.zip'), reason: 'The file is not a readable ZIP archive.' },
       { origin: path.join(input, 'notes.txt'), reason: expect.stringMatching(/^not a photo Matte takes/) },
@@ -164,14 +164,14 @@ describe.skipIf(!HAVE_EVAL_DATA)('matte, the client command', () => {
       .map(String)
       .filter((f) => f.endsWith('.jpg'))
       .sort();
-    expect(files).toHaveLength(9);
+    expect(files).toHaveLength(4);
     expect(files).toContain(path.join('more', 'zipped.jpg'));
-    expect(files.filter((f) => f.startsWith(`shoes${path.sep}`))).toHaveLength(3);
+    expect(files.filter((f) => f.startsWith(`shoes${path.sep}`))).toHaveLength(2);
     for (const f of files) expect((await sharp(path.join(out, f)).metadata()).format).toBe('jpeg');
     // What was charged is what the ledger says: one credit per clean result, none for flagged ones.
-    expect(before - (await credits())).toBe(9 - summary.flagged.length);
+    expect(before - (await credits())).toBe(4 - summary.flagged.length);
     // A progress line per photo when stderr is not a terminal.
-    expect(first.stderr).toMatch(/9\/9 /);
+    expect(first.stderr).toMatch(/4\/4 /);
 
     const mtimes = files.map((f) => fs.statSync(path.join(out, f)).mtimeMs);
     // The second run, as a person reads it: one line per file left out, with its reason, under the summary.
@@ -180,7 +180,7 @@ describe.skipIf(!HAVE_EVAL_DATA)('matte, the client command', () => {
     });
     expect(second.code).toBe(1);
     expect(second.stdout.trim().split('\n')).toEqual([
-      `0 written to ${out}, 9 already there; 3 not cut out (below)`,
+      `0 written to ${out}, 4 already there; 3 not cut out (below)`,
       `skipped: ${path.join(input, 'damaged.zip')}: The file is not a readable ZIP archive.`,
       `skipped: ${path.join(input, 'notes.txt')}: not a photo Matte takes (JPEG, PNG or WebP, or a ZIP of them)`,
       expect.stringMatching(new RegExp(`^refused: ${path.join(input, 'broken.jpg')}: .*not a readable`)),
@@ -190,20 +190,20 @@ describe.skipIf(!HAVE_EVAL_DATA)('matte, the client command', () => {
     // The batch is listed, shown and downloadable by the client verbs too.
     const [id] = summary.batches;
     const shown = await matte(['batches', 'show', id, '--json'], { env: asUser() });
-    expect(JSON.parse(shown.stdout).counts).toMatchObject({ total: 9, done: 9 });
-    expect(JSON.parse(shown.stdout).items.map((i: { tier: string }) => i.tier)).toEqual(Array(9).fill('light'));
+    expect(JSON.parse(shown.stdout).counts).toMatchObject({ total: 4, done: 4 });
+    expect(JSON.parse(shown.stdout).items.map((i: { tier: string }) => i.tier)).toEqual(Array(4).fill('light'));
     const listed = await matte(['batches', 'list'], { env: asUser() });
     expect(listed.stdout).toContain(id);
     const zipFile = path.join(work, 'batch.zip');
     const downloaded = await matte(['batches', 'download', id, '-o', zipFile], { env: asUser() });
     expect(downloaded.code, downloaded.stderr).toBe(0);
-    expect((await unzip(fs.readFileSync(zipFile))).size).toBe(9);
+    expect((await unzip(fs.readFileSync(zipFile))).size).toBe(4);
   });
 
   it('Ctrl-C mid-batch stops the batch, releases the credits of photos not yet run, and the same command again continues that batch: none left paused or holding photos', async () => {
     const input = path.join(work, 'big');
     fs.mkdirSync(input);
-    for (const e of photos().slice(10, 18))
+    for (const e of photos().slice(10, 14))
       fs.writeFileSync(path.join(input, path.basename(e.image)), evalFile(e.image));
     const out = path.join(work, 'big-out');
     const before = await credits();
@@ -211,7 +211,7 @@ describe.skipIf(!HAVE_EVAL_DATA)('matte, the client command', () => {
     const stopped = await matte(['remove', input, '-o', out, '--json'], {
       env: asUser(),
       onStderr: (text, kill) => {
-        if (!sent && /1\/8 /.test(text)) {
+        if (!sent && /1\/4 /.test(text)) {
           sent = true;
           kill();
         }
@@ -224,7 +224,7 @@ describe.skipIf(!HAVE_EVAL_DATA)('matte, the client command', () => {
     const batch = await (await get(`/v1/jobs/${summary.batches[0]}`)).json();
     expect(batch.status).toBe('paused');
     const done = batch.items.filter((i: any) => i.status === 'done');
-    expect(done.length + batch.counts.held).toBe(8);
+    expect(done.length + batch.counts.held).toBe(4);
     // Only the photos that ran are charged (flagged ones not at all); the held ones cost nothing.
     const charged = done.filter((i: any) => !i.refunded).length;
     expect(before - (await credits())).toBe(charged);
@@ -234,18 +234,18 @@ describe.skipIf(!HAVE_EVAL_DATA)('matte, the client command', () => {
     expect(resumed.code, resumed.stderr).toBe(0);
     const again = JSON.parse(resumed.stdout);
     expect(again).toMatchObject({ skipped: done.length, resumed: [summary.batches[0]], batches: [summary.batches[0]] });
-    expect(again.written).toHaveLength(8 - done.length);
-    expect(fs.readdirSync(out)).toHaveLength(8);
+    expect(again.written).toHaveLength(4 - done.length);
+    expect(fs.readdirSync(out)).toHaveLength(4);
     // The first batch ran to its end; no batch of this account is left paused, holding photos or credits.
     const first = await (await get(`/v1/jobs/${summary.batches[0]}`)).json();
     expect(first.status).toBe('done');
-    expect(first.counts).toMatchObject({ held: 0, done: 8 });
+    expect(first.counts).toMatchObject({ held: 0, done: 4 });
     const paused = await (await get('/v1/jobs?status=paused')).json();
     expect(paused.jobs).toEqual([]);
-    // Each photo charged once (8 less the flagged ones, not charged), and no credit left reserved: the balance
+    // Each photo charged once (4 less the flagged ones, not charged), and no credit left reserved: the balance
     // the account shows is what is left after reservations.
     const flagged = first.items.filter((i: any) => i.refunded).length;
-    expect(before - (await credits())).toBe(8 - flagged);
+    expect(before - (await credits())).toBe(4 - flagged);
   });
 
   it('refuses bad input with one line and exit 2, before anything is sent', async () => {

@@ -22,7 +22,7 @@ const entries = new Map(evalEntries().map((e) => [e.id, e]));
 
 beforeAll(async () => {
   if (!HAVE_EVAL_DATA) return;
-  server = await startServer();
+  server = await startServer({ MATTE_MODEL_THREADS: '2' }); // the default, which the e2e tier's other servers lower to one
   // The CLI works while the server runs.
   const created = await server.createAccount('e2e@example.com', 10, 5);
   expect(Object.keys(created).sort()).toEqual(['accountId', 'apiKey']);

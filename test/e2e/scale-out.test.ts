@@ -1,6 +1,6 @@
 // The scale-out tier: on PostgreSQL with files in s3rver, two API processes (MATTE_WORKER=0) and two
 // `bin/matte worker` processes, one of them running the model on `bin/matte inference-server`. Three batches
-// of 4 photos added through either API; one worker SIGKILLed mid-batch. Checked: every photo done, each
+// of 2 photos added through either API; one worker SIGKILLed mid-batch. Checked: every photo done, each
 // charged exactly once, the ledger balanced, events complete and in order on streams served by the other API,
 // results and ZIPs from either API, limits shared, and no result file under any process's DATA_DIR.
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -21,9 +21,9 @@ vi.setConfig({ testTimeout: E2E_TEST_TIMEOUT });
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const RUN = PG_AVAILABLE && HAVE_EVAL_DATA;
 const BATCHES = 3;
-// Four a batch (even: half through each API): the first worker is killed once three of the first batch are done,
+// Two a batch (even: half through each API): the first worker is killed once one of the first batch is done,
 // with photos of it or the next leased and the other batches' still queued.
-const PER_BATCH = 4;
+const PER_BATCH = 2;
 
 interface Proc {
   proc: ChildProcess;
@@ -85,7 +85,7 @@ afterAll(async () => {
 });
 
 describe.skipIf(!RUN)('two API processes and two workers on PostgreSQL and S3', () => {
-  it('runs three batches of 4 through either API, survives a SIGKILLed worker, and charges each photo once', async () => {
+  it('runs three batches of 2 through either API, survives a SIGKILLed worker, and charges each photo once', async () => {
     const [a, b] = apis;
     const sellerOf = (n: number) => sellers[n < 2 ? 0 : 1];
     // A client that keeps to the limits, as the spec asks: @matte/client's fetch waits out a 429's Retry-After
@@ -153,7 +153,7 @@ describe.skipIf(!RUN)('two API processes and two workers on PostgreSQL and S3', 
     await until(
       async () => {
         const job = await (await call(a, `/v1/jobs/${ids[0]}?fields=summary`)).json();
-        return job.counts.done >= 3;
+        return job.counts.done >= 1;
       },
       'first photos',
       180_000,
@@ -185,7 +185,7 @@ describe.skipIf(!RUN)('two API processes and two workers on PostgreSQL and S3', 
       expect(events.at(-1)?.event).toBe('job.done');
       // Results and ZIPs from either API.
       for (const api of [a, b]) {
-        const file = await call(api, `/v1/jobs/${id}/items/${job.items[n].id}/file`);
+        const file = await call(api, `/v1/jobs/${id}/items/${job.items[n % PER_BATCH].id}/file`);
         expect(file.status).toBe(200);
         const zip = await call(api, `/v1/jobs/${id}/download?optimize=off`);
         const body = Buffer.from(await zip.arrayBuffer());

@@ -91,7 +91,7 @@ describe('the float32 setting', () => {
       const casts = async (float32: boolean) => {
         const before = new Set(fs.readdirSync(dir));
         await (
-          await createSession(ort, bytes, { threads: 2, optimization: 'basic', cacheDir: dir, float32 })
+          await createSession(ort, bytes, { threads: 1, optimization: 'basic', cacheDir: dir, float32 })
         ).release();
         const [made] = fs.readdirSync(dir).filter((f) => !before.has(f));
         const graph = fromBinary(ModelProtoSchema, fs.readFileSync(path.join(dir, made))).graph!;
