@@ -39,7 +39,7 @@ const ConfigSchema = Type.Object({
   modelOptimization: Type.Union(GRAPH_OPTIMIZATIONS.map((level) => Type.Literal(level))),
   /** A float16 model run as float32 (model-float32.mjs): on, unless MATTE_LOW_MEMORY=1. */
   modelFloat32: Type.Boolean(),
-  /** The shipped weights run quantized to 8 bits (model-int8.mjs): the default, about three times as fast as float (2.9× bare on a Sapphire Rapids) and as good against drawn masks (docs/performance.md); off (MATTE_MODEL_INT8=0) runs them in float (modelFloat32). */
+  /** The shipped weights run quantized to 8 bits (model-int8.mjs): the default, two to three times as fast as float (bare: 1.9× on an AVX2-only EPYC, 2.9× on a Sapphire Rapids) and as good against drawn masks (docs/performance.md); off (MATTE_MODEL_INT8=0) runs them in float (modelFloat32). */
   modelInt8: Type.Boolean(),
   /** Photos run at their own aspect ratio (long side 1024, short side a multiple of 32) where the model allows it (model-shape.mjs): a quarter less model work, but not as good against drawn masks (docs/performance.md#aspect-ratio), so off by default: every photo squeezed to 1024 x 1024. */
   modelAspect: Type.Boolean(),
@@ -320,7 +320,7 @@ export const SETTINGS: readonly {
     names: ['MATTE_MODEL_INT8'],
     default: 'on',
     meaning:
-      'on: the shipped ISNet weights run quantized to 8 bits (int8 weights, uint8 activations; `src/adapters/model-int8.mjs`), made from them on this machine at the first start (about 3 s; or ahead with `npm run model -- quantize`) and cached with the optimised model: about three times as fast as float, and as good against masks people drew ([performance.md](performance.md#int8)). `0`: the float model, about three times the time a photo and more memory. A model set with `MATTE_MODEL_PATH` runs in float: the ranges are calibrated for the shipped weights only',
+      'on: the shipped ISNet weights run quantized to 8 bits (int8 weights, uint8 activations; `src/adapters/model-int8.mjs`), made from them on this machine at the first start (about 3 s; or ahead with `npm run model -- quantize`) and cached with the optimised model: two to three times as fast as float (by the CPU), and as good against masks people drew ([performance.md](performance.md#int8)). `0`: the float model, two to three times the time a photo and more memory. A model set with `MATTE_MODEL_PATH` runs in float: the ranges are calibrated for the shipped weights only',
   },
   {
     names: ['MATTE_MODEL_ASPECT'],
