@@ -28,13 +28,14 @@ describe('the optimised model cache', () => {
     expect(files()[0]).toMatch(/^model-[0-9a-f]{24}\.onnx$/);
     const file = path.join(dir, files()[0]);
     const written = fs.statSync(file).mtimeMs;
+    // The first session already reads the file it wrote (model-session.mjs): a second load reads it without
+    // writing it again.
     const cached = await output(first);
-    const again = await output(await createSession(ort, bytes, { ...options, cacheDir: dir }));
+    await (await createSession(ort, bytes, { ...options, cacheDir: dir })).release();
     expect(fs.statSync(file).mtimeMs).toBe(written);
     const atLoad = await output(await createSession(ort, bytes, options));
     let worst = 0;
-    for (let i = 0; i < atLoad.length; i++)
-      worst = Math.max(worst, Math.abs(atLoad[i] - cached[i]), Math.abs(again[i] - cached[i]));
+    for (let i = 0; i < atLoad.length; i++) worst = Math.max(worst, Math.abs(atLoad[i] - cached[i]));
     expect(worst).toBeLessThan(1e-3);
     // Another level is another file.
     await (await createSession(ort, bytes, { threads: 1, optimization: 'basic', cacheDir: dir })).release();
