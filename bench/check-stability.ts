@@ -4,7 +4,7 @@
 // go through the service's light model (the int8 model; MATTE_MODEL_INT8=0: float) and the shipped check.
 // Prints per set: the verdicts that flip, how far a re-save moves a photo's broken probability (median), how many
 // photos sit nearer the bar than that, and which photos flip with their broken probabilities and IoU. Masks are cached under .bench/photos/ like bench:photos'. Fits nothing.
-// BENCH_JSON=<file> also writes the figures.
+// BENCH_JSON=<file> also writes the figures, with every photo's row.
 import fs from 'node:fs';
 import path from 'node:path';
 import { MODEL_INPUT_SIZE, squareInput } from '../src/adapters/mask-model.adapter.ts';
@@ -36,7 +36,16 @@ const { threshold } = loadCalibration();
 const verdict = (photo: MaskedPhoto, mask: Buffer, input: Buffer) =>
   checkVerdict(reader.rasters, photo, mask, squareInput(input));
 
-const sets: { name: string; photos: number; flips: number; moved: number; nearBar: number; flipped: Row[] }[] = [];
+const sets: {
+  name: string;
+  photos: number;
+  flips: number;
+  moved: number;
+  nearBar: number;
+  flipped: Row[];
+  /** Every photo's row, for BENCH_JSON: another bar's flips and errors can be read off them. */
+  rows: Row[];
+}[] = [];
 for (const { name, dir, entries } of realFolders()) {
   const rows: Row[] = [];
   for (const e of entries) {
@@ -68,6 +77,7 @@ for (const { name, dir, entries } of realFolders()) {
     moved,
     nearBar: rows.filter((r) => Math.abs(r.p - threshold) < moved).length,
     flipped,
+    rows,
   });
 }
 await reader.close();
