@@ -35,7 +35,8 @@ export interface Cutout {
   parts: Promise<Uint8Array>[];
   /**
    * The same pixels reduced by a whole factor (an alpha-weighted block average, band-cuts.mjs thumbnailFactor)
-   * for the thumbnail: to its size where a whole factor gets near it, else to no less than its edge. Ready before the PNG: the thumbnail may be made while it is encoded.
+   * for the thumbnail: to its size where a whole factor gets near it, else to no less than its edge. Ready
+   * before the PNG: the thumbnail may be made while it is encoded.
    */
   preview: Promise<RawRgba>;
 }
