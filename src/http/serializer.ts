@@ -62,13 +62,30 @@ export function forSerialization(schema: unknown): unknown {
   return { ...keywords, ...rest, type: [only.type, 'null'] };
 }
 
-/** Fastify's serialiser factory (schemaController.compilersFactory.buildSerializer) over forSerialization. */
-export const buildSerializer: NonNullable<
+type SerializerFactory = NonNullable<
   NonNullable<NonNullable<FastifyServerOptions['schemaController']>['compilersFactory']>['buildSerializer']
-> = (externalSchemas, serializerOpts) => {
+>;
+type Serializer = ReturnType<ReturnType<SerializerFactory>>;
+
+/**
+ * The serialisers built so far, by the schema they serialise (as JSON, with the external schemas and options):
+ * a route's answers share a few schemas (every error is a Problem) and the routes share many, so an app's 274
+ * serialisers are 48 distinct ones, each built once (and once a process, whatever the number of apps).
+ */
+const built = new Map<string, Serializer>();
+
+/** Fastify's serialiser factory (schemaController.compilersFactory.buildSerializer) over forSerialization. */
+export const buildSerializer: SerializerFactory = (externalSchemas, serializerOpts) => {
   const external = Object.fromEntries(
     Object.entries(externalSchemas ?? {}).map(([id, s]) => [id, forSerialization(s)]),
   );
   const compile = SerializerSelector()(external, { ...serializerOpts, compileValidators: true });
-  return (route) => compile({ ...route, schema: forSerialization(route.schema) as typeof route.schema });
+  const context = JSON.stringify([external, serializerOpts ?? null]);
+  return (route) => {
+    const schema = forSerialization(route.schema) as typeof route.schema;
+    const key = `${context}\n${JSON.stringify(schema)}`;
+    let serializer = built.get(key);
+    if (!serializer) built.set(key, (serializer = compile({ ...route, schema })));
+    return serializer;
+  };
 };
