@@ -10,7 +10,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { startServer, type RunningServer, E2E_TEST_TIMEOUT, MODEL_CACHE_DIR } from '../helpers/server.ts';
+import { E2E_TEST_TIMEOUT, MODEL_CACHE_DIR, type ServerHandle } from '../helpers/server.ts';
+import { sharedServer } from '../helpers/shared-server.ts';
 import { evalEntries, evalFile, HAVE_EVAL_DATA, iou } from '../../tools/shared-data.ts';
 import { readModel } from '../../src/adapters/model-session.mjs';
 import { modelSource } from '../../src/adapters/mask-model.adapter.ts';
@@ -20,12 +21,12 @@ const run = promisify(execFile);
 const ROOT = path.join(import.meta.dirname, '..', '..');
 const PHOTOS = ['grabcut-banana1', 'grabcut-llama'];
 
-let server: RunningServer;
+let server: ServerHandle;
 let tmp: string;
 beforeAll(async () => {
   if (!HAVE_EVAL_DATA) return;
   tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'matte-photos-'));
-  server = await startServer();
+  server = sharedServer();
 });
 afterAll(async () => {
   await server?.stop();
@@ -69,7 +70,7 @@ interface Row {
 
 let accounts = 0;
 /** Each photo sent to `POST /v1/images` on the server: the command's rows have its score, verdict and IoU. */
-async function expectServersVerdicts(on: RunningServer, rows: Row[], entries: ReturnType<typeof evalEntries>) {
+async function expectServersVerdicts(on: ServerHandle, rows: Row[], entries: ReturnType<typeof evalEntries>) {
   const { apiKey } = await on.createAccount(`photos-${++accounts}@example.com`, 5);
   for (const [k, entry] of entries.entries()) {
     const form = new FormData();

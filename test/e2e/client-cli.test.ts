@@ -6,7 +6,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import sharp from 'sharp';
-import { startServer, type RunningServer, E2E_TEST_TIMEOUT } from '../helpers/server.ts';
+import { E2E_TEST_TIMEOUT, type ServerHandle } from '../helpers/server.ts';
+import { sharedServer } from '../helpers/shared-server.ts';
 import { evalEntries, evalFile, HAVE_EVAL_DATA } from '../../tools/shared-data.ts';
 import { makeZip } from '../helpers/images.ts';
 import { unzip } from '../helpers/unzip.ts';
@@ -15,7 +16,7 @@ import { retryingFetch } from '@matte/client';
 vi.setConfig({ testTimeout: E2E_TEST_TIMEOUT });
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
-let server: RunningServer;
+let server: ServerHandle;
 let apiKey: string;
 let work: string;
 
@@ -62,7 +63,7 @@ async function credits(): Promise<number> {
 
 beforeAll(async () => {
   if (!HAVE_EVAL_DATA) return;
-  server = await startServer();
+  server = sharedServer();
   apiKey = (await server.createAccount('cli@example.com', 60)).apiKey;
   work = fs.mkdtempSync(path.join(os.tmpdir(), 'matte-cli-'));
 });

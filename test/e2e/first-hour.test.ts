@@ -8,18 +8,19 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { E2E_TEST_TIMEOUT, startServer, type RunningServer } from '../helpers/server.ts';
+import { E2E_TEST_TIMEOUT, type ServerHandle } from '../helpers/server.ts';
+import { sharedServer } from '../helpers/shared-server.ts';
 
 vi.setConfig({ testTimeout: E2E_TEST_TIMEOUT });
 const run = promisify(execFile);
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const PHOTOS = ['bottle.jpg', 'espresso.jpg', 'mug.jpg'];
 
-let server: RunningServer;
+let server: ServerHandle;
 let apiKey: string;
 let work: string;
 beforeAll(async () => {
-  server = await startServer();
+  server = sharedServer();
   ({ apiKey } = await server.createAccount('first-hour@example.com', 20));
   // The tour runs "from the Matte folder": here a folder with its examples/, so that out/ lands in the temp folder.
   work = fs.mkdtempSync(path.join(os.tmpdir(), 'matte-tour-'));

@@ -1,8 +1,9 @@
-// End to end: a server started on the defaults makes the int8 model at its first start (in the shared model
-// cache) and cuts out held-out eval photos over real HTTP as well as the float server (MATTE_MODEL_INT8=0) does;
+// End to end: a server on the defaults runs the int8 model (made into the shared model cache by the tier's global
+// setup, as a first start makes it) and cuts out held-out eval photos over real HTTP as well as the float server (MATTE_MODEL_INT8=0) does;
 // with MATTE_MODEL_ASPECT=1 it runs each photo at its own aspect ratio, as well as the default server that squeezes them.
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { startServer, type RunningServer, E2E_TEST_TIMEOUT } from '../helpers/server.ts';
+import { startServer, type ServerHandle, E2E_TEST_TIMEOUT } from '../helpers/server.ts';
+import { sharedServer } from '../helpers/shared-server.ts';
 import { evalEntries, evalFile, iou, HAVE_EVAL_DATA } from '../../tools/shared-data.ts';
 import { heldOutPhotos } from '../../tools/model-calibrate.ts';
 
@@ -12,14 +13,15 @@ vi.setConfig({ testTimeout: E2E_TEST_TIMEOUT });
 const photos = heldOutPhotos(evalEntries())
   .filter((e) => e.kind === 'product')
   .slice(0, 3);
-const servers: { float?: RunningServer; int8?: RunningServer; aspect?: RunningServer } = {};
+const servers: { float?: ServerHandle; int8?: ServerHandle; aspect?: ServerHandle } = {};
 const keys: Record<string, string> = {};
 /** The default server's cut-outs, by photo: the first test's, which the second compares with. */
 const int8Cutouts = new Map<string, Buffer>();
 
 beforeAll(async () => {
   if (!HAVE_EVAL_DATA) return;
-  [servers.float, servers.int8] = await Promise.all([startServer({ MATTE_MODEL_INT8: '0' }), startServer()]);
+  servers.int8 = sharedServer(); // the tier's server on the defaults
+  servers.float = await startServer({ MATTE_MODEL_INT8: '0' });
   for (const name of ['float', 'int8'] as const) await account(name);
 });
 afterAll(async () => Promise.all(Object.values(servers).map((s) => s?.stop())));

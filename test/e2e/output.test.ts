@@ -3,13 +3,14 @@
 // says so; apply re-renders without a model call or a charge; downloads with their options.
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import sharp from 'sharp';
-import { startServer, type RunningServer, E2E_TEST_TIMEOUT } from '../helpers/server.ts';
+import { E2E_TEST_TIMEOUT, type ServerHandle } from '../helpers/server.ts';
+import { sharedServer } from '../helpers/shared-server.ts';
 import { evalEntries, evalFile, HAVE_EVAL_DATA } from '../../tools/shared-data.ts';
 import { unzip } from '../helpers/unzip.ts';
 
 vi.setConfig({ testTimeout: E2E_TEST_TIMEOUT });
 
-let server: RunningServer;
+let server: ServerHandle;
 let api: (path: string, init?: RequestInit & { json?: unknown }) => Promise<Response>;
 let jobId: string;
 let photo: Record<string, any>;
@@ -17,7 +18,7 @@ const entries = new Map(evalEntries().map((e) => [e.id, e]));
 
 beforeAll(async () => {
   if (!HAVE_EVAL_DATA) return;
-  server = await startServer();
+  server = sharedServer();
   const { apiKey } = await server.createAccount('output@example.com', 5);
   api = (path, init = {}) =>
     fetch(`${server.base}${path}`, {

@@ -6,17 +6,18 @@
 // refuse a busy photo (409) and a short balance (402), and the ledger balances after all of it.
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import sharp, { type Sharp } from 'sharp';
-import { startServer, type RunningServer, E2E_TEST_TIMEOUT } from '../helpers/server.ts';
+import { E2E_TEST_TIMEOUT, type ServerHandle } from '../helpers/server.ts';
+import { sharedServer } from '../helpers/shared-server.ts';
 import { evalEntries, evalFile, HAVE_EVAL_DATA, iou } from '../../tools/shared-data.ts';
 
 vi.setConfig({ testTimeout: E2E_TEST_TIMEOUT });
 
-let server: RunningServer;
+let server: ServerHandle;
 const entries = new Map(evalEntries().map((e) => [e.id, e]));
 
 beforeAll(async () => {
   if (!HAVE_EVAL_DATA) return;
-  server = await startServer();
+  server = sharedServer();
 });
 afterAll(async () => server?.stop());
 

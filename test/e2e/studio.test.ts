@@ -3,11 +3,13 @@
 // apply a preset, download the ZIP, the refusals a seller meets (402, 429, an ended session) and signing
 // out. axe-core checks every page; each page is photographed at 1280 and 375 px wide.
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { createRequire } from 'node:module';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
-import { startServer, type RunningServer, E2E_TEST_TIMEOUT } from '../helpers/server.ts';
+import { E2E_TEST_TIMEOUT, type ServerHandle } from '../helpers/server.ts';
+import { sharedServer } from '../helpers/shared-server.ts';
 import { evalEntries, evalFile, HAVE_EVAL_DATA } from '../../tools/shared-data.ts';
 import { unzip } from '../helpers/unzip.ts';
 
@@ -22,7 +24,7 @@ const DOCS_SHOTS = path.join(ROOT, 'docs', 'studio');
 const axeSource = fs.readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 const PASSWORD = 'studio password 1234';
 
-let server: RunningServer;
+let server: ServerHandle;
 let browser: Browser;
 let photoDir: string;
 const cspViolations: string[] = [];
@@ -104,13 +106,13 @@ async function api(key: string, url: string) {
 
 beforeAll(async () => {
   if (!HAVE_CHROMIUM || !HAVE_EVAL_DATA) return;
-  server = await startServer();
+  server = sharedServer();
   browser = await chromium.launch({
     executablePath: CHROMIUM,
     args: ['--no-sandbox', '--disable-background-networking', '--disable-dev-shm-usage'],
   });
   // Three real photos of the eval set, the smallest JPEGs, under their own names.
-  photoDir = fs.mkdtempSync(path.join(server.dataDir, 'photos-'));
+  photoDir = fs.mkdtempSync(path.join(os.tmpdir(), 'matte-studio-photos-'));
   const picked = evalEntries()
     .filter((e) => e.image.endsWith('.jpg'))
     .sort((x, y) => x.width * x.height - y.width * y.height)
@@ -121,6 +123,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   await server?.stop();
+  if (photoDir) fs.rmSync(photoDir, { recursive: true, force: true });
 });
 
 describe.skipIf(!HAVE_CHROMIUM || !HAVE_EVAL_DATA)(

@@ -43,11 +43,11 @@ export async function freePort(): Promise<number> {
   });
 }
 
-export interface RunningServer {
+/** A server the test talks to: its address and folder, bin/matte run beside it, and its end. */
+export interface ServerHandle {
   base: string;
   dataDir: string;
   env: NodeJS.ProcessEnv;
-  proc: ChildProcess;
   cli(...args: string[]): Promise<string>;
   /** `bin/matte accounts create … --json`, as an operator runs it: the new account's id and API key. */
   createAccount(
@@ -58,6 +58,11 @@ export interface RunningServer {
   /** Runs bin/matte with optional standard input; resolves with its exit code and output, whatever they are. */
   run(args: string[], input?: string): Promise<{ code: number; stdout: string; stderr: string }>;
   stop(): Promise<void>;
+}
+
+/** A server this test started: its process too. */
+export interface RunningServer extends ServerHandle {
+  proc: ChildProcess;
   /** SIGKILL, as a crash would: nothing is cleaned up, the data stays (start again with `dataDir`). */
   kill(): Promise<void>;
 }
@@ -107,6 +112,26 @@ export async function startServer(
     if (Date.now() > deadline) throw new Error('server did not start');
     await new Promise((r) => setTimeout(r, 200));
   }
+  return {
+    ...commands(base, dataDir, env),
+    proc,
+    async stop() {
+      if (proc.exitCode === null && proc.signalCode === null) {
+        proc.kill('SIGTERM');
+        await new Promise((r) => proc.once('exit', r));
+      }
+      if (!opts.dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
+    },
+    async kill() {
+      if (proc.exitCode !== null || proc.signalCode !== null) return;
+      proc.kill('SIGKILL');
+      await new Promise((r) => proc.once('exit', r));
+    },
+  };
+}
+
+/** What reaches a running server from outside: its address, its folder, and bin/matte run beside it. */
+export function commands(base: string, dataDir: string, env: NodeJS.ProcessEnv): Omit<ServerHandle, 'stop'> {
   const cli = async (...args: string[]) => {
     const { stdout } = await promisify(execFile)(path.join(ROOT, 'bin/matte'), args, { env });
     return stdout;
@@ -115,7 +140,6 @@ export async function startServer(
     base,
     dataDir,
     env,
-    proc,
     cli,
     async createAccount(email: string, plan: number | string, pack?: number | string) {
       const packArgs = pack === undefined ? [] : ['--pack', String(pack)];
@@ -134,18 +158,6 @@ export async function startServer(
         child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
         child.stdin.end(input ?? '');
       });
-    },
-    async stop() {
-      if (proc.exitCode === null && proc.signalCode === null) {
-        proc.kill('SIGTERM');
-        await new Promise((r) => proc.once('exit', r));
-      }
-      if (!opts.dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
-    },
-    async kill() {
-      if (proc.exitCode !== null || proc.signalCode !== null) return;
-      proc.kill('SIGKILL');
-      await new Promise((r) => proc.once('exit', r));
     },
   };
 }
