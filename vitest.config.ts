@@ -11,12 +11,12 @@ const tier = (name: string) => ({ extends: true as const, test: { name, include:
 export default defineConfig({
   test: {
     projects: [
-      // no model, no database server, no ../shared: its files share three worker threads (a fresh process a
+      // no model, no database server, no ../shared: its files share two worker threads (a fresh process a
       // file cost a third of the tier's CPU in loading modules again); a file restores what it changes, as
       // prepared-inputs.test.ts its fake timers
       { ...tier('unit'), test: { ...tier('unit').test, pool: 'threads' as const } },
       tier('db'), // SQLite, PostgreSQL where it answers, s3rver
-      // the app in process (app.inject) with a stand-in model: its files share three worker threads as the unit
+      // the app in process (app.inject) with a stand-in model: its files share the two worker threads as the unit
       // tier's do, but for the download's memory bound, which reads its own process's RSS (http-memory)
       {
         ...tier('http'),
@@ -41,7 +41,9 @@ export default defineConfig({
     // started, sockets and retry delays, so a third file fills those gaps (the whole suite: 9.2 min against
     // about 11 with two, one run each; memory holds: a real server with the model is under 3 GiB).
     pool: 'forks',
-    poolOptions: { forks: { execArgv: heapFlags }, threads: { isolate: false } },
+    // The unit and HTTP tiers' files share two threads beside the three forks (three threads: the suite 362 s and
+    // 655 CPU-s, two 327 s and 596, one 347 s; one run each on 2 cores): five at once on two cores only contend.
+    poolOptions: { forks: { execArgv: heapFlags }, threads: { isolate: false, maxThreads: 2, minThreads: 2 } },
     maxWorkers: 3,
     // As many as the most: a pool that shrinks ended a shared worker while it still had a file's teardown to
     // run (seen with forks that run several files: "Terminating worker thread", and the process left running).
