@@ -1,8 +1,7 @@
 // The order in which vitest starts the files: the slowest first, so that none of them starts last and runs alone
 // while the other core idles. Vitest orders by the last run's times where it has them, but a fresh clone has none,
 // and there it starts the largest files first: three small, slow ones (the download's memory test, int8-model,
-// model-cache) then ran last, and the suite took
-// 363 s against 327 with the last run's order (one run each, 2 cores).
+// model-cache) then ran last, and the suite took 363 s against 327 with the last run's order (one run each, 2 cores).
 import path from 'node:path';
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
