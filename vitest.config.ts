@@ -1,6 +1,5 @@
 import { defineConfig } from 'vitest/config';
 import { launcherNodeFlags, MODEL_CACHE_DIR } from './test/helpers/server.ts';
-import { SlowestFirst } from './test/helpers/sequencer.ts';
 
 // In-process tests (the download's memory bound among them) run with the V8 heap flags of npm start.
 const heapFlags = launcherNodeFlags();
@@ -49,7 +48,6 @@ export default defineConfig({
     // As many as the most: a pool that shrinks ended a shared worker while it still had a file's teardown to
     // run (seen with forks that run several files: "Terminating worker thread", and the process left running).
     minWorkers: 3,
-    sequence: { sequencer: SlowestFirst },
     testTimeout: 60_000,
     hookTimeout: 120_000,
     reporters: ['default'],
