@@ -41,8 +41,9 @@ export default defineConfig({
     // started, sockets and retry delays, so a third file fills those gaps (the whole suite: 9.2 min against
     // about 11 with two, one run each; memory holds: a real server with the model is under 3 GiB).
     pool: 'forks',
-    // The unit and HTTP tiers' files share two threads beside the three forks (three threads: the suite 362 s and
-    // 655 CPU-s, two 327 s and 596, one 347 s; one run each on 2 cores): five at once on two cores only contend.
+    // The unit and HTTP tiers' files share two threads beside the three forks: five files at once on two cores
+    // only contend (the whole suite's CPU: 655-660 s with three threads, 596-629 with two; its time 327-349 s with
+    // two in the tree, 360-367 on fresh clones, where it was 360-364 with three: this machine's noise is ~20 s).
     poolOptions: { forks: { execArgv: heapFlags }, threads: { isolate: false, maxThreads: 2, minThreads: 2 } },
     maxWorkers: 3,
     // As many as the most: a pool that shrinks ended a shared worker while it still had a file's teardown to
