@@ -1,7 +1,8 @@
-// Before any e2e file starts: bin/matte's JavaScript built, and the model as the test servers run it (the int8 model, optimised for this machine)
-// made once into their shared cache (MODEL_CACHE_DIR), by `npm run model -- quantize`. Without it, the servers the
-// first files start together each make it (about 3 s of quantizing and the optimisation, per process) while the
-// other tiers' timed tests run beside them. Then the server on the defaults that the files share, stopped at the end.
+// Before any e2e file starts: bin/matte's JavaScript built, and the model as the test servers run it (the int8
+// model, optimised for this machine) made once into their shared cache (MODEL_CACHE_DIR), by `npm run model --
+// quantize`. Without it, the servers the first files start together each make it (about 3 s of quantizing and the
+// optimisation, per process) while the other tiers' timed tests run beside them. Then the server on the defaults
+// that the files share (helpers/shared-server.ts), stopped at the end.
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import type { TestProject } from 'vitest/node';

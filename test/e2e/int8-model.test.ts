@@ -1,6 +1,7 @@
 // End to end: a server on the defaults runs the int8 model (made into the shared model cache by the tier's global
-// setup, as a first start makes it) and cuts out held-out eval photos over real HTTP as well as the float server (MATTE_MODEL_INT8=0) does;
-// with MATTE_MODEL_ASPECT=1 it runs each photo at its own aspect ratio, as well as the default server that squeezes them.
+// setup, as a first start makes it) and cuts out held-out eval photos over real HTTP as well as the float server
+// (MATTE_MODEL_INT8=0) does; with MATTE_MODEL_ASPECT=1 it runs each photo at its own aspect ratio, as well as the
+// default server that squeezes them.
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startServer, type ServerHandle, E2E_TEST_TIMEOUT } from '../helpers/server.ts';
 import { sharedServer } from '../helpers/shared-server.ts';
