@@ -19,6 +19,7 @@ const f: CheckFeatures = {
   edgesTouched: 2,
   uncertain: 0.12,
   uncertainPart: 0.08,
+  uncertainJoined: 0.1,
   weakEdges: 0.03,
 };
 
@@ -27,6 +28,7 @@ describe('calibration features', () => {
     expect(featureVector(f, ['edgesTouched', 'missing', 'log halo'])).toEqual([2, 0.3, Math.log(0.71)]);
     expect(featureVector(f, ['log uncertain', 'weakEdges'])).toEqual([Math.log(0.13), 0.03]);
     expect(featureVector(f, ['log uncertainPart'])).toEqual([Math.log(0.09)]);
+    expect(featureVector(f, ['log uncertainJoined'])).toEqual([Math.log(0.11)]);
     expect(featureVector(f)).toEqual(featureVector(f, MODEL_FEATURES));
     expect(featureVector(f)).toEqual([Math.log(0.06), 0.1, 0.3, 0.02]);
   });

@@ -136,7 +136,7 @@ describe('diagnose: the calibrated check', () => {
     );
     expect(d.red).toBe(false);
   });
-  it('counts the largest part of doubt joined to the subject, not doubt in specks or apart from it', async () => {
+  it('counts the doubt joined to the subject (all of it, and its largest part), not doubt in specks or apart from it', async () => {
     const features = async (s: ReturnType<typeof scene>) =>
       measure(await rasters.checkGrid(s.prediction.mask, s.rgb, N, CHECK_GRID)).features;
     const subject: [number, number, number, number, number] = [256, 256, 512, 768, 255];
@@ -155,6 +155,15 @@ describe('diagnose: the calibrated check', () => {
     expect(apart.uncertainPart).toBe(0);
     expect(specked.uncertain).toBeCloseTo(0.25, 1);
     expect(specked.uncertainPart).toBe(0);
+    // Joined doubt counts each piece beside the subject, the smaller ones too; the largest piece alone does not.
+    expect(joined.uncertainJoined).toBeCloseTo(0.25, 1);
+    expect(apart.uncertainJoined).toBe(0);
+    expect(specked.uncertainJoined).toBe(0);
+    const split = await features(
+      scene([[256, 256, 768, 768]], [subject, [512, 256, 768, 320, 100], [512, 336, 768, 384, 100]]),
+    );
+    expect(split.uncertainJoined).toBeCloseTo(0.22, 1);
+    expect(split.uncertainPart).toBeCloseTo(0.125, 1);
   });
   it('measures the outline over flat colour: none when the cut follows the photo, most when it misses it', async () => {
     const weak = async (s: ReturnType<typeof scene>) =>

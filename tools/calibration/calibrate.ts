@@ -352,6 +352,10 @@ export const CANDIDATES: Record<string, readonly string[]> = {
   'all uncertain pixels, missing, background kept, fragments, weak edges (the shipped set)': CHECK,
   'the largest uncertain part in place of all uncertain pixels (the check of 2026-11-27)': PART,
   'the shipped set + the largest uncertain part': [...CHECK, 'log uncertainPart'],
+  'the shipped set + all doubt joined to the subject (steadier on a re-save than its largest piece)': [
+    ...CHECK,
+    'log uncertainJoined',
+  ],
   'the shipped set without weak edges': CHECK.slice(0, 4),
   'the shipped set + soft': [...CHECK, 'log soft'],
   'uncertain part and missing': ['log uncertainPart', 'log missing'],

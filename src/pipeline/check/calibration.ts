@@ -38,6 +38,7 @@ export const FEATURES: Record<string, (f: CheckFeatures) => number> = {
   'log fill': (f) => Math.log(f.fill + 0.01),
   'log uncertain': (f) => Math.log(f.uncertain + 0.01),
   'log uncertainPart': (f) => Math.log(f.uncertainPart + 0.01),
+  'log uncertainJoined': (f) => Math.log(f.uncertainJoined + 0.01),
   weakEdges: (f) => f.weakEdges,
 };
 

@@ -45,6 +45,12 @@ export interface CheckFeatures {
    * spread in specks over the background, or apart from the subject, counts nothing here.
    */
   uncertainPart: number;
+  /**
+   * Every such piece of doubt joined to the subject, per subject pixel: the same pixels as uncertainPart's
+   * and its smaller neighbours, counted whether or not a pixel of doubt splits one piece in two or joins two
+   * (which a JPEG re-save does, and which moves the largest piece by half).
+   */
+  uncertainJoined: number;
   /** Share of the outline (away from the frame) that runs over flat colour, where the photo shows no edge. */
   weakEdges: number;
 }
@@ -193,6 +199,7 @@ export function measure(grid: { mask: Uint8Array; rgb: Uint8Array }): CheckEvide
       edgesTouched,
       uncertain: round(uncertain / per),
       uncertainPart: round(doubt.size / per),
+      uncertainJoined: round(doubt.joined / per),
       weakEdges: round(weak.share),
     },
     boxes: {
@@ -209,29 +216,36 @@ export function measure(grid: { mask: Uint8Array; rgb: Uint8Array }): CheckEvide
   };
 }
 
-/** The largest 4-connected piece of `part` with a pixel of `subject` among its 8 neighbours (size 0 if none). */
+/**
+ * The 4-connected pieces of `part` with a pixel of `subject` among their 8 neighbours: the largest one's size
+ * and box (0 and null if none), and `joined`, the size of them all together.
+ */
 export function largestPartJoined(
   part: Uint8Array,
   subject: Uint8Array,
   w: number,
   h: number,
-): { size: number; box: BBox | null } {
+): { size: number; box: BBox | null; joined: number } {
   const pieces = components(part, w, h);
+  const isJoined = new Uint8Array(pieces.sizes.length);
   let best = 0;
+  let joined = 0;
   for (let y = 0, i = 0; y < h; y++) {
     for (let x = 0; x < w; x++, i++) {
       const k = pieces.label[i];
-      if (!k || pieces.sizes[k] <= pieces.sizes[best]) continue;
+      if (!k || isJoined[k]) continue;
       // A subject pixel among the 8 neighbours (inside the grid) joins this piece to the subject.
-      for (let dy = y > 0 ? -1 : 0; dy <= (y < h - 1 ? 1 : 0) && best !== k; dy++)
+      for (let dy = y > 0 ? -1 : 0; dy <= (y < h - 1 ? 1 : 0) && !isJoined[k]; dy++)
         for (let dx = x > 0 ? -1 : 0; dx <= (x < w - 1 ? 1 : 0); dx++)
           if (subject[i + dy * w + dx]) {
-            best = k;
+            isJoined[k] = 1;
+            joined += pieces.sizes[k];
+            if (pieces.sizes[k] > pieces.sizes[best]) best = k;
             break;
           }
     }
   }
-  return { size: best ? pieces.sizes[best] : 0, box: best ? pieces.boxes[best] : null };
+  return { size: best ? pieces.sizes[best] : 0, box: best ? pieces.boxes[best] : null, joined };
 }
 
 /**
