@@ -229,6 +229,10 @@ export const QualityFlagCode = Type.Union(
     'uncertain-edges',
     'halo',
   ].map((c) => Type.Literal(c)),
+  {
+    description:
+      'What the automatic check saw. Flags point the seller at something unusual; they do not decide review (the score does). `subject-touches-edge` is raised whenever the subject runs along a side of the photo, usual or not: marketplaces refuse a product cut off by the frame.',
+  },
 );
 export const QualityFlag = Type.Object(
   {

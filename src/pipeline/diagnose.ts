@@ -124,7 +124,9 @@ function flagsFor(
   add('colour-spill', ramp(f.spill, 0.55, 0.9), toCutout(e.boxes.spill));
   add('halo', ramp(f.halo, 1.2, 2), toCutout(e.boxes.halo));
   add('subject-too-small', ramp(0.02 - subjectFill, 0, 0.02), subjectBox);
-  if (f.edgesTouched >= 2 && subjectFill <= WHOLE_FRAME_FILL)
+  // Not held to the clean results' range as the flags above: a product cut off by the frame, on one side or more,
+  // is refused by marketplaces (Amazon, Shopee, Kaufland: docs/check.md), whatever the cut-out's quality.
+  if (f.edgesTouched >= 1 && subjectFill <= WHOLE_FRAME_FILL)
     add('subject-touches-edge', f.edgesTouched / 4, subjectBox);
   return flags.sort((a, b) => b.severity - a.severity);
 }

@@ -389,6 +389,35 @@ describe.skipIf(!HAVE_EVAL_DATA)('the calibrated check, reviews and reports, wit
     await ledgerBalances(api);
   });
 
+  it('flags a product the frame cuts off (subject-touches-edge: marketplaces refuse it), not the same product clear of the frame', async () => {
+    const e = entries.get('grabcut-ceramic')!;
+    const vase = await sharp(evalFile(e.image))
+      .removeAlpha()
+      .joinChannel(await sharp(evalFile(e.mask)).extractChannel(0).toBuffer())
+      .png()
+      .toBuffer();
+    const { data: cutVase, info } = await sharp(vase)
+      .resize({ height: 600 })
+      .png()
+      .toBuffer({ resolveWithObject: true });
+    // On white, 900 x 700: clear of every side, and moved down so that its lowest third runs past the bottom.
+    const onWhite = (top: number) =>
+      sharp({ create: { width: 900, height: 700, channels: 3, background: '#ffffff' } })
+        .composite([{ input: cutVase, left: Math.round((900 - info.width) / 2), top }])
+        .jpeg({ quality: 92 })
+        .toBuffer();
+    const api = await account(2);
+    const jobId = await batch(api, [
+      { name: 'clear.jpg', data: await onWhite(50) },
+      { name: 'cut-off.jpg', data: await onWhite(300) },
+    ]);
+    const items = (await follow(api, jobId)).items as { name: string; quality: { flags: { code: string }[] } }[];
+    const touches = (name: string) =>
+      items.find((i) => i.name === name)!.quality.flags.find((f) => f.code === 'subject-touches-edge');
+    expect(touches('cut-off.jpg'), JSON.stringify(items)).toMatchObject({ severity: 0.25 });
+    expect(touches('clear.jpg')).toBeUndefined();
+  });
+
   it('refuses reports and re-runs of a photo not finished (409 NOT_DONE, PHOTO_BUSY), a heavy re-run without the credits (402), and a report after two (NO_ATTEMPTS_LEFT)', async () => {
     const api = await account(4);
     const vase = evalFile(entries.get('grabcut-ceramic')!.image);

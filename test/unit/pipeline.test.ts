@@ -95,10 +95,28 @@ describe('diagnose: the calibrated check', () => {
     const d = await run(scene([[256, 256, 768, 768]], [[256, 256, 768, 768, 255]]));
     expect(d.red).toBe(false);
     // Well clear of the bar (50). The calibration chosen on real photos (L2 weight 1) is less sure of any photo
-    // than the composites' was: a flawless cut-out scores 79.
+    // than the composites' was: a flawless cut-out scores 82.
     expect(d.quality.score).toBeGreaterThan(75);
     expect(d.bbox).toEqual({ x: 512, y: 256, width: 1024, height: 512 });
     expect(d.quality.flags.filter((f) => f.severity > 0.5)).toEqual([]);
+  });
+  it('flags a subject cut off by one side of the photo (marketplaces refuse it), not one clear of the frame or a speck on it', async () => {
+    const touches = (d: Awaited<ReturnType<typeof run>>) =>
+      d.quality.flags.find((f) => f.code === 'subject-touches-edge');
+    const cut = await run(scene([[256, 512, 768, 1024]], [[256, 512, 768, 1024, 255]]));
+    expect(touches(cut)).toMatchObject({ severity: 0.25, bbox: { x: 512, y: 512, width: 1024, height: 512 } });
+    const corner = await run(scene([[0, 512, 512, 1024]], [[0, 512, 512, 1024, 255]]));
+    expect(touches(corner)?.severity).toBe(0.5);
+    expect(touches(await run(scene([[256, 256, 768, 768]], [[256, 256, 768, 768, 255]])))).toBeUndefined();
+    // Four model pixels on the bottom row are one grid pixel: a speck, not a product the frame cuts.
+    const speck = scene(
+      [[256, 256, 768, 768]],
+      [
+        [256, 256, 768, 768, 255],
+        [500, 1020, 504, 1024, 255],
+      ],
+    );
+    expect(touches(await run(speck))).toBeUndefined();
   });
   it('refuses an empty mask as NO_SUBJECT and sends a whole-frame "subject" to review', async () => {
     await expect(run(scene([], []))).rejects.toThrow(/No subject/);

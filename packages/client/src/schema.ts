@@ -1344,6 +1344,7 @@ export interface components {
       label: string;
       severity: number;
     };
+    /** @description What the automatic check saw. Flags point the seller at something unusual; they do not decide review (the score does). `subject-touches-edge` is raised whenever the subject runs along a side of the photo, usual or not: marketplaces refuse a product cut off by the frame. */
     QualityFlagCode:
       | 'background-kept'
       | 'hole-in-subject'

@@ -14,6 +14,8 @@ export const UNCERTAIN_FROM = 6;
 const FLAT_EDGE = 20;
 /** Outline pixels this close to the frame are not judged for weak edges (the frame cuts subjects). */
 const FRAME_MARGIN = 2;
+/** Subject pixels (of CHECK_GRID) on one side of the photo for the subject to touch that side: about 1% of it. */
+const FRAME_TOUCH = 3;
 
 export interface CheckFeatures {
   /** Share of the grid that is subject (alpha >= 128). */
@@ -32,7 +34,7 @@ export interface CheckFeatures {
   spill: number;
   /** Semi-transparent pixels just outside the edge coloured like the background, per edge pixel. */
   halo: number;
-  /** Sides of the photo the subject touches (0..4). */
+  /** Sides of the photo the subject runs along, FRAME_TOUCH grid pixels or more of it on the side (0..4). */
   edgesTouched: number;
   /**
    * Pixels the model left out without ruling them out (mask 6..127), per subject pixel: where it was unsure,
@@ -178,10 +180,12 @@ export function measure(grid: { mask: Uint8Array; rgb: Uint8Array }): CheckEvide
   const weak = weakOutline(grid.rgb, edge, w, h);
   const doubt = largestPartJoined(unsure, opaque, w, h);
 
-  const row = (y: number) => opaque.subarray(y * w, (y + 1) * w).some((v) => v === 1);
+  // A side is touched where the subject runs along it, not where a speck of it does.
+  const row = (y: number) => opaque.subarray(y * w, (y + 1) * w).reduce((s, v) => s + v, 0) >= FRAME_TOUCH;
   const col = (x: number) => {
-    for (let y = 0; y < h; y++) if (opaque[y * w + x]) return true;
-    return false;
+    let n = 0;
+    for (let y = 0; y < h; y++) n += opaque[y * w + x];
+    return n >= FRAME_TOUCH;
   };
   const edgesTouched = [row(0), row(h - 1), col(0), col(w - 1)].filter(Boolean).length;
 
