@@ -49,8 +49,8 @@ export interface CheckFeatures {
   uncertainPart: number;
   /**
    * Every such piece of doubt joined to the subject, per subject pixel: the same pixels as uncertainPart's
-   * and its smaller neighbours, counted whether or not a pixel of doubt splits one piece in two or joins two
-   * (which a JPEG re-save does, and which moves the largest piece by half).
+   * and its smaller neighbours, counted whether or not a pixel of doubt splits one piece in two or joins two:
+   * a JPEG re-save does that, and the largest piece's count jumps with it (docs/check.md).
    */
   uncertainJoined: number;
   /** Share of the outline (away from the frame) that runs over flat colour, where the photo shows no edge. */
