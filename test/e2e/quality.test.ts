@@ -109,22 +109,24 @@ async function expectRefunded(api: Api, body: { job: { items: unknown[] } }, pla
   await ledgerBalances(api);
 }
 
+/** An eval product cut out by its ground truth (straight RGBA PNG), resized to `size`. */
+async function cutByTruth(id: string, size: { width: number } | { height: number }) {
+  const e = entries.get(id)!;
+  const rgb = sharp(evalFile(e.image)).removeAlpha();
+  const withAlpha = await rgb
+    .joinChannel(await sharp(evalFile(e.mask)).extractChannel(0).toBuffer())
+    .png()
+    .toBuffer();
+  return sharp(withAlpha).resize(size).png().toBuffer({ resolveWithObject: true });
+}
+
 /** Two eval products cut out by their ground truth and laid on white: a vase, and a banana apart from it. */
 async function twoProductsOnWhite(): Promise<{
   data: Buffer;
   banana: { x: number; y: number; width: number; height: number };
 }> {
-  const cut = async (id: string, width: number) => {
-    const e = entries.get(id)!;
-    const rgb = sharp(evalFile(e.image)).removeAlpha();
-    const withAlpha = await rgb
-      .joinChannel(await sharp(evalFile(e.mask)).extractChannel(0).toBuffer())
-      .png()
-      .toBuffer();
-    return sharp(withAlpha).resize({ width }).png().toBuffer({ resolveWithObject: true });
-  };
-  const vase = await cut('grabcut-ceramic', 560);
-  const banana = await cut('grabcut-banana1', 150);
+  const vase = await cutByTruth('grabcut-ceramic', { width: 560 });
+  const banana = await cutByTruth('grabcut-banana1', { width: 150 });
   const at = { x: 860, y: 480 };
   const data = await sharp({ create: { width: 1200, height: 800, channels: 3, background: '#ffffff' } })
     .composite([
@@ -390,16 +392,7 @@ describe.skipIf(!HAVE_EVAL_DATA)('the calibrated check, reviews and reports, wit
   });
 
   it('flags a product the frame cuts off (subject-touches-edge: marketplaces refuse it), not the same product clear of the frame', async () => {
-    const e = entries.get('grabcut-ceramic')!;
-    const vase = await sharp(evalFile(e.image))
-      .removeAlpha()
-      .joinChannel(await sharp(evalFile(e.mask)).extractChannel(0).toBuffer())
-      .png()
-      .toBuffer();
-    const { data: cutVase, info } = await sharp(vase)
-      .resize({ height: 600 })
-      .png()
-      .toBuffer({ resolveWithObject: true });
+    const { data: cutVase, info } = await cutByTruth('grabcut-ceramic', { height: 600 });
     // On white, 900 x 700: clear of every side, and moved down so that its lowest third runs past the bottom.
     const onWhite = (top: number) =>
       sharp({ create: { width: 900, height: 700, channels: 3, background: '#ffffff' } })

@@ -180,14 +180,15 @@ export function measure(grid: { mask: Uint8Array; rgb: Uint8Array }): CheckEvide
   const weak = weakOutline(grid.rgb, edge, w, h);
   const doubt = largestPartJoined(unsure, opaque, w, h);
 
-  // A side is touched where the subject runs along it, not where a speck of it does.
-  const row = (y: number) => opaque.subarray(y * w, (y + 1) * w).reduce((s, v) => s + v, 0) >= FRAME_TOUCH;
-  const col = (x: number) => {
-    let n = 0;
-    for (let y = 0; y < h; y++) n += opaque[y * w + x];
-    return n >= FRAME_TOUCH;
+  // A side is touched where the subject runs along it, not where a speck of it does: `n` cells from `start`,
+  // `step` apart.
+  const touches = (start: number, step: number, n: number) => {
+    let count = 0;
+    for (let k = 0, i = start; k < n; k++, i += step) count += opaque[i];
+    return count >= FRAME_TOUCH;
   };
-  const edgesTouched = [row(0), row(h - 1), col(0), col(w - 1)].filter(Boolean).length;
+  const sides = [touches(0, 1, w), touches((h - 1) * w, 1, w), touches(0, w, h), touches(w - 1, w, h)];
+  const edgesTouched = sides.filter(Boolean).length;
 
   const round = (v: number) => Math.round(v * 10000) / 10000;
   return {
