@@ -33,6 +33,7 @@ import { ReviewService } from './services/review.service.ts';
 import { RerunService } from './services/rerun.service.ts';
 import { ReportService } from './services/report.service.ts';
 import { WorkerCutoutWriter } from './imaging/cutout-writer.ts';
+import { nativeCutout } from './imaging/native.mjs';
 import { PreparedInputs } from './pipeline/prepared-inputs.ts';
 import { warmUpCheck } from './pipeline/photo-pipeline.ts';
 import { InputThumbnails } from './services/input-thumbnails.service.ts';
@@ -274,6 +275,11 @@ export async function createContainer(config: Readonly<Config>, opts: ContainerO
       : undefined;
   const images = new ImageService({ batches, intake, queries, queue, render, inspector, clock, prepared });
   const cutouts = new WorkerCutoutWriter(config.cutoutThreads);
+  if (runWorker && model && !nativeCutout)
+    log.warn(
+      'the cut-out passes in C (native/cutout.c) are not built, so JavaScript runs them: the same cut-outs at about ' +
+        'three times their CPU; `npm install` builds them where a C compiler is installed',
+    );
   let closed = false;
   const worker =
     runWorker && model
