@@ -463,12 +463,13 @@ static int refine_rows(Kept *kept, uint8_t *rgb, int W, int H, const uint8_t *lr
  * bandRgba: straight RGBA rows into `out` (byte order R, G, B, A), the alpha capped by `source_alpha`
  * in place, and the band reduced by `factor` into `preview` (pw x ph x 4).
  */
-static int band_rgba(Kept *kept, const uint8_t *rgb, uint8_t *alpha, const uint8_t *source_alpha, int width, int rows, int factor,
-                     uint8_t *out, uint8_t *preview) {
+static int band_rgba(Kept *kept, const uint8_t *rgb, uint8_t *alpha, const uint8_t *source_alpha, int width, int rows,
+                     int factor, uint8_t *out, uint8_t *preview) {
   const int pw = (width + factor - 1) / factor;
-  double *sums = kept_room(kept, S_PREVIEW_SUMS, sizeof(double) * pw * 4);
+  // A block's sums are whole numbers (as in the JavaScript's doubles): below factor² x 255 x 255.
+  uint64_t *sums = kept_room(kept, S_PREVIEW_SUMS, sizeof(uint64_t) * pw * 4);
   if (!sums) return 0;
-  memset(sums, 0, sizeof(double) * pw * 4);
+  memset(sums, 0, sizeof(uint64_t) * pw * 4);
   const size_t count = (size_t)width * rows;
   if (source_alpha)
     for (size_t i = 0; i < count; i++)
@@ -485,44 +486,58 @@ static int band_rgba(Kept *kept, const uint8_t *rgb, uint8_t *alpha, const uint8
     uint8_t *row = out + start * 4;
     memset(row, 0, (size_t)x0 * 4);
     memset(row + (size_t)x1 * 4, 0, (size_t)(width - x1) * 4);
-    for (int cx = firstBlock, x = x0; x < x1; cx++) {
-      const int blockEnd = min_i(width, x + factor);
+    // The pixels between, without a branch: a pixel of alpha 0 is written as zeros (bytes R, G, B, A). A
+    // pixel's RGB is read as one 32-bit load (the next pixel's red masked off), but the buffer's last.
+    const uint8_t *a_row = alpha + start;
+    const uint8_t *rgb_row = rgb + start * 3;
+    const int safe = start + x1 < count ? x1 : x1 - 1;
+    int x = x0;
+    for (; x < safe; x++) {
+      uint32_t colour;
+      memcpy(&colour, rgb_row + (size_t)x * 3, 4);
+      const uint32_t a = a_row[x];
+      const uint32_t pixel = ((colour & 0xffffffu) | a << 24) & (a ? 0xffffffffu : 0);
+      memcpy(row + (size_t)x * 4, &pixel, 4);
+    }
+    for (; x < x1; x++) {
+      const uint32_t a = a_row[x];
+      const uint8_t *c = rgb_row + (size_t)x * 3;
+      const uint32_t pixel = (c[0] | (uint32_t)c[1] << 8 | (uint32_t)c[2] << 16 | a << 24) & (a ? 0xffffffffu : 0);
+      memcpy(row + (size_t)x * 4, &pixel, 4);
+    }
+    // Each block's colours weighted by alpha, and its alpha, from the pixels just written.
+    for (int cx = firstBlock, bx = x0; bx < x1; cx++, bx += factor) {
+      const int blockEnd = min_i(x1, bx + factor);
       uint32_t sr = 0, sg = 0, sb = 0, sa = 0;
-      // Without a branch: a pixel of alpha 0 adds nothing and is written as zeros (bytes R, G, B, A).
-      for (; x < blockEnd; x++) {
-        const size_t i = start + x;
-        const uint32_t a = alpha[i];
-        const uint32_t visible = a ? 0xffffffffu : 0;
-        const uint32_t r = rgb[i * 3], g = rgb[i * 3 + 1], b = rgb[i * 3 + 2];
-        const uint32_t pixel = (r | g << 8 | b << 16 | a << 24) & visible;
-        memcpy(row + (size_t)x * 4, &pixel, 4);
-        sr += r * a;
-        sg += g * a;
-        sb += b * a;
+      for (int px = bx; px < blockEnd; px++) {
+        uint32_t pixel;
+        memcpy(&pixel, row + (size_t)px * 4, 4);
+        const uint32_t a = pixel >> 24;
+        sr += (pixel & 255) * a;
+        sg += (pixel >> 8 & 255) * a;
+        sb += (pixel >> 16 & 255) * a;
         sa += a;
       }
-      if (sa != 0) {
-        double *s = sums + (size_t)cx * 4;
-        s[0] += (double)sr;
-        s[1] += (double)sg;
-        s[2] += (double)sb;
-        s[3] += (double)sa;
-      }
+      uint64_t *s = sums + (size_t)cx * 4;
+      s[0] += sr;
+      s[1] += sg;
+      s[2] += sb;
+      s[3] += sa;
     }
     if ((y + 1) % factor == 0 || y == rows - 1) {
       const int cy = y / factor;
       const int blockH = y + 1 - cy * factor;
       for (int cx = 0; cx < pw; cx++) {
-        const double a = sums[cx * 4 + 3];
+        const double a = (double)sums[cx * 4 + 3];
         if (a == 0) continue;
         const int blockW = min_i(width, (cx + 1) * factor) - cx * factor;
         uint8_t *p = preview + ((size_t)cy * pw + cx) * 4;
-        p[0] = (uint8_t)js_round(sums[cx * 4] / a);
-        p[1] = (uint8_t)js_round(sums[cx * 4 + 1] / a);
-        p[2] = (uint8_t)js_round(sums[cx * 4 + 2] / a);
+        p[0] = (uint8_t)js_round((double)sums[cx * 4] / a);
+        p[1] = (uint8_t)js_round((double)sums[cx * 4 + 1] / a);
+        p[2] = (uint8_t)js_round((double)sums[cx * 4 + 2] / a);
         p[3] = (uint8_t)js_round(a / (double)(blockW * blockH));
       }
-      memset(sums, 0, sizeof(double) * pw * 4);
+      memset(sums, 0, sizeof(uint64_t) * pw * 4);
     }
   }
   return 1;
