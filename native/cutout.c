@@ -145,34 +145,28 @@ typedef struct {
   int row_start, row_end;
 } Cells;
 
-/** raster.mjs dilate: the set grown by `radius` cells (a square), into `out`; `rows` is room for w x h. */
+/**
+ * raster.mjs dilate: the set (0 or 1 a cell) grown by `radius` cells (a square), into `out`; `rows` is room
+ * for w x h. A cell is set when one within `radius` along the row is (then down the column): the same cells
+ * as the JavaScript's distance to the last set one, as an OR over the window, which the compiler vectorises.
+ */
 static void dilate(const uint8_t *in, int w, int h, int radius, uint8_t *rows, uint8_t *out) {
-  memset(rows, 0, (size_t)w * h);
-  memset(out, 0, (size_t)w * h);
   for (int y = 0; y < h; y++) {
     const uint8_t *r = in + (size_t)y * w;
     uint8_t *o = rows + (size_t)y * w;
-    int64_t last = INT32_MIN;
     for (int x = 0; x < w; x++) {
-      if (r[x]) last = x;
-      if (x - last <= radius) o[x] = 1;
-    }
-    last = INT32_MAX;
-    for (int x = w - 1; x >= 0; x--) {
-      if (r[x]) last = x;
-      if (last - x <= radius) o[x] = 1;
+      uint8_t v = 0;
+      for (int d = max_i(0, x - radius), e = min_i(w - 1, x + radius); d <= e; d++) v |= r[d];
+      o[x] = v;
     }
   }
-  for (int x = 0; x < w; x++) {
-    int64_t last = INT32_MIN;
-    for (int y = 0; y < h; y++) {
-      if (rows[(size_t)y * w + x]) last = y;
-      if (y - last <= radius) out[(size_t)y * w + x] = 1;
-    }
-    last = INT32_MAX;
-    for (int y = h - 1; y >= 0; y--) {
-      if (rows[(size_t)y * w + x]) last = y;
-      if (last - y <= radius) out[(size_t)y * w + x] = 1;
+  for (int y = 0; y < h; y++) {
+    uint8_t *o = out + (size_t)y * w;
+    const int ya = max_i(0, y - radius), yb = min_i(h - 1, y + radius);
+    memcpy(o, rows + (size_t)ya * w, w);
+    for (int yy = ya + 1; yy <= yb; yy++) {
+      const uint8_t *r = rows + (size_t)yy * w;
+      for (int x = 0; x < w; x++) o[x] |= r[x];
     }
   }
 }
@@ -312,14 +306,18 @@ static int refine_rows(Kept *kept, uint8_t *rgb, int W, int H, const uint8_t *lr
     const double u = 1 - a / 255.0;
     background_weight[a] = u * u;
   }
-  for (int y = nearer.row_start; y < nearer.row_end; y++) {
-    // Every cell the windows of this row's `nearer` cells read.
-    const int xa = max_i(0, nearer.first[y] - radius), xb = min_i(w, nearer.end[y] + radius);
-    for (int yy = max_i(0, y - radius); yy < min_i(gh, y + radius + 1); yy++) {
-      for (size_t k = (size_t)yy * w + xa, e = (size_t)yy * w + xb; k < e; k++) {
-        const size_t j = base + k;
-        grey[k] = (float)((0.299 * lr[j * 3] + 0.587 * lr[j * 3 + 1] + 0.114 * lr[j * 3 + 2]) / 255);
-      }
+  // Every cell the windows of the `nearer` cells read, each once: a grid row's are between the first and
+  // last such cell of the rows within `radius` of it, widened by `radius`.
+  for (int yy = max_i(0, nearer.row_start - radius); yy < min_i(gh, nearer.row_end + radius); yy++) {
+    int xa = w, xb = 0;
+    for (int y = max_i(nearer.row_start, yy - radius); y < min_i(nearer.row_end, yy + radius + 1); y++) {
+      if (nearer.first[y] >= nearer.end[y]) continue;
+      xa = min_i(xa, max_i(0, nearer.first[y] - radius));
+      xb = max_i(xb, min_i(w, nearer.end[y] + radius));
+    }
+    for (size_t k = (size_t)yy * w + xa, e = (size_t)yy * w + xb; k < e; k++) {
+      const size_t j = base + k;
+      grey[k] = (float)((0.299 * lr[j * 3] + 0.587 * lr[j * 3 + 1] + 0.114 * lr[j * 3 + 2]) / 255);
     }
   }
   // The filter's coefficients at the `nearer` cells.
