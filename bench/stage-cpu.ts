@@ -56,7 +56,7 @@ for (let i = 0; i < runs + 1; i++) {
   const decoded = await stage('decode', () => decoder.decode(big));
   const modelInput = await stage('model input', () => decoder.toModelInput(decoded, MODEL_INPUT_SIZE));
   const prepared = await stage('hand to the cut-out writer', () => cutouts.prepare(decoded, THUMB_EDGE));
-  const low = await stage('photo to the refinement grid', () => gridRgb(decoder, decoded));
+  const low = await stage('photo to the refinement grid', () => gridRgb(decoder, decoded, modelInput));
   const colours = await stage('check colours', () => rasters.checkColours(modelInput, CHECK_GRID));
   const diagnosis = await stage('check', () =>
     diagnose(

@@ -226,7 +226,7 @@ export async function runPhoto(
   // What needs no mask is done while the model runs: the photo is handed to the cut-out writer (its
   // threads' shared copy) and reduced to the edge refinement's grid.
   const prepared = deps.cutouts.prepare(decoded, THUMB_EDGE);
-  const lowRgb = gridRgb(deps.decoder, decoded);
+  const lowRgb = gridRgb(deps.decoder, decoded, modelInput);
   lowRgb.catch(() => undefined);
   const checkColours = deps.rasters.checkColours(modelInput, CHECK_GRID);
   checkColours.catch(() => undefined);

@@ -64,10 +64,22 @@ export async function refineInputs(
   return { rgb: await gridRgb(decoder, decoded), alpha: gridMask(decoded, mask) };
 }
 
-/** The photo reduced to its refinement grid (ImageDecoder.reduceRgb, off the event loop): needs no mask, so it can start while the model runs. */
-export function gridRgb(decoder: ImageDecoder, decoded: DecodedImage): Promise<Buffer> {
+/**
+ * The photo reduced to its refinement grid (ImageDecoder.reduceRgb, off the event loop): needs no mask, so it
+ * can start while the model runs. From the model's input where that is itself a reduction of the photo and no
+ * smaller than the grid either way (a photo over 1024 px on both sides): the same edges in about 60% of the CPU
+ * (47 eval photos enlarged to 2000 px, error within 3 px of the drawn edge 0.27925 from the photo and 0.27928
+ * from the input; 2000² to 667²: 9.2 ms, 1024² to 667²: 5.6 ms).
+ */
+export function gridRgb(decoder: ImageDecoder, decoded: DecodedImage, modelInput?: ModelInput): Promise<Buffer> {
   const grid = refineGrid(decoded.width, decoded.height);
-  return decoder.reduceRgb(decoded, grid.w, grid.h);
+  const fromInput =
+    modelInput &&
+    modelInput.width < decoded.width &&
+    modelInput.height < decoded.height &&
+    modelInput.width >= grid.w &&
+    modelInput.height >= grid.h;
+  return decoder.reduceRgb(fromInput ? modelInput : decoded, grid.w, grid.h);
 }
 
 /** The model's square mask reduced to the photo's refinement grid by area averages (mask-reduce.mjs). */

@@ -3,7 +3,7 @@ import sharp from 'sharp';
 import http from 'node:http';
 import { planLayout, outputFormatFor } from '../../src/pipeline/compose.ts';
 import { diagnose } from '../../src/pipeline/diagnose.ts';
-import { refineInputs } from '../../src/pipeline/segment.ts';
+import { gridRgb, refineInputs } from '../../src/pipeline/segment.ts';
 import { warmUpCheck } from '../../src/pipeline/photo-pipeline.ts';
 import { maskStatistics } from '../../src/imaging/model-io.mjs';
 import { CHECK_GRID, measure } from '../../src/pipeline/check/features.ts';
@@ -331,6 +331,30 @@ describe('image codec', () => {
       .toBuffer();
     expect(await renderer.exportOutput(stored, 'png', 'png', 'off')).toBe(stored);
     expect(await renderer.exportOutput(stored, 'png', 'png', 'marketplace', stored.length - 1)).not.toBe(stored);
+  });
+
+  it("reduces a photo larger than the model's input to the refinement grid from that input, a smaller one from itself", async () => {
+    // Left half red, right half blue, and a different picture as the "model input": which one was read shows.
+    const photo = async (width: number, height: number) =>
+      decoder.decode(
+        await sharp({ create: { width, height, channels: 3, background: '#ff0000' } })
+          .composite([
+            {
+              input: { create: { width: width / 2, height, channels: 3, background: '#0000ff' } },
+              left: width / 2,
+              top: 0,
+            },
+          ])
+          .png()
+          .toBuffer(),
+      );
+    const input = { rgb: Buffer.alloc(1024 * 1024 * 3, 0x40), width: 1024, height: 1024 };
+    const big = await gridRgb(decoder, await photo(2000, 1600), input);
+    expect([...big.subarray(0, 3)]).toEqual([0x40, 0x40, 0x40]);
+    const small = await gridRgb(decoder, await photo(800, 600), input);
+    expect([...small.subarray(0, 3)]).toEqual([255, 0, 0]);
+    // No input given: the photo itself, at any size.
+    expect([...(await gridRgb(decoder, await photo(2000, 1600))).subarray(0, 3)]).toEqual([255, 0, 0]);
   });
 
   it('refuses truncated files, huge declared sizes and non-images', async () => {

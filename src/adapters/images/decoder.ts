@@ -101,8 +101,8 @@ export class ImageDecoder {
     return { rgb, width, height };
   }
 
-  /** The photo reduced to w x h (RGB): the edge refinement's grid, made while the model runs. */
-  async reduceRgb(img: DecodedImage, w: number, h: number): Promise<Buffer> {
+  /** A photo (RGB) reduced to w x h: the edge refinement's grid, made while the model runs. */
+  async reduceRgb(img: { rgb: Buffer; width: number; height: number }, w: number, h: number): Promise<Buffer> {
     return sharp(img.rgb, { raw: { width: img.width, height: img.height, channels: 3 } })
       .resize(w, h, { fit: 'fill' })
       .raw()
