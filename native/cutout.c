@@ -39,7 +39,7 @@ static uint8_t clamp255(double v) { return v < 0 ? 0 : v > 255 ? 255 : (uint8_t)
 enum {
   S_MP, S_BAND, S_ROW_SUMS, S_COLS, S_A, S_BC, S_MA, S_MB, S_BG_R, S_BG_G, S_BG_B, S_GREY, S_COL_X0, S_COL_X1,
   S_COL_FX, S_CELL_START, S_DILATE, S_NEAR, S_NEAR_FIRST, S_NEAR_END, S_NEARER, S_NEARER_FIRST, S_NEARER_END,
-  S_PREVIEW_SUMS, S_COUNT
+  S_PREVIEW_SUMS, S_TW, S_TR, S_TG, S_TB, S_VW, S_VR, S_VG, S_VB, S_COUNT
 };
 
 typedef struct {
@@ -256,8 +256,12 @@ static int refine_rows(Kept *kept, uint8_t *rgb, int W, int H, const uint8_t *lr
   int32_t *near_end = kept_room(kept, S_NEAR_END, sizeof(int32_t) * gh);
   int32_t *nearer_first = kept_room(kept, S_NEARER_FIRST, sizeof(int32_t) * gh);
   int32_t *nearer_end = kept_room(kept, S_NEARER_END, sizeof(int32_t) * gh);
+  double *tW = kept_room(kept, S_TW, sizeof(double) * n), *tR = kept_room(kept, S_TR, sizeof(double) * n);
+  double *tG = kept_room(kept, S_TG, sizeof(double) * n), *tB = kept_room(kept, S_TB, sizeof(double) * n);
+  double *vW = kept_room(kept, S_VW, sizeof(double) * w), *vR = kept_room(kept, S_VR, sizeof(double) * w);
+  double *vG = kept_room(kept, S_VG, sizeof(double) * w), *vB = kept_room(kept, S_VB, sizeof(double) * w);
   Cells near, nearer;
-  if (!mP || !band || !row_sums || !cols || !A || !Bc || !mA || !mB || !bgR || !bgG || !bgB || !grey || !colX0 ||
+  if (!tW || !tR || !tG || !tB || !vW || !vR || !vG || !vB || !mP || !band || !row_sums || !cols || !A || !Bc || !mA || !mB || !bgR || !bgG || !bgB || !grey || !colX0 ||
       !colX1 || !colFx || !cellStart || !dilated || !near_mask || !nearer_mask || !near_first || !near_end ||
       !nearer_first || !nearer_end)
     return 0;
@@ -351,26 +355,54 @@ static int refine_rows(Kept *kept, uint8_t *rgb, int W, int H, const uint8_t *lr
     mA[k] = (float)(sa / area);
     mB[k] = (float)(sb / area);
   })
-  // The background's colour near each edge.
-  FOR_EACH_WINDOW(near, w, gh, radius * 3, {
-    double sT = 0, sR = 0, sG = 0, sB = 0;
-    for (int yy = ya; yy < yb; yy++) {
-      for (size_t j = base + (size_t)yy * w + xa, e = base + (size_t)yy * w + xb; j < e; j++) {
-        const int a = la[j];
-        if (a == 255) continue;
-        const double t = background_weight[a];
-        sT += t;
-        sR += t * lr[j * 3];
-        sG += t * lr[j * 3 + 1];
-        sB += t * lr[j * 3 + 2];
+  // The background's colour near each edge: each cell's weight and weighted colours formed once, then each
+  // window summed down its columns and those sums across, in edge-refine.mjs's order.
+  {
+    const int r3 = radius * 3;
+    for (size_t k = (size_t)max_i(0, near.row_start - r3) * w, end = (size_t)min_i(gh, near.row_end + r3) * w; k < end;
+         k++) {
+      const size_t j = base + k;
+      const double t = background_weight[la[j]];
+      tW[k] = t;
+      tR[k] = t * lr[j * 3];
+      tG[k] = t * lr[j * 3 + 1];
+      tB[k] = t * lr[j * 3 + 2];
+    }
+    for (int y = near.row_start; y < near.row_end; y++) {
+      if (near.first[y] >= near.end[y]) continue;
+      const int ya = max_i(0, y - r3), yb = min_i(gh, y + r3 + 1);
+      for (int x = max_i(0, near.first[y] - r3), x1 = min_i(w, near.end[y] + r3); x < x1; x++) {
+        double sT = 0, sR = 0, sG = 0, sB = 0;
+        for (size_t k = (size_t)ya * w + x, end = (size_t)yb * w + x; k < end; k += w) {
+          sT += tW[k];
+          sR += tR[k];
+          sG += tG[k];
+          sB += tB[k];
+        }
+        vW[x] = sT;
+        vR[x] = sR;
+        vG[x] = sG;
+        vB[x] = sB;
+      }
+      for (int x = near.first[y]; x < near.end[y]; x++) {
+        const size_t k = (size_t)y * w + x;
+        if (!near.mask[k]) continue;
+        const int xa = max_i(0, x - r3), xb = min_i(w, x + r3 + 1);
+        double sT = 0, sR = 0, sG = 0, sB = 0;
+        for (int xx = xa; xx < xb; xx++) {
+          sT += vW[xx];
+          sR += vR[xx];
+          sG += vG[xx];
+          sB += vB[xx];
+        }
+        const double area = (double)((yb - ya) * (xb - xa));
+        const double t = sT / area > 1e-6 ? sT : area;
+        bgR[k] = (float)(sR / t);
+        bgG[k] = (float)(sG / t);
+        bgB[k] = (float)(sB / t);
       }
     }
-    const double area = (double)((yb - ya) * (xb - xa));
-    const double t = sT / area > 1e-6 ? sT : area;
-    bgR[k] = (float)(sR / t);
-    bgG[k] = (float)(sG / t);
-    bgB[k] = (float)(sB / t);
-  })
+  }
 
   // Outside the band the mask is certain: each cell's 0 or 255 filled in at full size.
   memset(out_alpha, 0, (size_t)rows * W);
