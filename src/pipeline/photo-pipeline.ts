@@ -250,7 +250,9 @@ export async function runPhoto(
   const storing = hooks.onCutout ? cutting.then((cut) => hooks.onCutout!(cut.parts, cut.png)) : undefined;
   storing?.catch(() => undefined);
   // The mask's reductions and the check run on the event loop, 20-30 ms each: other requests are answered
-  // between them (the stage's database write alone would not let them in).
+  // between them (the stage's database write alone would not let them in). The cut-out's bands are handed to
+  // their threads first (a few ms after the mask): else they wait for the loop until the check is done.
+  await cutting.then((cut) => cut.started).catch(() => undefined);
   await yieldToRequests();
   await onStage('diagnose');
   t = performance.now();
