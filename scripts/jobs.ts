@@ -25,6 +25,7 @@ const FAMILIES: Record<string, { about: string; jobs: Record<string, Job>; runAl
         about: "the check's verdicts on real photos against the same photos saved again as JPEG",
       },
       cpu: { file: 'bench/cpu.ts', about: 'POST /v1/images against the bare model, and CPU outside the model' },
+      'cutout-passes': { file: 'bench/cutout-passes.ts', about: "the cut-out's pixel passes, JavaScript against C" },
       edges: { file: 'bench/edges.ts', about: 'the edge refinement against the drawn masks at full resolution' },
       'eval-photos': { file: 'bench/eval-photos.ts', about: "the check's figures on ../shared/eval-data as it is" },
       events: { file: 'bench/events.ts', about: 'photo finished to SSE message and to webhook, p50 and p99' },
