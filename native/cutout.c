@@ -7,7 +7,7 @@
 // not built: the same operations in the same order, in doubles where JavaScript computes in doubles and
 // stored as floats where it stores in a Float32Array, with floating-point contraction off (binding.gyp).
 // Why native: these three took 72 ms of a 2000x2000 photo's CPU in JavaScript, and no library does them
-// (docs/performance.md, "Where a photo's CPU goes").
+// (docs/performance.md, "The cut-out's passes in C").
 #include <math.h>
 #include <node_api.h>
 #include <stdint.h>
