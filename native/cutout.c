@@ -243,9 +243,12 @@ static int refine_rows(Kept *kept, uint8_t *rgb, int W, int H, const uint8_t *lr
   double *row_sums = kept_room(kept, S_ROW_SUMS, sizeof(double) * n);
   double *cols = kept_room(kept, S_COLS, sizeof(double) * w);
   float *A = kept_room(kept, S_A, sizeof(float) * n), *Bc = kept_room(kept, S_BC, sizeof(float) * n);
-  float *mA = kept_room(kept, S_MA, sizeof(float) * n), *mB = kept_room(kept, S_MB, sizeof(float) * n);
-  float *bgR = kept_room(kept, S_BG_R, sizeof(float) * n), *bgG = kept_room(kept, S_BG_G, sizeof(float) * n);
-  float *bgB = kept_room(kept, S_BG_B, sizeof(float) * n), *grey = kept_room(kept, S_GREY, sizeof(float) * n);
+  // The coefficients' means and the background colours as the JavaScript's Float32Arrays hold them, kept as
+  // doubles: each pixel reads twenty of them, and a float read is a conversion too.
+  double *mA = kept_room(kept, S_MA, sizeof(double) * n), *mB = kept_room(kept, S_MB, sizeof(double) * n);
+  double *bgR = kept_room(kept, S_BG_R, sizeof(double) * n), *bgG = kept_room(kept, S_BG_G, sizeof(double) * n);
+  double *bgB = kept_room(kept, S_BG_B, sizeof(double) * n);
+  float *grey = kept_room(kept, S_GREY, sizeof(float) * n);
   int32_t *colX0 = kept_room(kept, S_COL_X0, sizeof(int32_t) * W);
   int32_t *colX1 = kept_room(kept, S_COL_X1, sizeof(int32_t) * W);
   double *colFx = kept_room(kept, S_COL_FX, sizeof(double) * W);
@@ -441,6 +444,13 @@ static int refine_rows(Kept *kept, uint8_t *rgb, int W, int H, const uint8_t *lr
   }
   for (int cx = w - 1; cx >= 0; cx--) cellStart[cx] = min_i(cellStart[cx], cellStart[cx + 1]);
   const double steepen = opt.steepen;
+  // The grey guide's terms for each byte value (the same products the pixel loop would form).
+  double grey_r[256], grey_g[256], grey_b[256];
+  for (int v = 0; v < 256; v++) {
+    grey_r[v] = 0.299 * v;
+    grey_g[v] = 0.587 * v;
+    grey_b[v] = 0.114 * v;
+  }
   for (int y = y0; y < y1; y++) {
     const int cy = min_i(h - 1, (int)(y / sy));
     const size_t nearRow = (size_t)(cy - g0) * w;
@@ -460,8 +470,9 @@ static int refine_rows(Kept *kept, uint8_t *rgb, int W, int H, const uint8_t *lr
         if (!(band[k00] | band[k01] | band[k10] | band[k11])) continue;
         const double fx = colFx[x];
         const double w00 = (1 - fx) * (1 - fy), w01 = fx * (1 - fy), w10 = (1 - fx) * fy, w11 = fx * fy;
-        const double r = rgb[i * 3], g = rgb[i * 3 + 1], b = rgb[i * 3 + 2];
-        const double grey = (0.299 * r + 0.587 * g + 0.114 * b) / 255;
+        const uint8_t r8 = rgb[i * 3], g8 = rgb[i * 3 + 1], b8 = rgb[i * 3 + 2];
+        const double r = r8, g = g8, b = b8;
+        const double grey = (grey_r[r8] + grey_g[g8] + grey_b[b8]) / 255;
         const double a = mA[k00] * w00 + mA[k01] * w01 + mA[k10] * w10 + mA[k11] * w11;
         const double c = mB[k00] * w00 + mB[k01] * w01 + mB[k10] * w10 + mB[k11] * w11;
         double q = a * grey + c;
