@@ -44,7 +44,7 @@ export default defineConfig({
     // The unit and HTTP tiers' files share two threads beside the three forks: five files at once on two cores
     // only contend (the whole suite's CPU on an AVX-512 EPYC: 655-660 s with three threads, 596-629 with two; its time
     // 327-349 s with two in the tree, 356-367 on fresh clones, where it was 360 with three: its noise is ~20 s. On a
-    // Sapphire Rapids, fresh clones: 206-221 s).
+    // Sapphire Rapids, fresh clones: 206-229 s).
     poolOptions: { forks: { execArgv: heapFlags }, threads: { isolate: false, maxThreads: 2, minThreads: 2 } },
     maxWorkers: 3,
     // As many as the most: a pool that shrinks ended a shared worker while it still had a file's teardown to
