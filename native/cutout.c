@@ -345,14 +345,14 @@ static int refine_rows(Kept *kept, uint8_t *rgb, int W, int H, const uint8_t *lr
     A[k] = (float)(cov / (varI + opt.eps));
     Bc[k] = (float)((double)mP[k] - (double)A[k] * mI);
   })
-  // windowMean(A) and windowMean(Bc) at the `near` cells.
+  // windowMean(A) and windowMean(Bc) at the `near` cells, in one walk (each sum takes its terms in its own order).
   FOR_EACH_WINDOW(near, w, gh, radius, {
     double sa = 0, sb = 0;
     for (int yy = ya; yy < yb; yy++) {
-      for (size_t j = (size_t)yy * w + xa, e = (size_t)yy * w + xb; j < e; j++) sa += A[j];
-    }
-    for (int yy = ya; yy < yb; yy++) {
-      for (size_t j = (size_t)yy * w + xa, e = (size_t)yy * w + xb; j < e; j++) sb += Bc[j];
+      for (size_t j = (size_t)yy * w + xa, e = (size_t)yy * w + xb; j < e; j++) {
+        sa += A[j];
+        sb += Bc[j];
+      }
     }
     const double area = (double)((yb - ya) * (xb - xa));
     mA[k] = (float)(sa / area);
