@@ -55,7 +55,11 @@ export async function cutoutAtSize(
   return prepared.write({ rgb: await lowRgb, mask });
 }
 
-/** The photo and the model's square mask reduced to the edge refinement's grid (RGB, and one channel), as cutoutAtSize makes them. */
+/**
+ * The photo and the model's square mask reduced to the edge refinement's grid (RGB, and one channel), as the
+ * cut-out writer makes them, but for the colours of a photo larger than the model's input, which the service
+ * takes from that input (gridRgb).
+ */
 export async function refineInputs(
   decoder: ImageDecoder,
   decoded: DecodedImage,
