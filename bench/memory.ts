@@ -2,8 +2,9 @@
 // CPU memory arena on and off, and an API-only process (MATTE_WORKER=0) taking uploads. Each configuration
 // is a real server process (npm start: bin/matte serve) on its own SQLite; its RSS is read from /proc every 100 ms
 // (VmRSS) and its peak at the end (VmHWM). Writes bench/results/memory.{json,md}. Rows: arena on; off;
-// the model optimised once and read from the cache; glibc's malloc as bin/matte tunes it (large blocks
-// mapped in huge pages and given back, two arenas) or left alone; the graph optimisation levels `all`, `extended`, `basic`;
+// the model optimised once and read from the cache; glibc's malloc as bin/matte sets it by default (freed memory
+// kept for the next photo), for memory (large blocks mapped in huge pages and given back, two arenas) or left
+// alone; the graph optimisation levels `all`, `extended`, `basic`;
 // two photos in flight or one.
 //   npm run bench:memory        (BENCH_MEMORY_BATCHES, default 5; BENCH_MEMORY_PHOTOS per batch, default 4)
 import fs from 'node:fs';
@@ -63,7 +64,8 @@ export interface WorkerFigures {
   /** The model optimised once and read from the cache (model-session.mjs), or optimised at load. */
   cached: boolean;
   inFlight: number;
-  malloc: 'tuned' | 'glibc default';
+  /** glibc's malloc as bin/matte sets it: `reuse` (the default), `memory` (MATTE_MALLOC_TUNING=1) or left alone. */
+  malloc: 'reuse' | 'memory' | 'glibc default';
   /** A float16 model run as float32 (MATTE_MODEL_FLOAT32): on by default, off with MATTE_LOW_MEMORY=1. */
   float32: boolean;
   /** The int8 model (MATTE_MODEL_INT8, the default) or the float one. */
@@ -100,7 +102,7 @@ export async function worker(
     MATTE_MODEL_ARENA: arena ? '1' : '0',
     MATTE_REQUESTS_PER_MINUTE: '100000',
     LOG_LEVEL: 'warn',
-    MATTE_MALLOC_TUNING: malloc === 'tuned' ? '1' : '0',
+    MATTE_MALLOC_TUNING: { reuse: '', memory: '1', 'glibc default': '0' }[malloc],
     MATTE_MODEL_FLOAT32: float32 ? '1' : '0',
     MATTE_MODEL_INT8: int8 ? '1' : '0',
   });
@@ -165,20 +167,21 @@ async function main(): Promise<void> {
       // arena, graph optimisation, optimised model cached, glibc malloc (bin/matte's tuning or glibc's own), photos
       // in flight; the weights run as float32 for `all` (as by default) and as stored otherwise (as MATTE_LOW_MEMORY=1).
       // Row 1 is the default (npm start with nothing set: the int8 model); row 2 is MATTE_LOW_MEMORY=1; row 3 the
-      // default with the float model (MATTE_MODEL_INT8=0); the last the default with malloc tuned (MATTE_MALLOC_TUNING=1);
-      // the rest run the int8 model too.
+      // default with the float model (MATTE_MODEL_INT8=0); the last two the default with malloc set for memory
+      // (MATTE_MALLOC_TUNING=1) and left alone (MATTE_MALLOC_TUNING=0); the rest run the int8 model too.
       const configs: [boolean, Optimization, boolean, WorkerFigures['malloc'], number, boolean?][] = [
-        [true, 'all', true, 'glibc default', 2],
-        [false, 'extended', true, 'tuned', 2],
-        [true, 'all', true, 'glibc default', 2, false],
+        [true, 'all', true, 'reuse', 2],
+        [false, 'extended', true, 'memory', 2],
+        [true, 'all', true, 'reuse', 2, false],
         [true, 'all', false, 'glibc default', 2],
         [false, 'all', false, 'glibc default', 2],
         [false, 'all', true, 'glibc default', 2],
-        [false, 'all', true, 'tuned', 2],
+        [false, 'all', true, 'memory', 2],
         [false, 'extended', true, 'glibc default', 2],
-        [false, 'extended', true, 'tuned', 1],
-        [false, 'basic', true, 'tuned', 2],
-        [true, 'all', true, 'tuned', 2],
+        [false, 'extended', true, 'memory', 1],
+        [false, 'basic', true, 'memory', 2],
+        [true, 'all', true, 'memory', 2],
+        [true, 'all', true, 'glibc default', 2],
       ];
       const only = process.env.BENCH_MEMORY_CONFIGS?.split(',').map(Number);
       const out: WorkerFigures[] = [];

@@ -342,9 +342,9 @@ export const SETTINGS: readonly {
   },
   {
     names: ['MATTE_MALLOC_TUNING'],
-    default: 'off (on with `MATTE_LOW_MEMORY=1`)',
+    default: 'reuse (`1` with `MATTE_LOW_MEMORY=1`)',
     meaning:
-      "`1`: `bin/matte` (and so `npm start`) sets glibc's `MALLOC_ARENA_MAX=2` and `MALLOC_MMAP_THRESHOLD_=1048576` unless they are set, and adds `glibc.malloc.hugetlb=1` to `GLIBC_TUNABLES`: freed blocks go back to the system, mapped in transparent huge pages; `0` never tunes",
+      "how `bin/matte` (and so `npm start`) sets glibc's malloc, where the operator has not: by default one arena, blocks up to 64 MiB from the heap and 256 MiB of freed memory kept (`MALLOC_ARENA_MAX=1`, `MALLOC_MMAP_THRESHOLD_=67108864`, `MALLOC_TRIM_THRESHOLD_=268435456`), so a photo's large buffers reuse memory instead of faulting in fresh pages; `1`: freed blocks go back to the system (`MALLOC_ARENA_MAX=2`, `MALLOC_MMAP_THRESHOLD_=1048576`), for the least memory; both add `glibc.malloc.hugetlb=1` to `GLIBC_TUNABLES` (transparent huge pages); `0` never tunes ([performance.md](performance.md))",
   },
   {
     names: ['MATTE_WORKER'],

@@ -202,11 +202,12 @@ describe.skipIf(!HAVE_EVAL_DATA)('a batch of real product photos through the rea
     },
   );
 
-  it('runs as npm start runs it: bin/matte serve, built, with the V8 heap flag; glibc malloc tuned only for MATTE_LOW_MEMORY=1', () => {
+  it('runs as npm start runs it: bin/matte serve, built, with the V8 heap flag; glibc malloc set to reuse memory, or for MATTE_LOW_MEMORY=1', () => {
     // package.json's start script is bin/matte serve, which execs node with a larger initial old generation
     // (V8's full collections, which the photos' large buffers would otherwise trigger about once a photo,
-    // stay rare). By default glibc's malloc is left alone (onnxruntime's arena keeps the model's memory);
-    // the low-memory setting gives large blocks back, in huge pages (docs/performance.md, "The defaults, and the low-memory setting").
+    // stay rare). By default glibc's malloc keeps freed memory for the next photo's buffers (one arena, blocks up
+    // to 64 MiB from the heap, 256 MiB kept), where it would fault in fresh pages at every photo; the
+    // low-memory setting gives large blocks back; both in huge pages (docs/performance.md, "glibc's malloc").
     expect(startCommand().args).toEqual(['serve']);
     expect(launcherNodeFlags()).toEqual(['--initial-old-space-size=128']);
     const cmdline = fs.readFileSync(`/proc/${server.proc.pid}/cmdline`, 'utf8').split('\0').filter(Boolean);
@@ -215,8 +216,10 @@ describe.skipIf(!HAVE_EVAL_DATA)('a batch of real product photos through the rea
     expect(cmdline).toContain('--enable-source-maps');
     expect(cmdline.slice(-2)).toEqual([expect.stringMatching(/dist\/cli\/matte\.js$/), 'serve']);
     const environ = fs.readFileSync(`/proc/${server.proc.pid}/environ`, 'utf8').split('\0');
-    if (!process.env.MATTE_LOW_MEMORY && !process.env.MATTE_MALLOC_TUNING)
-      expect(environ.filter((e) => /^(MALLOC_MMAP_THRESHOLD_|MALLOC_ARENA_MAX)=/.test(e))).toEqual([]);
+    if (!process.env.MATTE_LOW_MEMORY && !process.env.MATTE_MALLOC_TUNING && !process.env.MALLOC_ARENA_MAX)
+      expect(
+        environ.filter((e) => /^(MALLOC_MMAP_THRESHOLD_|MALLOC_ARENA_MAX|MALLOC_TRIM_THRESHOLD_)=/.test(e)).sort(),
+      ).toEqual(['MALLOC_ARENA_MAX=1', 'MALLOC_MMAP_THRESHOLD_=67108864', 'MALLOC_TRIM_THRESHOLD_=268435456']);
     const tuned = (env: Record<string, string>) =>
       execFileSync('sh', ['-c', '. bin/malloc-tuning.sh && env'], {
         cwd: path.resolve(import.meta.dirname, '../..'),
@@ -228,8 +231,19 @@ describe.skipIf(!HAVE_EVAL_DATA)('a batch of real product photos through the rea
     expect(low).toContain('MALLOC_ARENA_MAX=2');
     // The mapped blocks as transparent huge pages: 4 KiB page faults doubled the model's time.
     expect(low.find((e) => e.startsWith('GLIBC_TUNABLES='))).toMatch(/(^GLIBC_TUNABLES=|:)glibc\.malloc\.hugetlb=1/);
-    expect(tuned({ MATTE_LOW_MEMORY: '1', MATTE_MALLOC_TUNING: '0' }).some((e) => e.startsWith('MALLOC_'))).toBe(false);
-    expect(tuned({}).some((e) => e.startsWith('MALLOC_'))).toBe(false);
+    expect(low.some((e) => e.startsWith('MALLOC_TRIM_THRESHOLD_'))).toBe(false);
+    const reuse = tuned({});
+    expect(reuse).toContain('MALLOC_ARENA_MAX=1');
+    expect(reuse).toContain('MALLOC_MMAP_THRESHOLD_=67108864');
+    expect(reuse).toContain('MALLOC_TRIM_THRESHOLD_=268435456');
+    expect(reuse).toContain('GLIBC_TUNABLES=glibc.malloc.hugetlb=1');
+    expect(tuned({ MATTE_LOW_MEMORY: '0' })).toEqual(expect.arrayContaining(['MALLOC_ARENA_MAX=1']));
+    // The operator's own values win, and the tunables they set are kept.
+    const own = tuned({ MALLOC_ARENA_MAX: '4', GLIBC_TUNABLES: 'glibc.malloc.tcache_count=0' });
+    expect(own).toContain('MALLOC_ARENA_MAX=4');
+    expect(own).toContain('GLIBC_TUNABLES=glibc.malloc.tcache_count=0:glibc.malloc.hugetlb=1');
+    for (const never of [{ MATTE_MALLOC_TUNING: '0' }, { MATTE_LOW_MEMORY: '1', MATTE_MALLOC_TUNING: '0' }])
+      expect(tuned(never).some((e) => e.startsWith('MALLOC_') || e.startsWith('GLIBC_TUNABLES='))).toBe(false);
   });
 
   it('POST /v1/images answers the cut-out image with its headers, on real HTTP', async () => {
