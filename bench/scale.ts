@@ -175,7 +175,7 @@ export async function scaleFigures(): Promise<ScaleFigures> {
       arena: false,
       optimization: 'extended',
       cached: true,
-      malloc: 'tuned',
+      malloc: 'memory',
       inFlight: 2,
       // MATTE_LOW_MEMORY=1 runs the weights as stored.
       float32: false,

@@ -242,7 +242,10 @@ describe.skipIf(!HAVE_EVAL_DATA)('a batch of real product photos through the rea
     const own = tuned({ MALLOC_ARENA_MAX: '4', GLIBC_TUNABLES: 'glibc.malloc.tcache_count=0' });
     expect(own).toContain('MALLOC_ARENA_MAX=4');
     expect(own).toContain('GLIBC_TUNABLES=glibc.malloc.tcache_count=0:glibc.malloc.hugetlb=1');
-    for (const never of [{ MATTE_MALLOC_TUNING: '0' }, { MATTE_LOW_MEMORY: '1', MATTE_MALLOC_TUNING: '0' }])
+    for (const never of [{ MATTE_MALLOC_TUNING: '0' }, { MATTE_LOW_MEMORY: '1', MATTE_MALLOC_TUNING: '0' }] as Record<
+      string,
+      string
+    >[])
       expect(tuned(never).some((e) => e.startsWith('MALLOC_') || e.startsWith('GLIBC_TUNABLES='))).toBe(false);
   });
 
