@@ -4,8 +4,8 @@
 #   kept at its top, in transparent huge pages (glibc.malloc.hugetlb=1, glibc 2.35+; granted where the kernel's THP
 #   mode is "madvise" or "always"). A photo's large buffers (a 2000x2000 photo decodes to 12 MB, its cut-out is
 #   16 MB and the PNG encoder's copy as much again) then reuse memory an earlier photo faulted in, where glibc
-#   would map them afresh and give them back at every photo: 3,500-4,400 page faults a 2000x2000 photo, at about
-#   12 us each on a virtual machine, about 70 ms of CPU, with the same peak memory.
+#   would map them afresh and give them back at every photo: 2,500-4,400 page faults a 2000x2000 photo, at about
+#   12 us each on a virtual machine (an AMD EPYC here: 30-50 ms of CPU), with the same peak memory.
 # - With MATTE_LOW_MEMORY=1 or MATTE_MALLOC_TUNING=1 (`memory`): blocks over 1 MiB mapped and given back when
 #   freed, in two arenas, in huge pages: about 350-450 MiB less at a worker's peak, without onnxruntime's arena
 #   (whose ~950 MiB of activations are then mapped afresh at every run; faulting them in 4 KiB at a time doubled
