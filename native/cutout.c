@@ -264,9 +264,9 @@ static int refine_rows(Kept *kept, uint8_t *rgb, int W, int H, const uint8_t *lr
   double *vW = kept_room(kept, S_VW, sizeof(double) * w), *vR = kept_room(kept, S_VR, sizeof(double) * w);
   double *vG = kept_room(kept, S_VG, sizeof(double) * w), *vB = kept_room(kept, S_VB, sizeof(double) * w);
   Cells near, nearer;
-  if (!tW || !tR || !tG || !tB || !vW || !vR || !vG || !vB || !mP || !band || !row_sums || !cols || !A || !Bc || !mA || !mB || !bgR || !bgG || !bgB || !grey || !colX0 ||
+  if (!mP || !band || !row_sums || !cols || !A || !Bc || !mA || !mB || !bgR || !bgG || !bgB || !grey || !colX0 ||
       !colX1 || !colFx || !cellStart || !dilated || !near_mask || !nearer_mask || !near_first || !near_end ||
-      !nearer_first || !nearer_end)
+      !nearer_first || !nearer_end || !tW || !tR || !tG || !tB || !vW || !vR || !vG || !vB)
     return 0;
   memset(cols, 0, sizeof(double) * w);
 
