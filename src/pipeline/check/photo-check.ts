@@ -8,6 +8,7 @@ import { Worker } from 'node:worker_threads';
 import { PhotoError, type ItemErrorCode } from '../../errors.ts';
 import type { Diagnosis } from '../diagnose.ts';
 import type { CheckRequest } from './check-run.ts';
+import { checkRunUrl } from '../../runtime/bundled.ts';
 
 type Reply =
   | { id: number; colours: Uint8Array }
@@ -73,7 +74,11 @@ export class CheckThread {
 
   private thread(): Worker {
     if (this.worker) return this.worker;
-    const worker = new Worker(new URL('./check.worker.mjs', import.meta.url), { execArgv: [] });
+    // The built check where the command runs built (dist/cli), else the sources through tsx's loader.
+    const worker = new Worker(new URL('./check.worker.mjs', import.meta.url), {
+      execArgv: [],
+      workerData: { module: checkRunUrl },
+    });
     worker.unref();
     worker.on('message', (msg: Reply | { ready: true }) => {
       if (!('id' in msg)) return;
