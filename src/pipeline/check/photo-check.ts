@@ -9,6 +9,7 @@ import { PhotoError, type ItemErrorCode } from '../../errors.ts';
 import type { Diagnosis } from '../diagnose.ts';
 import type { CheckRequest } from './check-run.ts';
 import { checkRunUrl } from '../../runtime/bundled.ts';
+import { SharedMemoryPool } from '../../runtime/shared-memory-pool.ts';
 
 type Reply =
   | { id: number; colours: Uint8Array }
@@ -20,16 +21,16 @@ type Reply =
 /** Rounds of the check on a synthetic photo before the first real one (check-run.ts warmUpCheck). */
 const WARM_UP_ROUNDS = 6;
 
-/** A copy of `view` in memory of its own, which can be handed to the thread without copying again. */
-function ownCopy(view: Uint8Array): Uint8Array {
-  return new Uint8Array(view);
-}
-
 export class CheckThread {
   private worker: Worker | null = null;
   private readonly pending = new Map<number, { resolve: (r: Reply) => void; reject: (e: Error) => void }>();
   private nextId = 1;
   private closed = false;
+  /**
+   * The thread reads a photo's input and mask from shared memory reused photo after photo: copies of their own
+   * (4 MB a photo) would be garbage in both threads, each collected only when it had piled up to tens of MB.
+   */
+  private readonly memory = new SharedMemoryPool({ maxFree: 4, idleReleaseMs: 10_000 });
 
   /** Starts the thread and runs the check's code until the engine has optimised it. */
   async warmUp(): Promise<void> {
@@ -38,33 +39,43 @@ export class CheckThread {
 
   /** The model's input reduced to the check's grid (imaging/check-grid.ts); started while the model runs. */
   async colours(input: { rgb: Uint8Array; width: number; height: number }): Promise<Uint8Array> {
-    const rgb = ownCopy(input.rgb);
-    const reply = await this.call({ type: 'colours', input: { rgb, width: input.width, height: input.height } }, [
-      rgb.buffer as ArrayBuffer,
-    ]);
-    return (reply as { colours: Uint8Array }).colours;
+    const rgb = this.memory.copy(input.rgb);
+    try {
+      const reply = await this.call({
+        type: 'colours',
+        input: { rgb: rgb.view, width: input.width, height: input.height },
+      });
+      return (reply as { colours: Uint8Array }).colours;
+    } finally {
+      rgb.release();
+    }
   }
 
   /** The photo's check (check-run.ts checkPhoto); NO_SUBJECT as the PhotoError diagnose throws. */
   async diagnose(request: CheckRequest): Promise<Diagnosis> {
-    const mask = ownCopy(request.mask);
-    const reply = await this.call({ type: 'check', request: { ...request, mask } }, [mask.buffer as ArrayBuffer]);
-    return (reply as { diagnosis: Diagnosis }).diagnosis;
+    const mask = this.memory.copy(request.mask);
+    try {
+      const reply = await this.call({ type: 'check', request: { ...request, mask: mask.view } });
+      return (reply as { diagnosis: Diagnosis }).diagnosis;
+    } finally {
+      mask.release();
+    }
   }
 
   async close(): Promise<void> {
     this.closed = true;
+    this.memory.clear();
     const worker = this.worker;
     this.worker = null;
     this.failAll(new Error('the check thread was closed'));
     await worker?.terminate();
   }
 
-  private call(message: Record<string, unknown>, transfer: ArrayBuffer[] = []): Promise<Reply> {
+  private call(message: Record<string, unknown>): Promise<Reply> {
     if (this.closed) return Promise.reject(new Error('the check thread was closed'));
     const id = this.nextId++;
     const reply = new Promise<Reply>((resolve, reject) => this.pending.set(id, { resolve, reject }));
-    this.thread().postMessage({ ...message, id }, transfer);
+    this.thread().postMessage({ ...message, id });
     return reply.then((r) => {
       if ('photoError' in r) throw new PhotoError(r.photoError.code, r.photoError.message, r.photoError.inputFault);
       if ('error' in r) throw new Error(`the check failed: ${r.error}`);
