@@ -51,65 +51,25 @@ const sourceUrls = {
   },
 };
 
-/** The module the automatic check's worker thread loads (src/pipeline/check/check.worker.mjs), and its file in the build. */
-const CHECK_RUN = path.join(root, 'src/pipeline/check/check-run.ts');
-const BUNDLED = path.join(root, 'src/runtime/bundled.ts');
-
-/**
- * src/runtime/bundled.ts as the build has it: the address of the check's module beside the bundle's own code.
- * @param {string} file the check's module, named by its content @returns {import('esbuild').Plugin}
- */
-const bundled = (file) => ({
-  name: 'bundled',
-  setup(build) {
-    build.onLoad({ filter: /[\\/]src[\\/]runtime[\\/]bundled\.ts$/ }, (args) =>
-      args.path === BUNDLED
-        ? {
-            contents: `export const checkRunUrl = new URL(${JSON.stringify(`./${file}`)}, import.meta.url).href;`,
-            loader: 'ts',
-          }
-        : undefined,
-    );
-  },
-});
-
 // Sources changed after this moment are newer than the build, and bin/matte builds again.
 const started = new Date();
 fs.mkdirSync(path.dirname(outdir), { recursive: true });
 const staging = fs.mkdtempSync(`${outdir}.building-`);
 try {
-  /** @type {import('esbuild').BuildOptions} */
-  const common = {
-    outdir: staging,
-    bundle: true,
-    format: 'esm',
-    platform: 'node',
-    target: 'node20',
-    external,
-    // Stack traces in logs name the source files (bin/matte runs node with --enable-source-maps).
-    sourcemap: 'linked',
-    sourceRoot: '',
-    logLevel: 'warning',
-  };
-  // The check's module first, on its own: a worker thread starts without a TypeScript loader, and loads it by the
-  // name the bundle is given (its content's, as the chunks').
-  const checkRun = await esbuild.build({
-    ...common,
-    entryPoints: { 'check-run': CHECK_RUN },
-    entryNames: '[name]-[hash]',
-    plugins: [sourceUrls],
-    metafile: true,
-  });
-  const checkRunFile = path.basename(
-    Object.keys(checkRun.metafile?.outputs ?? {}).find((f) => f.endsWith('.js')) ?? 'check-run.js',
-  );
   await esbuild.build({
-    ...common,
     entryPoints: { matte: entry },
     outdir: staging,
     bundle: true,
     splitting: true,
-    plugins: [bundled(checkRunFile), sourceUrls],
+    format: 'esm',
+    platform: 'node',
+    target: 'node20',
+    external,
+    plugins: [sourceUrls],
+    // Stack traces in logs name the source files (bin/matte runs node with --enable-source-maps).
+    sourcemap: 'linked',
+    sourceRoot: '',
+    logLevel: 'warning',
   });
   fs.mkdirSync(outdir, { recursive: true });
   const files = fs.readdirSync(staging);

@@ -35,7 +35,7 @@ import { ReportService } from './services/report.service.ts';
 import { WorkerCutoutWriter } from './imaging/cutout-writer.ts';
 import { nativeCutout } from './imaging/native.mjs';
 import { PreparedInputs } from './pipeline/prepared-inputs.ts';
-import { CheckThread } from './pipeline/check/photo-check.ts';
+import { warmUpCheck } from './pipeline/photo-pipeline.ts';
 import { InputThumbnails } from './services/input-thumbnails.service.ts';
 import { OutputThumbnails } from './services/output-thumbnails.service.ts';
 import { RenderService } from './services/render.service.ts';
@@ -275,7 +275,6 @@ export async function createContainer(config: Readonly<Config>, opts: ContainerO
       : undefined;
   const images = new ImageService({ batches, intake, queries, queue, render, inspector, clock, prepared });
   const cutouts = new WorkerCutoutWriter(config.cutoutThreads);
-  const check = new CheckThread();
   if (runWorker && model && !nativeCutout)
     log.warn(
       'the cut-out passes in C (native/cutout.c) are not built, so JavaScript runs them: the same cut-outs at about ' +
@@ -288,7 +287,7 @@ export async function createContainer(config: Readonly<Config>, opts: ContainerO
           {
             queue,
             blobs,
-            pipeline: { decoder, renderer, rasters, model, heavyModel, cutouts, check, prepared },
+            pipeline: { decoder, renderer, rasters, model, heavyModel, cutouts, prepared },
             bus,
             stats,
             priority,
@@ -362,7 +361,7 @@ export async function createContainer(config: Readonly<Config>, opts: ContainerO
         // appeared while it loaded (mask-model.worker.mjs), and the writer's threads must not be among them.
         await model.ready();
         await cutouts.warmUp();
-        await check.warmUp();
+        await warmUpCheck(rasters);
       } catch (err) {
         if (!closed) log.warn({ err }, 'warming the cut-out writer failed');
       }
@@ -389,7 +388,6 @@ export async function createContainer(config: Readonly<Config>, opts: ContainerO
       await model?.close();
       await heavyModel?.close();
       await cutouts.close();
-      await check.close();
       await bus.close();
       await store.close();
     },

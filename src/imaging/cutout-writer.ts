@@ -39,6 +39,11 @@ export interface Cutout {
    * before the PNG: the thumbnail may be made while it is encoded.
    */
   preview: Promise<RawRgba>;
+  /**
+   * Settles once the bands are with the threads (the mask on the grid and the cuts made): a caller about to
+   * hold the event loop (the check) waits for it, so that the threads do not wait for the loop to hand them out.
+   */
+  started: Promise<void>;
 }
 
 /** A photo handed to the writer ahead of its mask. */
@@ -210,6 +215,9 @@ export class WorkerCutoutWriter implements CutoutWriter {
           settled.then(returned, returned);
           return settled;
         });
+        // After the reaction above has handed the bands out (reactions run in the order they were added).
+        const started = bands.then(() => undefined);
+        started.catch(() => undefined);
         // Encoded in a writer thread (cutout-writer.worker.mjs encodePng): @napi-rs/image copies the pixels in
         // on the calling thread, 16 MB for a 2000x2000 photo, which held the event loop 30-50 ms a photo.
         const png = done.then(async () => {
@@ -225,7 +233,7 @@ export class WorkerCutoutWriter implements CutoutWriter {
         // A caller that needs only one of the two still hears a failure through the one it awaits.
         png.catch(() => undefined);
         preview.catch(() => undefined);
-        return { png, parts: [png], preview };
+        return { png, parts: [png], preview, started };
       },
     };
   }

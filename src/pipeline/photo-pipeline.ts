@@ -1,6 +1,6 @@
 // decode → inference → diagnose → compose → encode for one photo. Each stage is timed and announced
 // (onStage) so the batch answer shows where a photo is. Everything heavy runs off the event loop:
-// sharp on libuv's pool, the model in its worker thread, the check in its own (check/photo-check.ts).
+// sharp on libuv's pool, the model in its worker thread.
 import { performance } from 'node:perf_hooks';
 import { THUMB_EDGE } from '../adapters/images/sharp.ts';
 import type { ImageDecoder } from '../adapters/images/decoder.ts';
@@ -22,7 +22,11 @@ import type {
 import { checkCompliance } from './compliance.ts';
 import { prepareInput, type PreparedInputs } from './prepared-inputs.ts';
 import { cutoutAtSize, gridRgb, modelFor } from './segment.ts';
-import type { CheckThread } from './check/photo-check.ts';
+import { diagnose } from './diagnose.ts';
+import { CHECK_GRID } from './check/features.ts';
+import { refineGrid } from '../imaging/edge-refine.mjs';
+import { reduceArea } from '../imaging/mask-reduce.mjs';
+import { maskStatistics } from '../imaging/model-io.mjs';
 import { outputFormatFor, planLayout } from './compose.ts';
 
 export interface PipelineDeps {
@@ -36,8 +40,6 @@ export interface PipelineDeps {
   prepared?: PreparedInputs;
   /** Edge refinement at full resolution and the cut-out's PNG, in worker threads. */
   cutouts: CutoutWriter;
-  /** The automatic check, in a thread of its own (check/photo-check.ts). */
-  check: Pick<CheckThread, 'colours' | 'diagnose'>;
 }
 
 export interface Drawn {
@@ -143,6 +145,41 @@ function isIdentity(l: ReturnType<typeof planLayout>, size: { width: number; hei
   );
 }
 
+/** Lets the event loop answer what is waiting (I/O included) before the next stretch of work on it. */
+const yieldToRequests = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/**
+ * Runs the check's code (the mask's reductions, diagnose) on a synthetic photo a few times, giving the
+ * event loop its turn between rounds: until the JavaScript engine has optimised it, the first photos'
+ * check held the event loop for 190-360 ms at a time, against 40-75 ms afterwards.
+ */
+export async function warmUpCheck(rasters: CheckRasters, rounds = 6): Promise<void> {
+  const size = MODEL_INPUT_SIZE;
+  const mask = Buffer.alloc(size * size);
+  const rgb = Buffer.alloc(size * size * 3);
+  for (let y = 0; y < size; y++) {
+    for (let x = 0; x < size; x++) {
+      const d = Math.hypot(x - size / 2, y - size / 2) - size / 3;
+      mask[y * size + x] = Math.max(0, Math.min(255, Math.round(128 - d * 16)));
+      rgb.set([x % 256, y % 256, mask[y * size + x]], (y * size + x) * 3);
+    }
+  }
+  const prediction = { mask, ...maskStatistics(mask, size), runMs: 0 };
+  const photo = { width: 2000, height: 1500 };
+  const grid = refineGrid(photo.width, photo.height);
+  for (let i = 0; i < rounds; i++) {
+    reduceArea(mask, size, size, grid.w, grid.h);
+    await yieldToRequests();
+    const checkGrid = {
+      mask: rasters.checkMask(mask, size, CHECK_GRID),
+      rgb: await rasters.checkColours({ rgb, width: size, height: size }, CHECK_GRID),
+    };
+    await yieldToRequests();
+    diagnose(prediction, checkGrid, size, photo);
+    await yieldToRequests();
+  }
+}
+
 /** What the caller hears while a photo runs. */
 export interface PhotoHooks {
   /** A stage begins (recorded on the photo's row). */
@@ -191,7 +228,7 @@ export async function runPhoto(
   const prepared = deps.cutouts.prepare(decoded, THUMB_EDGE);
   const lowRgb = gridRgb(deps.decoder, decoded, modelInput);
   lowRgb.catch(() => undefined);
-  const checkColours = deps.check.colours(modelInput);
+  const checkColours = deps.rasters.checkColours(modelInput, CHECK_GRID);
   checkColours.catch(() => undefined);
   let prediction;
   try {
@@ -205,23 +242,26 @@ export async function runPhoto(
   // The model's own run time (all passes); a photo may also have waited while another photo ran.
   timings.inference = prediction.runMs;
 
-  // The cut-out starts first, before the stage is recorded; the check reads only the mask, and runs in its
-  // thread while the cut-out is refined and written in theirs.
+  // The cut-out starts first, before the stage is recorded; the check reads only the mask, and runs
+  // while the cut-out is refined and written (in worker threads).
   const cutting = cutoutAtSize(decoded, prediction, prepared, lowRgb);
   cutting.catch(() => undefined);
   // Stored as it is made, beside the check (onCutout).
   const storing = hooks.onCutout ? cutting.then((cut) => hooks.onCutout!(cut.parts, cut.png)) : undefined;
   storing?.catch(() => undefined);
+  // The mask's reductions and the check run on the event loop, 20-30 ms each: other requests are answered
+  // between them (the stage's database write alone would not let them in). The cut-out's bands are handed to
+  // their threads first (a few ms after the mask): else they wait for the loop until the check is done.
+  await cutting.then((cut) => cut.started).catch(() => undefined);
+  await yieldToRequests();
   await onStage('diagnose');
   t = performance.now();
-  const diagnosis = await deps.check.diagnose({
-    mask: prediction.mask,
-    maskSize: MODEL_INPUT_SIZE,
-    histogram: prediction.histogram,
-    bbox: prediction.bbox,
-    colours: await checkColours,
-    cutout: { width: decoded.width, height: decoded.height },
-  });
+  const checkGrid = {
+    mask: deps.rasters.checkMask(prediction.mask, MODEL_INPUT_SIZE, CHECK_GRID),
+    rgb: await checkColours,
+  };
+  await yieldToRequests();
+  const diagnosis = diagnose(prediction, checkGrid, MODEL_INPUT_SIZE, decoded);
   timings.diagnose = performance.now() - t;
 
   await onStage('compose');

@@ -8,20 +8,17 @@ import { createTestApp, type TestApp } from '../helpers/test-app.ts';
 import { productPhoto } from '../helpers/images.ts';
 import { PhotoWorker } from '../../src/background/photo-worker.ts';
 import { WorkerCutoutWriter } from '../../src/imaging/cutout-writer.ts';
-import { CheckThread } from '../../src/pipeline/check/photo-check.ts';
 import type { ImageRenderer } from '../../src/adapters/images/renderer.ts';
 import type { BlobStore } from '../../src/adapters/blob-store.ts';
 import sharp from 'sharp';
 
 let t: TestApp;
 const cutouts = new WorkerCutoutWriter(1);
-const check = new CheckThread();
 beforeAll(async () => {
   t = await createTestApp({}, { runWorker: false });
 });
 afterAll(async () => {
   await cutouts.close();
-  await check.close();
   await t.close();
 });
 
@@ -41,14 +38,7 @@ describe('helper thread priority in the worker', () => {
       {
         queue: t.c.queue,
         blobs: t.c.blobs,
-        pipeline: {
-          decoder: t.c.decoder,
-          renderer: t.c.renderer,
-          rasters: t.c.rasters,
-          model: t.model,
-          cutouts,
-          check,
-        },
+        pipeline: { decoder: t.c.decoder, renderer: t.c.renderer, rasters: t.c.rasters, model: t.model, cutouts },
         bus: t.c.bus,
         stats: t.c.stats,
         priority,
@@ -116,7 +106,6 @@ async function runOne(parts: { renderer?: ImageRenderer; blobs?: BlobStore }) {
         rasters: t.c.rasters,
         model: t.model,
         cutouts,
-        check,
       },
       bus: t.c.bus,
       stats: t.c.stats,

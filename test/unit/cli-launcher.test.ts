@@ -7,8 +7,6 @@ import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { pathToFileURL } from 'node:url';
-import { Worker } from 'node:worker_threads';
 import { afterAll, describe, expect, it } from 'vitest';
 import { helpFor, SECTIONS } from '../../src/cli/help.ts';
 
@@ -43,34 +41,6 @@ describe('bin/matte and its build', () => {
     expect(fs.statSync(entry).mtimeMs).toBeGreaterThan(0);
     // The builds' staging folders are gone.
     expect(fs.readdirSync(tmp)).toEqual(['cli']);
-  });
-
-  it("builds the automatic check's module beside the bundle, which the check's thread runs without tsx", async () => {
-    const dist = path.join(tmp, 'check');
-    await help(dist);
-    const built = fs.readdirSync(dist).filter((f) => /^check-run-[A-Z0-9]+\.js$/.test(f));
-    expect(built).toHaveLength(1);
-    // The bundle names it (src/runtime/bundled.ts as the build writes it).
-    const named = fs
-      .readdirSync(dist)
-      .filter((f) => f.endsWith('.js'))
-      .some((f) => fs.readFileSync(path.join(dist, f), 'utf8').includes(`checkRunUrl = new URL("./${built[0]}"`));
-    expect(named).toBe(true);
-    // The check's thread loads it as it is: a warm-up round answers.
-    const worker = new Worker(path.join(ROOT, 'src/pipeline/check/check.worker.mjs'), {
-      execArgv: [],
-      workerData: { module: pathToFileURL(path.join(dist, built[0])).href },
-    });
-    try {
-      const reply = await new Promise((resolve, reject) => {
-        worker.on('message', (m: { id?: number }) => m.id === 1 && resolve(m));
-        worker.on('error', reject);
-        worker.postMessage({ type: 'warm', id: 1, rounds: 1 });
-      });
-      expect(reply).toEqual({ id: 1 });
-    } finally {
-      await worker.terminate();
-    }
   });
 
   it('runs the sources through tsx where it cannot build, with the same answers', async () => {

@@ -22,6 +22,11 @@ describe('cut-out writer', () => {
     pool = writer,
   ) {
     const cut = pool.write(photo, low, 64);
+    // The bands are with the threads before the pixels are done.
+    let finished = false;
+    void cut.png.then(() => (finished = true));
+    await cut.started;
+    expect(finished).toBe(false);
     const [png, preview] = await Promise.all([cut.png, cut.preview]);
     // The parts a caller may write as they come join into the same PNG.
     const parts = await Promise.all(cut.parts);

@@ -4,7 +4,7 @@
 import sharp from 'sharp';
 import type { DecodedImage } from './decoder.ts';
 import { interleave, open, WHITE } from './sharp.ts';
-import { gridColours, gridMask } from '../../imaging/check-grid.ts';
+import { reduceArea, reduceBlocks } from '../../imaging/mask-reduce.mjs';
 
 const asBuffer = (a: Uint8Array) => Buffer.from(a.buffer, a.byteOffset, a.length);
 
@@ -13,7 +13,10 @@ export class CheckRasters {
 
   /**
    * The model's square mask and input reduced to `edge` x `edge` for the quality check (one and three
-   * channels), by block averages, as the pipeline's check thread makes them (imaging/check-grid.ts).
+   * channels), by block averages (mask-reduce.mjs reduceBlocks): each grid cell the mean of the pixels it
+   * covers. The check was calibrated on grids made so; libvips' linear reduction spreads every edge over
+   * more cells, which blurs the model's own doubt into its edges (held out, the check caught 75% of broken
+   * results on linear grids against 88% on block averages: docs/research/quality-history.md).
    */
   async checkGrid(mask: Buffer, rgb: Buffer, size: number, edge: number): Promise<{ mask: Buffer; rgb: Buffer }> {
     return {
@@ -22,14 +25,20 @@ export class CheckRasters {
     };
   }
 
-  /** The model's input reduced for the check (imaging/check-grid.ts). */
+  /**
+   * The model's input (RGB) reduced to `edge` x `edge` for the check; it needs no mask, so it runs while the
+   * model does. A square input by blocks; one at the photo's own aspect ratio by area averages (the same
+   * figures where the blocks are whole), so each grid cell covers the same part of the photo either way.
+   */
   async checkColours(input: { rgb: Buffer; width: number; height: number }, edge: number): Promise<Buffer> {
-    return asBuffer(gridColours(input, edge));
+    const { rgb, width, height } = input;
+    if (width === height && width % edge === 0) return asBuffer(reduceBlocks(rgb, width, 3, width / edge));
+    return asBuffer(reduceArea(rgb, width, height, edge, edge, 3));
   }
 
-  /** The model's mask (`size` square) reduced for the check (imaging/check-grid.ts). */
+  /** The model's mask (`size` square) reduced for the check. */
   checkMask(mask: Buffer, size: number, edge: number): Buffer {
-    return asBuffer(gridMask(mask, size, edge));
+    return asBuffer(reduceBlocks(mask, size, 1, size / edge));
   }
 
   /**
