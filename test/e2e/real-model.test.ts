@@ -216,7 +216,15 @@ describe.skipIf(!HAVE_EVAL_DATA)('a batch of real product photos through the rea
     expect(cmdline).toContain('--enable-source-maps');
     expect(cmdline.slice(-2)).toEqual([expect.stringMatching(/dist\/cli\/matte\.js$/), 'serve']);
     const environ = fs.readFileSync(`/proc/${server.proc.pid}/environ`, 'utf8').split('\0');
-    if (!process.env.MATTE_LOW_MEMORY && !process.env.MATTE_MALLOC_TUNING && !process.env.MALLOC_ARENA_MAX)
+    // Unless this run's own environment sets them (the operator's values win).
+    const operatorSet = [
+      'MATTE_LOW_MEMORY',
+      'MATTE_MALLOC_TUNING',
+      'MALLOC_ARENA_MAX',
+      'MALLOC_MMAP_THRESHOLD_',
+      'MALLOC_TRIM_THRESHOLD_',
+    ];
+    if (operatorSet.every((name) => !process.env[name]))
       expect(
         environ.filter((e) => /^(MALLOC_MMAP_THRESHOLD_|MALLOC_ARENA_MAX|MALLOC_TRIM_THRESHOLD_)=/.test(e)).sort(),
       ).toEqual(['MALLOC_ARENA_MAX=1', 'MALLOC_MMAP_THRESHOLD_=67108864', 'MALLOC_TRIM_THRESHOLD_=268435456']);
