@@ -338,7 +338,7 @@ export const SETTINGS: readonly {
     names: ['MATTE_MODEL_CACHE_DIR'],
     default: '`DATA_DIR/model-cache`',
     meaning:
-      'where the model as run (int8 or float32) and optimised for this machine is kept between starts (a cache, made at the first start; `off`: optimised at every load, which holds more memory)',
+      'where the model as run (int8 or float32) and optimised for this machine is kept between starts (a cache, made at the first start in a child process, so the worker keeps none of the memory that takes; `off`: optimised at every load, which holds more memory)',
   },
   {
     names: ['MATTE_MALLOC_TUNING'],

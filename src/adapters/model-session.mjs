@@ -1,6 +1,7 @@
 // How the model is read and its onnxruntime session configured: shared by the inference worker and
 // `npm run bench -- all`, so the bare-model figure measures exactly the service's session. The tensors' pixel
 // conversions are in src/imaging/model-io.mjs.
+import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -70,10 +71,11 @@ export function sessionOptions(threads, arena = true, optimization = DEFAULT_GRA
  * The model's session, its graph optimised once per machine and kept in `cacheDir`: onnxruntime optimises a
  * model at every load, and optimising ISNet at `all` keeps about 320 MiB more resident and raises a run's peak
  * by 210 MiB against loading a model optimised beforehand, at the same speed (docs/performance.md, "Memory").
- * The first load writes the optimised file (a session made for that only, released at once); later loads
- * read it with optimisation off. The file is named by the model's bytes, the level, onnxruntime's version
- * and the CPU, since `all` bakes in the CPU's vector width; a file that does not load is made again. Without
- * `cacheDir`, the model is optimised at load as before.
+ * The first load writes the optimised file, in a child process where one can run (buildInChild; else here, a
+ * session made for that only and released at once); later loads read it with optimisation off. The file is
+ * named by the model's bytes, the level, onnxruntime's version and the CPU, since `all` bakes in the CPU's
+ * vector width; a file that does not load is made again. Without `cacheDir`, the model is optimised at load as
+ * before.
  * A float16 model (ISNet `medium` is one) is run as float32, the weights widened exactly (model-float32.mjs):
  * this CPU computes in float32, and onnxruntime would otherwise wrap the float16 graph in casts and layout
  * reorders (docs/performance.md). The conversion is made once, with the optimisation, and cached with it;
@@ -92,17 +94,8 @@ export function sessionOptions(threads, arena = true, optimization = DEFAULT_GRA
  * @param {{ threads: number, arena?: boolean, optimization?: GraphOptimization, cacheDir?: string, float32?: boolean, int8?: boolean, freeSize?: boolean }} opts
  */
 export async function createSession(ort, bytes, opts) {
-  ort.env.logLevel = ORT_LOG_SEVERITY === 3 ? 'error' : 'warning'; // its process-wide log, read at its first session
-  const precision = modelPrecision(bytes, opts);
-  const optimization =
-    opts.freeSize && precision === 'int8' && (opts.optimization ?? DEFAULT_GRAPH_OPTIMIZATION) === 'all'
-      ? 'extended'
-      : opts.optimization;
-  const options = sessionOptions(opts.threads, opts.arena ?? true, optimization);
-  const runnable = () => runnableModel(bytes, opts);
-  if (!opts.cacheDir) return ort.InferenceSession.create(runnable(), options);
-  const level = `${options.graphOptimizationLevel}${precisionKey(precision)}\0mask-only${opts.freeSize ? '\0free' : ''}`;
-  const file = path.join(opts.cacheDir, `model-${cacheKey(ort, bytes, level)}.onnx`);
+  const { options, file } = sessionPlan(ort, bytes, opts);
+  if (!file) return ort.InferenceSession.create(runnableModel(bytes, opts), options);
   const cached = { ...options, graphOptimizationLevel: /** @type {const} */ ('disabled') };
   if (fs.existsSync(file)) {
     try {
@@ -111,19 +104,98 @@ export async function createSession(ort, bytes, opts) {
       fs.rmSync(file, { force: true }); // unreadable (a different build, a cut-short write): make it again
     }
   }
-  fs.mkdirSync(opts.cacheDir, { recursive: true });
-  const model = runnable();
+  fs.mkdirSync(/** @type {string} */ (opts.cacheDir), { recursive: true });
+  if ((await buildInChild(bytes, opts)) && fs.existsSync(file)) return ort.InferenceSession.create(file, cached);
+  const model = runnableModel(bytes, opts);
+  // A read-only disk: optimised at load, as without a cache.
+  if (!(await writeCachedModel(ort, model, options, file))) return ort.InferenceSession.create(model, options);
+  return ort.InferenceSession.create(file, cached);
+}
+
+/**
+ * The session's options for these model options, and the cached model's file (none without `cacheDir`): named
+ * by the model's bytes, the optimisation level, the precision, onnxruntime's version and the CPU.
+ * @param {typeof import('onnxruntime-node')} ort
+ * @param {Buffer} bytes
+ * @param {{ threads: number, arena?: boolean, optimization?: GraphOptimization, cacheDir?: string, float32?: boolean, int8?: boolean, freeSize?: boolean }} opts
+ */
+function sessionPlan(ort, bytes, opts) {
+  ort.env.logLevel = ORT_LOG_SEVERITY === 3 ? 'error' : 'warning'; // its process-wide log, read at its first session
+  const precision = modelPrecision(bytes, opts);
+  const optimization =
+    opts.freeSize && precision === 'int8' && (opts.optimization ?? DEFAULT_GRAPH_OPTIMIZATION) === 'all'
+      ? 'extended'
+      : opts.optimization;
+  const options = sessionOptions(opts.threads, opts.arena ?? true, optimization);
+  if (!opts.cacheDir) return { options, file: '' };
+  const level = `${options.graphOptimizationLevel}${precisionKey(precision)}\0mask-only${opts.freeSize ? '\0free' : ''}`;
+  return { options, file: path.join(opts.cacheDir, `model-${cacheKey(ort, bytes, level)}.onnx`) };
+}
+
+/**
+ * Makes the cached model createSession would load for these options (model-cache-build.mjs, in a child
+ * process); true once the file is there.
+ * @param {typeof import('onnxruntime-node')} ort
+ * @param {Buffer} bytes
+ * @param {{ threads: number, arena?: boolean, optimization?: GraphOptimization, cacheDir: string, float32?: boolean, int8?: boolean, freeSize?: boolean }} opts
+ */
+export async function makeCachedModel(ort, bytes, opts) {
+  const { options, file } = sessionPlan(ort, bytes, opts);
+  if (fs.existsSync(file)) return true;
+  return writeCachedModel(ort, runnableModel(bytes, opts), options, file);
+}
+
+/**
+ * Optimises `model` into `file` (written whole or not at all); false where it cannot be written.
+ * @param {typeof import('onnxruntime-node')} ort
+ * @param {Uint8Array} model the model as runnableModel makes it
+ * @param {import('onnxruntime-node').InferenceSession.SessionOptions} options
+ * @param {string} file
+ */
+async function writeCachedModel(ort, model, options, file) {
   const partial = `${file}.${process.pid}.${Date.now()}.partial`;
   try {
     const writer = await ort.InferenceSession.create(model, { ...options, optimizedModelFilePath: partial });
     await writer.release();
     fs.renameSync(partial, file); // atomic: processes starting together each write their own and one wins
+    return true;
   } catch {
     fs.rmSync(partial, { force: true });
-    return ort.InferenceSession.create(model, options); // a read-only disk: optimise at load, as without a cache
+    return false;
   }
-  return ort.InferenceSession.create(file, cached);
 }
+
+/**
+ * The cached model made in a child process (model-cache-build.mjs), so that what making it takes (the float32
+ * copy, the quantizer's buffers, the optimiser's session: about 500 MiB) is given back to the system when the
+ * child exits: made in the worker, glibc's malloc kept it for the process's life, and a first start's worker
+ * peaked at 1940 MiB against 1417-1463 once the file was there (docs/performance.md, "Memory"). True when the
+ * child says it wrote the file; where no child can run, the caller makes it here, as before.
+ * @param {Uint8Array} bytes
+ * @param {{ threads: number, arena?: boolean, optimization?: GraphOptimization, cacheDir?: string, float32?: boolean, int8?: boolean, freeSize?: boolean }} opts
+ * @returns {Promise<boolean>}
+ */
+async function buildInChild(bytes, opts) {
+  const source = path.join(/** @type {string} */ (opts.cacheDir), `source.${process.pid}.${Date.now()}.onnx`);
+  try {
+    fs.writeFileSync(source, bytes);
+    const child = spawn(process.execPath, [fileURLToPath(CHILD), source, JSON.stringify(opts)], {
+      stdio: ['ignore', 'ignore', 'inherit'],
+    });
+    const code = await new Promise((resolve) => {
+      child.once('error', () => resolve(-1));
+      child.once('exit', (exit) => resolve(exit));
+    });
+    return code === 0;
+  } catch {
+    return false;
+  } finally {
+    fs.rmSync(source, { force: true });
+  }
+}
+
+/** The child process's entry (buildInChild). */
+const CHILD = new URL('./model-cache-build.mjs', import.meta.url);
 
 /** @typedef {import('./model-int8.mjs').Calibration} Calibration */
 /** @typedef {'int8' | 'float32' | 'stored'} Precision */
