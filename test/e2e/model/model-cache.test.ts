@@ -62,7 +62,7 @@ describe('the optimised model cache', () => {
     expect(fs.statSync(path.join(dir, name)).size).toBeGreaterThan(50_000_000);
   }, 120_000);
 
-  it('makes the file in a child process, so that the quantizer and the optimiser leave no memory behind', async () => {
+  it('makes the file in a child process: this one neither quantizes nor optimises, so keeps none of that memory', async () => {
     // The int8 model: widened, cut down, quantized and optimised (seconds of CPU). Made in a child, this
     // process only writes the model's bytes for it and loads the file; optimised here (no cache), it does it all.
     const options = { threads: 1, int8: true };
