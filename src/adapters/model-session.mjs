@@ -32,6 +32,7 @@ export function readModel(source) {
 }
 
 /** @typedef {import('./model-levels.mjs').GraphOptimization} GraphOptimization */
+/** @typedef {{ threads: number, arena?: boolean, optimization?: GraphOptimization, cacheDir?: string, float32?: boolean, int8?: boolean, freeSize?: boolean }} SessionOpts createSession's options */
 import { DEFAULT_GRAPH_OPTIMIZATION } from './model-levels.mjs';
 
 /**
@@ -91,7 +92,7 @@ export function sessionOptions(threads, arena = true, optimization = DEFAULT_GRA
  * buffer"); at `extended` the int8 model runs no slower (docs/performance.md).
  * @param {typeof import('onnxruntime-node')} ort
  * @param {Buffer} bytes the model
- * @param {{ threads: number, arena?: boolean, optimization?: GraphOptimization, cacheDir?: string, float32?: boolean, int8?: boolean, freeSize?: boolean }} opts
+ * @param {SessionOpts} opts
  */
 export async function createSession(ort, bytes, opts) {
   const { options, file } = sessionPlan(ort, bytes, opts);
@@ -117,7 +118,7 @@ export async function createSession(ort, bytes, opts) {
  * by the model's bytes, the optimisation level, the precision, onnxruntime's version and the CPU.
  * @param {typeof import('onnxruntime-node')} ort
  * @param {Buffer} bytes
- * @param {{ threads: number, arena?: boolean, optimization?: GraphOptimization, cacheDir?: string, float32?: boolean, int8?: boolean, freeSize?: boolean }} opts
+ * @param {SessionOpts} opts
  */
 function sessionPlan(ort, bytes, opts) {
   ort.env.logLevel = ORT_LOG_SEVERITY === 3 ? 'error' : 'warning'; // its process-wide log, read at its first session
@@ -137,7 +138,7 @@ function sessionPlan(ort, bytes, opts) {
  * process); true once the file is there.
  * @param {typeof import('onnxruntime-node')} ort
  * @param {Buffer} bytes
- * @param {{ threads: number, arena?: boolean, optimization?: GraphOptimization, cacheDir: string, float32?: boolean, int8?: boolean, freeSize?: boolean }} opts
+ * @param {SessionOpts & { cacheDir: string }} opts
  */
 export async function makeCachedModel(ort, bytes, opts) {
   const { options, file } = sessionPlan(ort, bytes, opts);
@@ -169,28 +170,27 @@ async function writeCachedModel(ort, model, options, file) {
  * The cached model made in a child process (model-cache-build.mjs), so that what making it takes (the float32
  * copy, the quantizer's buffers, the optimiser's session: about 500 MiB) is given back to the system when the
  * child exits: made in the worker, glibc's malloc kept it for the process's life, and a first start's worker
- * peaked at 1940 MiB against 1417-1463 once the file was there (docs/performance.md, "Memory"). True when the
- * child says it wrote the file; where no child can run, the caller makes it here, as before.
+ * peaked at 1940 MiB against 1417-1463 once the file was there (docs/performance.md, "Memory"). The model's
+ * bytes go to the child on its standard input, so nothing is left on disk if either process is killed. True
+ * when the child says it wrote the file; where no child can run, the caller makes it here, as before.
  * @param {Uint8Array} bytes
- * @param {{ threads: number, arena?: boolean, optimization?: GraphOptimization, cacheDir?: string, float32?: boolean, int8?: boolean, freeSize?: boolean }} opts
+ * @param {SessionOpts} opts
  * @returns {Promise<boolean>}
  */
 async function buildInChild(bytes, opts) {
-  const source = path.join(/** @type {string} */ (opts.cacheDir), `source.${process.pid}.${Date.now()}.onnx`);
   try {
-    fs.writeFileSync(source, bytes);
-    const child = spawn(process.execPath, [fileURLToPath(CHILD), source, JSON.stringify(opts)], {
-      stdio: ['ignore', 'ignore', 'inherit'],
+    const child = spawn(process.execPath, [fileURLToPath(CHILD), JSON.stringify(opts)], {
+      stdio: ['pipe', 'ignore', 'inherit'],
     });
     const code = await new Promise((resolve) => {
       child.once('error', () => resolve(-1));
       child.once('exit', (exit) => resolve(exit));
+      child.stdin.once('error', () => undefined); // a child that exits early; its exit code says so
+      child.stdin.end(bytes);
     });
     return code === 0;
   } catch {
     return false;
-  } finally {
-    fs.rmSync(source, { force: true });
   }
 }
 
