@@ -21,6 +21,8 @@ import {
   claimsBreakdown,
   fitClaimBars,
   fitClaimBarsAcross,
+  judgedClaims,
+  looseClaims,
   looseFigures,
   realClaimFigures,
 } from './claims-calibration.ts';
@@ -514,6 +516,9 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   figures.claimsAcross = across;
   for (const line of across) console.log(line);
   if (process.env.CALIBRATION_SAMPLES) fs.writeFileSync(process.env.CALIBRATION_SAMPLES, JSON.stringify(samples));
+  // Every claim judged, the composites' and the real photos', tight and looser boxes, with their measures.
+  if (process.env.CLAIM_METRICS)
+    fs.writeFileSync(process.env.CLAIM_METRICS, JSON.stringify([...judgedClaims, ...looseClaims]));
   const dir = path.join(import.meta.dirname, '..', '..', 'bench', 'results');
   fs.mkdirSync(dir, { recursive: true });
   const at = new Date().toISOString();

@@ -163,7 +163,9 @@ export function compositeClaims(
   const outside = box((i) => kept[i] < 128 && truth[i] < 128);
   if (inside)
     for (const reason of ['missing-part', 'hole', 'background-kept'] as const) addClaim(reason, false, inside);
-  if (outside) for (const reason of ['background-kept', 'extra-object'] as const) addClaim(reason, false, outside);
+  // The background box claimed as a missing part too: a seller who wanted a stand or a shadow kept.
+  if (outside)
+    for (const reason of ['background-kept', 'extra-object', 'missing-part'] as const) addClaim(reason, false, outside);
   // A real gap the subject encloses (a handle's eye, the space between legs), cut away as it should be: a
   // seller who takes it for a hole or a missing part. And a real piece of the subject apart from its main
   // part (90% of it kept, as it should be): a seller who takes it for another object or kept background.
