@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { judgeClaim } from '../../src/pipeline/check/claim-check.ts';
 import type { Composite } from '../../tools/calibration/calibration-set.ts';
-import { compositeClaims } from '../../tools/calibration/claims-calibration.ts';
+import { compositeClaims, toClaimGrid } from '../../tools/calibration/claims-calibration.ts';
 
 describe('the report calibration claims', () => {
   it('claims the background beside a right result as a missing part too, and the judge refuses it', () => {
@@ -27,15 +27,7 @@ describe('the report calibration claims', () => {
         claim.reason === 'missing-part' && JSON.stringify(claim.region) === JSON.stringify(background[0].region),
     );
     expect(asMissing).toHaveLength(1);
-    // Regions on the claims' 256² grid; the judge reads the cut-out at 512².
-    const k = img.width / 256;
-    const r = asMissing[0].region;
-    const verdict = judgeClaim(img, 'missing-part', {
-      x: r.x * k,
-      y: r.y * k,
-      width: r.width * k,
-      height: r.height * k,
-    });
+    const verdict = judgeClaim(img, 'missing-part', toClaimGrid(asMissing[0].region));
     expect(verdict.accepted).toBe(false);
   });
 });

@@ -21,10 +21,9 @@ import {
   claimsBreakdown,
   fitClaimBars,
   fitClaimBarsAcross,
-  judgedClaims,
-  looseClaims,
   looseFigures,
   realClaimFigures,
+  writeClaimMetrics,
 } from './claims-calibration.ts';
 import { CheckRasters } from '../../src/adapters/images/rasters.ts';
 import { CHECK_GRID, measure } from '../../src/pipeline/check/features.ts';
@@ -516,9 +515,8 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   figures.claimsAcross = across;
   for (const line of across) console.log(line);
   if (process.env.CALIBRATION_SAMPLES) fs.writeFileSync(process.env.CALIBRATION_SAMPLES, JSON.stringify(samples));
-  // Every claim judged, the composites' and the real photos', tight and looser boxes, with their measures.
-  if (process.env.CLAIM_METRICS)
-    fs.writeFileSync(process.env.CLAIM_METRICS, JSON.stringify([...judgedClaims, ...looseClaims]));
+  // Every claim judged, the composites' and the real photos'.
+  await writeClaimMetrics();
   const dir = path.join(import.meta.dirname, '..', '..', 'bench', 'results');
   fs.mkdirSync(dir, { recursive: true });
   const at = new Date().toISOString();

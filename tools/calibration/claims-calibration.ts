@@ -95,7 +95,7 @@ type JudgedClaim = Claim & {
   /** A true claim's looser box (looseClaims). */
   loose?: boolean;
 };
-/** Every claim judged (CLAIM_METRICS=<file> writes them). */
+/** Every claim judged (CLAIM_METRICS=<file> writes them, writeClaimMetrics). */
 export const judgedClaims: JudgedClaim[] = [];
 /**
  * The true claims again with a seller's looser box: each side grown by a quarter of the box's size (at least
@@ -196,8 +196,8 @@ export function compositeClaims(
   return { img: { width: E, height: E, rgba }, claims };
 }
 
-/** A region on the claims' grid, in the reduced cut-out's pixels. */
-const toClaimGrid = (b: BBox): BBox => {
+/** A region on the claims' grid, in the reduced cut-out's pixels the judge reads. */
+export const toClaimGrid = (b: BBox): BBox => {
   const k = CLAIM_GRID_EDGE / G;
   return { x: b.x * k, y: b.y * k, width: b.width * k, height: b.height * k };
 };
@@ -243,6 +243,14 @@ export async function claimFigures(
 
 /** Whether a claim was made on a real photo: an eval photo as it is, or one of tools/calibration/real-photos.ts's. */
 const onRealPhoto = (c: { family: string }) => c.family === 'original' || c.family === 'real photo';
+
+/**
+ * Every claim judged so far, tight and looser boxes (`loose`), with its measures, to the file CLAIM_METRICS
+ * names: the data the judge's bars and any other judge are fitted on. Run after claimFigures.
+ */
+export async function writeClaimMetrics(file = process.env.CLAIM_METRICS): Promise<void> {
+  if (file) (await import('node:fs')).writeFileSync(file, JSON.stringify([...judgedClaims, ...looseClaims]));
+}
 
 /**
  * The shipped judge's verdicts on real photos, per reason and per folder: true claims accepted (tight boxes) and
@@ -506,8 +514,7 @@ export const fitClaimBarsAcross = (reject = 0.97) => fitClaimBars(reject, harder
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   const tallies = await claimFigures(await buildCalibrationSet(() => undefined, { cachedOnly: true }));
-  if (process.env.CLAIM_METRICS)
-    (await import('node:fs')).writeFileSync(process.env.CLAIM_METRICS, JSON.stringify(judgedClaims));
+  await writeClaimMetrics();
   console.log('reason            true claims accepted     false claims rejected');
   for (const [reason, t] of tallies) {
     console.log(
