@@ -3,7 +3,7 @@
 // photo's hand-drawn one at the model's 1024x1024, so no model runs: the figures are the work around it, stage by
 // stage, to find what bench/cpu.ts's total is made of. The process runs with glibc's malloc as `npm start` sets it
 // (bin/malloc-tuning.sh), and reports two medians of BENCH_STAGE_RUNS (9) photos each: a fresh process's first
-// photos, whose large buffers still fault in fresh memory (on a virtual machine 40-80 ms of kernel time a photo),
+// photos, whose large buffers still fault in fresh memory (on a virtual machine about 30 ms of kernel time a photo),
 // and the photos after BENCH_STAGE_WARM (40) more, once the process holds the memory it reuses.
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
