@@ -97,17 +97,15 @@ await cutouts.close();
 const fresh = (xs: number[]) => median(xs.slice(1, 1 + runs));
 const settled = (xs: number[]) => median(xs.slice(-runs));
 const names = Object.keys(stages);
-const columns = { fresh, settled };
-const figures = Object.fromEntries(
-  Object.entries(columns).map(([column, pick]) => {
-    const byStage = Object.fromEntries(names.map((name) => [name, pick(stages[name])]));
-    const total = Object.values(byStage).reduce((a, b) => a + b, 0);
-    return [column, { stages: byStage, total }];
-  }),
-);
+/** Each stage's median by `pick`, and their sum. */
+function summary(pick: (xs: number[]) => number) {
+  const byStage = Object.fromEntries(names.map((name) => [name, pick(stages[name])]));
+  return { stages: byStage, total: names.reduce((sum, name) => sum + byStage[name], 0) };
+}
+const figures = { fresh: summary(fresh), settled: summary(settled) };
 for (const name of names)
   console.log(
-    `${name}: fresh ${fresh(stages[name]).toFixed(1)} ms (in the kernel ${fresh(kernel[name]).toFixed(1)}, ${fresh(faults[name])} page faults), settled ${settled(stages[name]).toFixed(1)} ms (in the kernel ${settled(kernel[name]).toFixed(1)}, ${settled(faults[name])} page faults)`,
+    `${name}: fresh ${figures.fresh.stages[name].toFixed(1)} ms (in the kernel ${fresh(kernel[name]).toFixed(1)}, ${fresh(faults[name])} page faults), settled ${figures.settled.stages[name].toFixed(1)} ms (in the kernel ${settled(kernel[name]).toFixed(1)}, ${settled(faults[name])} page faults)`,
   );
 console.log(`in all: fresh ${figures.fresh.total.toFixed(1)} ms, settled ${figures.settled.total.toFixed(1)} ms`);
 
@@ -120,7 +118,9 @@ fs.writeFileSync(
     '',
     '| stage | fresh | settled |',
     '| --- | ---: | ---: |',
-    ...names.map((name) => `| ${name} | ${fresh(stages[name]).toFixed(1)} | ${settled(stages[name]).toFixed(1)} |`),
+    ...names.map(
+      (name) => `| ${name} | ${figures.fresh.stages[name].toFixed(1)} | ${figures.settled.stages[name].toFixed(1)} |`,
+    ),
     `| in all | ${figures.fresh.total.toFixed(1)} | ${figures.settled.total.toFixed(1)} |`,
     '',
   ].join('\n'),
