@@ -516,7 +516,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   for (const line of across) console.log(line);
   if (process.env.CALIBRATION_SAMPLES) fs.writeFileSync(process.env.CALIBRATION_SAMPLES, JSON.stringify(samples));
   // Every claim judged, the composites' and the real photos'.
-  await writeClaimMetrics();
+  writeClaimMetrics();
   const dir = path.join(import.meta.dirname, '..', '..', 'bench', 'results');
   fs.mkdirSync(dir, { recursive: true });
   const at = new Date().toISOString();

@@ -5,6 +5,7 @@
 // right are false claims of each reason, with the real gaps and separate pieces a seller may mistake for
 // holes and other objects. Printed per reason, per fold of subjects and per background family; the bars of
 // background-kept and missing-part are fitted here (fitClaimBars) and judged on held-out folds.
+import fs from 'node:fs';
 import { MODEL_INPUT_SIZE } from '../../src/adapters/mask-model.adapter.ts';
 import type { BBox } from '../../src/domain/batch.schemas.ts';
 import {
@@ -248,8 +249,8 @@ const onRealPhoto = (c: { family: string }) => c.family === 'original' || c.fami
  * Every claim judged so far, tight and looser boxes (`loose`), with its measures, to the file CLAIM_METRICS
  * names: the data the judge's bars and any other judge are fitted on. Run after claimFigures.
  */
-export async function writeClaimMetrics(file = process.env.CLAIM_METRICS): Promise<void> {
-  if (file) (await import('node:fs')).writeFileSync(file, JSON.stringify([...judgedClaims, ...looseClaims]));
+export function writeClaimMetrics(file = process.env.CLAIM_METRICS): void {
+  if (file) fs.writeFileSync(file, JSON.stringify([...judgedClaims, ...looseClaims]));
 }
 
 /**
@@ -514,7 +515,7 @@ export const fitClaimBarsAcross = (reject = 0.97) => fitClaimBars(reject, harder
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   const tallies = await claimFigures(await buildCalibrationSet(() => undefined, { cachedOnly: true }));
-  await writeClaimMetrics();
+  writeClaimMetrics();
   console.log('reason            true claims accepted     false claims rejected');
   for (const [reason, t] of tallies) {
     console.log(
