@@ -375,6 +375,9 @@ describe.skipIf(!HAVE_EVAL_DATA)('the calibrated check, reviews and reports, wit
     });
     expect(body.verdict.metrics.windowScale).toBeLessThan(1);
     expect(body.verdict.evidence).toMatch(/window \d+% of its width and height/);
+    // Kept backdrop, not the blend along a correct edge: some of it lies two pixels or more in from the cut.
+    expect(body.verdict.metrics.deepShare).toBeGreaterThanOrEqual(0.005);
+    expect(body.verdict.evidence).toMatch(/lie two pixels or more in from the cut/);
     await expectRefunded(api, body, 2);
   });
 

@@ -68,6 +68,29 @@ describe('the report check', () => {
     expect(judgeClaim(cutout(), 'background-kept', loose).accepted).toBe(false);
   });
 
+  it('background-kept: the blend along a correct edge is no kept background; a band of backdrop kept is', () => {
+    // The product's edge kept one or two pixels wide in colours near the backdrop's, as a correct cut's edge
+    // blends the two: every such pixel lies at the cut.
+    const blended = (width: number) =>
+      cutout((x, y, px) => {
+        if (within(x, y, 150, 50, 150 + width, 150)) {
+          px.alpha = 255;
+          px.rgb = [240, 240, 245];
+        }
+      });
+    for (const width of [1, 2]) {
+      const v = judgeClaim(blended(width), 'background-kept', { x: 140, y: 60, width: 24, height: 24 });
+      expect(v.accepted).toBe(false);
+      expect(v.metrics.backgroundLikeShare).toBeGreaterThan(0.02);
+      expect(v.metrics.deepShare).toBe(0);
+      expect(v.evidence).toMatch(/two pixels or more in from the cut/);
+    }
+    // Three pixels and more: backdrop kept beyond the blend.
+    const v = judgeClaim(blended(4), 'background-kept', { x: 140, y: 60, width: 24, height: 24 });
+    expect(v.accepted).toBe(true);
+    expect(v.metrics.deepShare).toBeGreaterThan(0.005);
+  });
+
   it("background-kept: a part of the product in the backdrop's colours, kept all round, is no kept background", () => {
     // A white label in the middle of the blue product: the backdrop's colour, but surrounded by product.
     const label = cutout((x, y, px) => {

@@ -84,7 +84,7 @@ export function registerReviewRoutes(app: RouteApp, c: Pick<Container, 'reports'
         operationId: 'reportItem',
         summary: 'Report a broken result; refunded when the pixel check agrees',
         description:
-          "The marked region is checked against the cut-out and the photo's colours (no model call). `background-kept`: the region is mostly kept and the kept pixels have the colours of the background beside them. " +
+          "The marked region is checked against the cut-out and the photo's colours (no model call). `background-kept`: kept pixels in the region have the colours of the background beside them, join the background the cut-out dropped and reach two pixels or more in from the cut. " +
           "`hole`: the region holds a transparent area enclosed by the product whose colours are not the background's. `missing-part`: the region's cut-away pixels have colours unlike the background and join the product. " +
           "`extra-object`: the region's kept pixels belong to parts apart from the main product that add up to at least 0.5% of its size (a few stray pixels are no object). `rough-edges`: the outline in the region is ragged and cuts against the colours. " +
           "An accepted report refunds the photo (ledger kind `claim`, to the pools it was charged from) and sets `refunded`; every report is kept in the photo's `claims`. " +
