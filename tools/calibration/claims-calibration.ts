@@ -442,8 +442,8 @@ function harderSplits(): Split[] {
 
 /**
  * The bars of each fitted reason, by grid search on training folds (five, grouped by subject, as
- * calibrate.ts): the bars (two, and a reason's third) accepting the most true claims (their tight boxes and a seller's looser ones) while
- * rejecting `reject` of the false ones, then judged on the held-out fold. background-kept's bars must hold in
+ * calibrate.ts): the bars (two, and each reason's third) accepting the most true claims (their tight boxes and a
+ * seller's looser ones) while rejecting `reject` of the false ones, then judged on the held-out fold. background-kept's bars must hold in
  * one of the region's windows (claim-check.ts claimWindows). Run after claimFigures (it reads judgedClaims).
  * 97%: two points above the goal (95% of false claims rejected held out); at 98% background-kept's bars swung
  * between folds and accepted 85% of true claims held out, at 97% 94% (docs/research/quality-history.md). `splits` other than the folds

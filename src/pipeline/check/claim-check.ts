@@ -286,7 +286,7 @@ export function judgeClaim(img: ClaimImage, reason: ClaimReason, region: BBox): 
 
 /**
  * background-kept's verdict from its windows' measures (backgroundKeptWindows): accepted when one window passes
- * both bars, and told from the window nearest to passing them (the region itself first on a tie).
+ * all three bars, and told from the window nearest to passing them (the region itself first on a tie).
  */
 export function backgroundKeptVerdict(windows: KeptWindow[]): ClaimVerdict {
   const { opaque: b1, backgroundLike: b2, deep: b3 } = NEED.backgroundKept;
