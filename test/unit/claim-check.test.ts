@@ -84,11 +84,13 @@ describe('the report check', () => {
       expect(v.metrics.backgroundLikeShare).toBeGreaterThan(0.02);
       expect(v.metrics.deepShare).toBe(0);
       expect(v.evidence).toMatch(/two pixels or more in from the cut/);
+      expect(v.evidence).toMatch(/is the blend along the edge, not kept background\.$/);
     }
     // Three pixels and more: backdrop kept beyond the blend.
     const v = judgeClaim(blended(4), 'background-kept', { x: 140, y: 60, width: 24, height: 24 });
     expect(v.accepted).toBe(true);
     expect(v.metrics.deepShare).toBeGreaterThan(0.005);
+    expect(v.evidence).toMatch(/: kept background, not only the blend along the edge\.$/);
   });
 
   it("background-kept: a part of the product in the backdrop's colours, kept all round, is no kept background", () => {

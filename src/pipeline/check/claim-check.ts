@@ -296,14 +296,21 @@ export function backgroundKeptVerdict(windows: KeptWindow[]): ClaimVerdict {
     best.scale === 1
       ? 'the region'
       : `the part of the region where it shows most (a window ${pct(best.scale)} of its width and height)`;
-  const accepted = best.opaqueShare >= b1 && best.backgroundLikeShare >= b2 && best.deepShare >= b3;
+  const coloured = best.opaqueShare >= b1 && best.backgroundLikeShare >= b2;
+  const accepted = coloured && best.deepShare >= b3;
+  // What the measures say, where the verdict turns on the third: kept background, or the edge's blend alone.
+  const reading = accepted
+    ? ': kept background, not only the blend along the edge'
+    : coloured
+      ? ": what has the background's colours is the blend along the edge, not kept background"
+      : '';
   return {
     accepted,
-    confidence: confidenceFrom(best.opaqueShare < b1 || best.backgroundLikeShare < b2 ? 0 : best.deepShare, b3),
+    confidence: confidenceFrom(coloured ? best.deepShare : 0, b3),
     evidence:
       `In ${where}, ${pct(best.opaqueShare)} is kept (${pct(b1)} needed), ${pct(best.backgroundLikeShare)} of the kept ` +
       `pixels have the background's colours (${pct(b2)} needed), and ${pctFine(best.deepShare)} lie two pixels or ` +
-      `more in from the cut (${pctFine(b3)} needed): kept background, not the blend along a correct edge.`,
+      `more in from the cut (${pctFine(b3)} needed)${reading}.`,
     metrics: Object.fromEntries(
       Object.entries({
         opaqueShare: best.opaqueShare,
