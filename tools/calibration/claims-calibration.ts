@@ -434,7 +434,7 @@ function harderSplits(): Split[] {
       })),
     },
     {
-      name: 'fitted on every claim (background-kept ships these bars), judged on the real photos in sample',
+      name: 'fitted on every claim, judged on the real photos in sample',
       parts: [{ train: () => true, test: onRealPhoto }],
     },
   ];

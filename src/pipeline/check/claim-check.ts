@@ -414,12 +414,13 @@ function backgroundLikeAtCut(
       if (rim[(y + win.y0) * w + x + win.x0]) touches[k] = 1;
     }
   let atCut = 0;
-  for (let k = 1; k < parts.sizes.length; k++) if (touches[k]) atCut += parts.sizes[k];
   let deep = 0;
   for (let y = 0; y < wh; y++)
     for (let x = 0; x < ww; x++) {
       const k = parts.label[y * ww + x];
-      if (k && touches[k] && !nearCut[(y + win.y0) * w + x + win.x0]) deep++;
+      if (!k || !touches[k]) continue;
+      atCut++;
+      if (!nearCut[(y + win.y0) * w + x + win.x0]) deep++;
     }
   return { atCut, deep };
 }
