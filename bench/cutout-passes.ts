@@ -1,8 +1,9 @@
 // npm run bench -- cutout-passes: the cut-out writer's three pixel passes (the mask to the refinement grid, the
 // edge refinement, the RGBA layout with the thumbnail's sums), in JavaScript and in C (native/cutout.c), each
 // alone in one thread on a whole 2000x2000 photo: CPU ms, the median of BENCH_PASS_RUNS (9) interleaved runs.
-// Two photos: the stage bench's (its drawn mask standing for the model's: sharp edges) and the speed-check's
-// single photo (eval-data's first photo squeezed to 2000x2000; the int8 model's mask, soft over half the grid).
+// Three photos, each squeezed to 2000x2000: the stage bench's (eval-data's first product, its drawn mask standing
+// for the model's: sharp edges), the same photo with the int8 model's mask (the speed-check's single photo), and
+// eval-data's first photo (gerbera flowers), whose int8 mask is soft over half the grid: the refinement's worst.
 // Both implementations give the same bytes (test/unit/native-cutout.test.ts); this checks that too.
 import fs from 'node:fs';
 import sharp from 'sharp';
@@ -42,7 +43,10 @@ const photos = [
       .raw()
       .toBuffer(),
   ),
-  await photo("the speed-check's photo (the int8 model's mask)", first.image, (bytes, input) =>
+  await photo("the same photo, the int8 model's mask (the speed-check's single photo)", product.image, (bytes, input) =>
+    masks.mask(bytes, input),
+  ),
+  await photo(`${first.id}, the int8 model's mask (soft over half the grid)`, first.image, (bytes, input) =>
     masks.mask(bytes, input),
   ),
 ];
