@@ -284,6 +284,77 @@ describe('quantizeInt8', () => {
     expect(ops).not.toContain('Add');
   });
 
+  it("rewrites the mask's head (a float 3x3 convolution to one channel) as taps, places and a sum: the same output", async () => {
+    // input [1,16,8,8] → Conv to 1 channel → Resize x2 → Sigmoid, the Conv read by a Shape too, as ISNet's heads
+    // are: quantizedValues leaves it in float. Without the rewrite the graph would be Conv, Shape, Resize, Sigmoid.
+    const rand = noise(11);
+    const w = Float32Array.from({ length: 16 * 9 }, () => rand.next().value! * 0.5);
+    const t = (name: string, dataType: number, dims: number[], data: ArrayBufferView<ArrayBuffer>) =>
+      create(TensorProtoSchema, {
+        name,
+        dataType,
+        dims: dims.map(BigInt),
+        rawData: new Uint8Array(data.buffer, data.byteOffset, data.byteLength),
+      });
+    const n = (
+      opType: string,
+      input: string[],
+      output: string,
+      attribute: ReturnType<typeof create<typeof AttributeProtoSchema>>[] = [],
+    ) => create(NodeProtoSchema, { opType, input, output: [output], name: output, attribute });
+    const intsAttr = (name: string, v: number[]) =>
+      create(AttributeProtoSchema, { name, type: AttributeProto_AttributeType.INTS, ints: v.map(BigInt) });
+    const head = toBinary(
+      ModelProtoSchema,
+      create(ModelProtoSchema, {
+        irVersion: 8n,
+        opsetImport: [create(OperatorSetIdProtoSchema, { domain: '', version: 15n })],
+        graph: create(GraphProtoSchema, {
+          name: 'head',
+          input: [valueInfo('input', [1, 16, 8, 8])],
+          output: [valueInfo('output', [1, 1, 16, 16])],
+          initializer: [
+            t('w', DT.FLOAT, [1, 16, 3, 3], w),
+            t('b', DT.FLOAT, [1], new Float32Array([0.3])),
+            t('scales', DT.FLOAT, [4], new Float32Array([1, 1, 2, 2])),
+          ],
+          node: [
+            n('Conv', ['input', 'w', 'b'], 'side', [intsAttr('kernel_shape', [3, 3]), intsAttr('pads', [1, 1, 1, 1])]),
+            n('Shape', ['side'], 'shape'),
+            n('Resize', ['side', '', 'scales'], 'up', [
+              create(AttributeProtoSchema, {
+                name: 'mode',
+                type: AttributeProto_AttributeType.STRING,
+                s: new TextEncoder().encode('linear'),
+              }),
+            ]),
+            n('Sigmoid', ['up'], 'output'),
+          ],
+        }),
+      }),
+    );
+    expect(quantizedValues(fromBinary(ModelProtoSchema, head).graph!).convs).toEqual([]);
+    const rewritten = quantizeInt8(head, { model: 'test', quantizer: 4, ranges: {} });
+    const ops = fromBinary(ModelProtoSchema, rewritten).graph!.node.map((x) => x.opType);
+    expect(ops).toEqual(['Conv', 'Conv', 'ReduceSum', 'Add', 'Shape', 'Resize', 'Sigmoid']);
+    const rand2 = noise(12);
+    for (let k = 0; k < 3; k++) {
+      const input = Float32Array.from({ length: 16 * 64 }, () => rand2.next().value! * 4);
+      const tensor = new ort.Tensor('float32', input, [1, 16, 8, 8]);
+      const outputs = await Promise.all(
+        [head, rewritten].map(async (m) => {
+          const s = await ort.InferenceSession.create(m, { graphOptimizationLevel: 'all', intraOpNumThreads: 1 });
+          const out = (await s.run({ input: tensor })).output.data as Float32Array;
+          await s.release();
+          return out;
+        }),
+      );
+      const worst = outputs[0].reduce((m, v, i) => Math.max(m, Math.abs(v - outputs[1][i])), 0);
+      expect(worst).toBeLessThan(1e-5);
+      expect(outputs[0].some((v) => v > 0.6) && outputs[0].some((v) => v < 0.4)).toBe(true); // not flat
+    }
+  });
+
   it('reads weights from a Node Buffer that is a view of a larger one (a model read from a file)', async () => {
     const model = smallModel();
     const calibration = await calibrate(model);
@@ -363,7 +434,7 @@ describe('the int8 model of the shipped weights', () => {
     expect(runnableModel(other, { int8: true })).toBe(other);
   });
 
-  it('quantizes 107 of the 114 convolutions that make the mask with the committed calibration: the mask head and the six it names stay float', () => {
+  it('quantizes 107 of the 114 convolutions that make the mask with the committed calibration: the mask head (split in two) and the six it names stay float', () => {
     const calibration = JSON.parse(fs.readFileSync(INT8_CALIBRATION_FILE, 'utf8')) as { float: string[] };
     expect(calibration.float).toHaveLength(6);
     const graph = fromBinary(ModelProtoSchema, runnableModel(bytes, { int8: true })).graph!;
@@ -371,7 +442,9 @@ describe('the int8 model of the shipped weights', () => {
     // The five side masks are cut out (withOnlyOutput): their heads, Resizes and Sigmoids are gone.
     expect(graph.output.map((o) => o.name)).toEqual(['output']);
     expect(ops.filter((o) => o === 'Sigmoid')).toHaveLength(1);
-    expect(ops.filter((o) => o === 'Conv')).toHaveLength(114);
+    // The head's one convolution is two here (its taps, and their places), and its sum a ReduceSum.
+    expect(ops.filter((o) => o === 'Conv')).toHaveLength(115);
+    expect(ops.filter((o) => o === 'ReduceSum')).toHaveLength(1);
     // No tensor is left that nothing reads (onnxruntime would warn of each at every load).
     const read = new Set(graph.node.flatMap((n) => n.input));
     expect(graph.initializer.filter((t) => !read.has(t.name)).map((t) => t.name)).toEqual([]);
