@@ -100,6 +100,8 @@ export class BatchQueries {
    * Long-poll: resolves when the batch changed at or after `threshold`, when it is not running, or
    * after `timeoutMs`. Woken by the event bus, never by polling the database in a loop. A photo moving to
    * its next stage wakes only a reader of the photos (`stages`): a summary's counts and status stay as they were.
+   * A signal only says "look again": one that finds nothing new (late, doubled, or another process's notice of
+   * the change the caller already has) keeps the wait going.
    */
   async waitForChange(
     accountId: string,
@@ -109,19 +111,34 @@ export class BatchQueries {
     { signal, stages = false }: { signal?: AbortSignal; stages?: boolean } = {},
   ): Promise<void> {
     let wake: () => void = () => undefined;
-    const woken = new Promise<void>((resolve) => (wake = resolve));
+    let woken = new Promise<void>((resolve) => (wake = resolve));
+    let over = false;
+    const end = () => {
+      over = true;
+      wake();
+    };
     // Subscribe before reading, so a change between the read and the subscription is not missed.
     const unsubscribe = this.deps.bus.onJobChanged(jobId, () => wake(), { stages });
-    const timer = setTimeout(() => wake(), timeoutMs);
+    const timer = setTimeout(end, timeoutMs);
     timer.unref();
-    signal?.addEventListener('abort', () => wake(), { once: true });
+    signal?.addEventListener('abort', end, { once: true });
     try {
-      const job = await this.requireJob(accountId, jobId);
-      if (!ACTIVE_JOB_STATUSES.includes(job.status) || job.updated_at >= threshold) return;
-      await woken;
+      while (!over && !(await this.changedSince(accountId, jobId, threshold, stages))) {
+        await woken;
+        // Armed again before the next read: a signal during that read ends the next wait at once.
+        woken = new Promise<void>((resolve) => (wake = resolve));
+      }
     } finally {
       clearTimeout(timer);
       unsubscribe();
+      signal?.removeEventListener('abort', end);
     }
+  }
+
+  /** Whether the batch has news for a long-poll: it stopped running, or it (or, for `stages`, a photo) changed at or after `threshold`. */
+  private async changedSince(accountId: string, jobId: string, threshold: number, stages: boolean): Promise<boolean> {
+    const job = await this.requireJob(accountId, jobId);
+    if (!ACTIVE_JOB_STATUSES.includes(job.status) || job.updated_at >= threshold) return true;
+    return stages && (await this.deps.store.repos.items.listForJob(jobId, threshold)).length > 0;
   }
 }

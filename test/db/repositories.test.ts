@@ -26,13 +26,14 @@ for (const { dialect, skip } of DIALECTS) {
     let intake: IntakeService;
     let queue: PhotoQueue;
     let accounts: AccountService;
+    let bus: ReturnType<typeof dbTierServices>['bus'];
     let now = 1_700_000_000_000;
     const clock = () => now;
 
     beforeAll(async () => {
       tdb = await createTestDatabase(dialect);
       store = new Store(await createDatabase({ databaseUrl: tdb.databaseUrl, dataDir: tdb.dataDir }));
-      ({ accounts, batches, queries, intake, queue } = dbTierServices(store, tdb.dataDir, clock));
+      ({ accounts, batches, queries, intake, queue, bus } = dbTierServices(store, tdb.dataDir, clock));
     });
     afterAll(async () => {
       await store?.close();
@@ -62,14 +63,36 @@ for (const { dialect, skip } of DIALECTS) {
         .then(() => ended.push('photos'));
       const summary = queries.waitForChange(accountId, jobId, threshold, 5_000).then(() => ended.push('summary'));
       await new Promise((r) => setTimeout(r, 50)); // both subscribed and past their first read
+      now += 10;
       expect(await queue.markStage(item, 'stage-worker', 'decode')).toBe(true);
       await photos;
       await new Promise((r) => setTimeout(r, 50));
       expect(ended).toEqual(['photos']);
       // A change the summary shows (the photo settled: counts move) ends it.
+      now += 10;
       await queue.settleFailed(item, 'stage-worker', new PhotoError('PROCESSING_FAILED', 'test', false));
       await summary;
       expect(ended).toEqual(['photos', 'summary']);
+    });
+
+    it('a signal that finds nothing new keeps a long-poll waiting (a late or doubled notice)', async () => {
+      const { accountId, jobId } = await startedBatch(1);
+      const item = (await queue.claimNext('late-worker', 60_000))!;
+      const threshold = now + 1;
+      let ended = false;
+      const waiting = queries.waitForChange(accountId, jobId, threshold, 5_000, { stages: true }).then(() => {
+        ended = true;
+      });
+      await new Promise((r) => setTimeout(r, 50));
+      // The notice of a change already read (the start's, heard late through PostgreSQL): the batch is as it was.
+      bus.jobChanged(jobId);
+      bus.photoMoved(jobId);
+      await new Promise((r) => setTimeout(r, 100));
+      expect(ended).toBe(false);
+      now += 10;
+      await queue.settleFailed(item, 'late-worker', new PhotoError('PROCESSING_FAILED', 'test', false));
+      await waiting;
+      expect(ended).toBe(true);
     });
 
     it('migrates idempotently (a second createDatabase finds nothing to do, and the data stays)', async () => {

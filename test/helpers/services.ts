@@ -52,5 +52,5 @@ export function dbTierServices(store: Store, dataDir: string, clock: () => numbe
   });
   const intake = new IntakeService({ store, blobs, inspector, bus, clock, queries });
   const queue = new PhotoQueue({ store, blobs, credits, bus, clock, progress, resultTtlMs: 7_200_000 });
-  return { credits, accounts, batches, queries, intake, queue };
+  return { credits, accounts, batches, queries, intake, queue, bus };
 }
