@@ -58,10 +58,11 @@ for (const { dialect, skip } of DIALECTS) {
       const item = (await queue.claimNext('stage-worker', 60_000))!;
       const ended: string[] = [];
       const threshold = now + 1;
+      // Each wait ends by the change it is for: its timeout is far beyond the test's steps, even on a loaded machine.
       const photos = queries
-        .waitForChange(accountId, jobId, threshold, 5_000, { stages: true })
+        .waitForChange(accountId, jobId, threshold, 30_000, { stages: true })
         .then(() => ended.push('photos'));
-      const summary = queries.waitForChange(accountId, jobId, threshold, 5_000).then(() => ended.push('summary'));
+      const summary = queries.waitForChange(accountId, jobId, threshold, 30_000).then(() => ended.push('summary'));
       await new Promise((r) => setTimeout(r, 50)); // both subscribed and past their first read
       now += 10;
       expect(await queue.markStage(item, 'stage-worker', 'decode')).toBe(true);
@@ -80,7 +81,7 @@ for (const { dialect, skip } of DIALECTS) {
       const item = (await queue.claimNext('late-worker', 60_000))!;
       const threshold = now + 1;
       let ended = false;
-      const waiting = queries.waitForChange(accountId, jobId, threshold, 5_000, { stages: true }).then(() => {
+      const waiting = queries.waitForChange(accountId, jobId, threshold, 30_000, { stages: true }).then(() => {
         ended = true;
       });
       await new Promise((r) => setTimeout(r, 50));
