@@ -153,19 +153,17 @@ export function quantizeInt8(bytes, calibration, rounding = {}) {
     );
     return name;
   };
-  const node = (/** @type {string} */ opType, /** @type {string[]} */ input, /** @type {string} */ output, axis = -1) =>
-    nodes.push(
-      create(NodeProtoSchema, {
-        opType,
-        input,
-        output: [output],
-        name: output,
-        attribute:
-          axis < 0
-            ? []
-            : [create(AttributeProtoSchema, { name: 'axis', type: AttributeProto_AttributeType.INT, i: BigInt(axis) })],
-      }),
-    );
+  /** An integer attribute, or a list of them. */
+  const attr = (/** @type {string} */ name, /** @type {number | number[]} */ v) =>
+    Array.isArray(v)
+      ? create(AttributeProtoSchema, { name, type: AttributeProto_AttributeType.INTS, ints: v.map(BigInt) })
+      : create(AttributeProtoSchema, { name, type: AttributeProto_AttributeType.INT, i: BigInt(v) });
+  const node = (
+    /** @type {string} */ opType,
+    /** @type {string[]} */ input,
+    /** @type {string} */ output,
+    /** @type {import('onnx-buf').AttributeProto[]} */ attribute = [],
+  ) => nodes.push(create(NodeProtoSchema, { opType, input, output: [output], name: output, attribute }));
 
   /** @type {Map<string, { scale: number, scaleName: string, zeroName: string, quantized?: string }>} */
   const params = new Map();
@@ -239,8 +237,8 @@ export function quantizeInt8(bytes, calibration, rounding = {}) {
     const [x, w, b] = conv.input;
     const W = weights.get(w);
     const dims = W?.dims.map(Number) ?? [];
-    const attr = new Map(conv.attribute.map((a) => [a.name, a.ints.length ? a.ints.map(Number) : [Number(a.i)]]));
-    const all = (/** @type {string} */ name, /** @type {number} */ v) => (attr.get(name) ?? [v]).every((a) => a === v);
+    const given = new Map(conv.attribute.map((a) => [a.name, a.ints.length ? a.ints.map(Number) : [Number(a.i)]]));
+    const all = (/** @type {string} */ name, /** @type {number} */ v) => (given.get(name) ?? [v]).every((a) => a === v);
     if (!W || W.dataType !== DT.FLOAT || dims.length !== 4 || dims[0] !== 1 || dims[2] !== 3 || dims[3] !== 3)
       return false;
     if (!all('group', 1) || !all('strides', 1) || !all('dilations', 1) || !all('pads', 1)) return false;
@@ -252,24 +250,16 @@ export function quantizeInt8(bytes, calibration, rounding = {}) {
     const place = new Float32Array(81);
     for (let t = 0; t < 9; t++) place[t * 9 + t] = 1;
     const out = conv.output[0];
-    const ints = (/** @type {string} */ name, /** @type {number[]} */ v) =>
-      create(AttributeProtoSchema, { name, type: AttributeProto_AttributeType.INTS, ints: v.map(BigInt) });
-    const add = (
-      /** @type {string} */ opType,
-      /** @type {string[]} */ input,
-      /** @type {string} */ output,
-      /** @type {import('onnx-buf').AttributeProto[]} */ attribute = [],
-    ) => nodes.push(create(NodeProtoSchema, { opType, input, output: [output], name: output, attribute }));
-    add('Conv', [dequantized(x), tensor(`${w}/taps`, DT.FLOAT, [9, channels, 1, 1], taps)], `${out}/taps`, [
-      ints('kernel_shape', [1, 1]),
+    node('Conv', [dequantized(x), tensor(`${w}/taps`, DT.FLOAT, [9, channels, 1, 1], taps)], `${out}/taps`, [
+      attr('kernel_shape', [1, 1]),
     ]);
-    add('Conv', [`${out}/taps`, tensor(`${w}/place`, DT.FLOAT, [9, 1, 3, 3], place)], `${out}/placed`, [
-      ints('kernel_shape', [3, 3]),
-      ints('pads', [1, 1, 1, 1]),
-      create(AttributeProtoSchema, { name: 'group', type: AttributeProto_AttributeType.INT, i: 9n }),
+    node('Conv', [`${out}/taps`, tensor(`${w}/place`, DT.FLOAT, [9, 1, 3, 3], place)], `${out}/placed`, [
+      attr('kernel_shape', [3, 3]),
+      attr('pads', [1, 1, 1, 1]),
+      attr('group', 9),
     ]);
-    add('ReduceSum', [`${out}/placed`, tensor(`${out}/axes`, DT.INT64, [1], new BigInt64Array([1n]))], `${out}/sum`);
-    add('Add', [`${out}/sum`, b], out);
+    node('ReduceSum', [`${out}/placed`, tensor(`${out}/axes`, DT.INT64, [1], new BigInt64Array([1n]))], `${out}/sum`);
+    node('Add', [`${out}/sum`, b], out);
     return true;
   }
 
@@ -302,7 +292,7 @@ export function quantizeInt8(bytes, calibration, rounding = {}) {
         tensor(`${w}/int8_zero`, DT.INT8, [channels], new Int8Array(channels)),
       ],
       `${w}/dq`,
-      0,
+      [attr('axis', 0)],
     );
     const inputs = [x, `${w}/dq`];
     // Without the activations' rounding there is no input scale to make the bias int32 at: it stays float.
@@ -327,7 +317,7 @@ export function quantizeInt8(bytes, calibration, rounding = {}) {
           tensor(`${b}/int32_zero`, DT.INT32, [channels], new Int32Array(channels)),
         ],
         `${b}/dq`,
-        0,
+        [attr('axis', 0)],
       );
       inputs.push(`${b}/dq`);
     }
