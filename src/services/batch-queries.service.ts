@@ -123,7 +123,7 @@ export class BatchQueries {
     timer.unref();
     signal?.addEventListener('abort', end, { once: true });
     try {
-      while (!over && !(await this.changedSince(accountId, jobId, threshold, stages))) {
+      while (!over && !(await this.changedSince(accountId, jobId, threshold))) {
         await woken;
         // Armed again before the next read: a signal during that read ends the next wait at once.
         woken = new Promise<void>((resolve) => (wake = resolve));
@@ -135,10 +135,12 @@ export class BatchQueries {
     }
   }
 
-  /** Whether the batch has news for a long-poll: it stopped running, or it (or, for `stages`, a photo) changed at or after `threshold`. */
-  private async changedSince(accountId: string, jobId: string, threshold: number, stages: boolean): Promise<boolean> {
+  /**
+   * Whether the batch has news for a long-poll: it stopped running, or it changed at or after `threshold` (a
+   * photo moving to its next stage marks its batch changed too: items.markStage).
+   */
+  private async changedSince(accountId: string, jobId: string, threshold: number): Promise<boolean> {
     const job = await this.requireJob(accountId, jobId);
-    if (!ACTIVE_JOB_STATUSES.includes(job.status) || job.updated_at >= threshold) return true;
-    return stages && (await this.deps.store.repos.items.listForJob(jobId, threshold)).length > 0;
+    return !ACTIVE_JOB_STATUSES.includes(job.status) || job.updated_at >= threshold;
   }
 }
