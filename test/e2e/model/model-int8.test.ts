@@ -57,6 +57,18 @@ function* noise(seed: number) {
   }
 }
 
+/** An attribute: a list of integers, or a string. */
+const attr = (name: string, value: number[] | string) =>
+  typeof value === 'string'
+    ? create(AttributeProtoSchema, {
+        name,
+        type: AttributeProto_AttributeType.STRING,
+        s: new TextEncoder().encode(value),
+      })
+    : create(AttributeProtoSchema, { name, type: AttributeProto_AttributeType.INTS, ints: value.map(BigInt) });
+const node = (opType: string, input: string[], output: string, attribute: ReturnType<typeof attr>[] = []) =>
+  create(NodeProtoSchema, { opType, input, output: [output], name: output, attribute });
+
 /**
  * input [1,3,16,16] → Conv 8 → Relu → MaxPool 2 → Conv 8 → Relu → Concat with a Resize of it → Conv 1 → Sigmoid
  * → output: the kinds of value ISNet's convolutions read (a Relu's, a MaxPool's, a Concat's) and write.
@@ -81,16 +93,6 @@ function smallModel(): Uint8Array {
     });
   const floats = (name: string, values: number[]) =>
     create(TensorProtoSchema, { name, dataType: DT.FLOAT, dims: [BigInt(values.length)], floatData: values });
-  const attr = (name: string, value: number[] | string) =>
-    typeof value === 'string'
-      ? create(AttributeProtoSchema, {
-          name,
-          type: AttributeProto_AttributeType.STRING,
-          s: new TextEncoder().encode(value),
-        })
-      : create(AttributeProtoSchema, { name, type: AttributeProto_AttributeType.INTS, ints: value.map(BigInt) });
-  const node = (opType: string, input: string[], output: string, attribute: ReturnType<typeof attr>[] = []) =>
-    create(NodeProtoSchema, { opType, input, output: [output], name: output, attribute });
   const conv = (input: string, w: string, b: string, output: string) =>
     node('Conv', [input, w, b], output, [attr('pads', [1, 1, 1, 1])]);
   const graph = create(GraphProtoSchema, {
@@ -296,14 +298,6 @@ describe('quantizeInt8', () => {
         dims: dims.map(BigInt),
         rawData: new Uint8Array(data.buffer, data.byteOffset, data.byteLength),
       });
-    const n = (
-      opType: string,
-      input: string[],
-      output: string,
-      attribute: ReturnType<typeof create<typeof AttributeProtoSchema>>[] = [],
-    ) => create(NodeProtoSchema, { opType, input, output: [output], name: output, attribute });
-    const intsAttr = (name: string, v: number[]) =>
-      create(AttributeProtoSchema, { name, type: AttributeProto_AttributeType.INTS, ints: v.map(BigInt) });
     const head = toBinary(
       ModelProtoSchema,
       create(ModelProtoSchema, {
@@ -319,16 +313,10 @@ describe('quantizeInt8', () => {
             t('scales', DT.FLOAT, [4], new Float32Array([1, 1, 2, 2])),
           ],
           node: [
-            n('Conv', ['input', 'w', 'b'], 'side', [intsAttr('kernel_shape', [3, 3]), intsAttr('pads', [1, 1, 1, 1])]),
-            n('Shape', ['side'], 'shape'),
-            n('Resize', ['side', '', 'scales'], 'up', [
-              create(AttributeProtoSchema, {
-                name: 'mode',
-                type: AttributeProto_AttributeType.STRING,
-                s: new TextEncoder().encode('linear'),
-              }),
-            ]),
-            n('Sigmoid', ['up'], 'output'),
+            node('Conv', ['input', 'w', 'b'], 'side', [attr('kernel_shape', [3, 3]), attr('pads', [1, 1, 1, 1])]),
+            node('Shape', ['side'], 'shape'),
+            node('Resize', ['side', '', 'scales'], 'up', [attr('mode', 'linear')]),
+            node('Sigmoid', ['up'], 'output'),
           ],
         }),
       }),
