@@ -97,9 +97,10 @@ export class BatchQueries {
   }
 
   /**
-   * Long-poll: resolves when the batch changed at or after `threshold`, when it is not running, or
-   * after `timeoutMs`. Woken by the event bus, never by polling the database in a loop. A photo moving to
-   * its next stage wakes only a reader of the photos (`stages`): a summary's counts and status stay as they were.
+   * Long-poll: resolves when the batch changed at or after `threshold` (for a summary's wait, once waiting:
+   * when what the summary shows moved), when it is not running, or after `timeoutMs`. Woken by the event bus,
+   * never by polling the database in a loop. A photo moving to its next stage wakes only a reader of the photos
+   * (`stages`): a summary's counts and status stay as they were.
    * A signal only says "look again": one that finds nothing new (late, doubled, or another process's notice of
    * the change the caller already has) keeps the wait going.
    */
@@ -123,7 +124,15 @@ export class BatchQueries {
     timer.unref();
     signal?.addEventListener('abort', end, { once: true });
     try {
-      while (!over && !(await this.changedSince(accountId, jobId, threshold))) {
+      // A summary's wait ends when what the summary shows moves: a stage move marks the batch changed (its
+      // photos' long-poll answers with it) but leaves the summary as it was, and a late or doubled signal
+      // must not end the wait on it.
+      let shown: string | undefined;
+      while (!over) {
+        const { job, summary } = await this.newsOf(accountId, jobId, !stages);
+        if (!ACTIVE_JOB_STATUSES.includes(job.status)) break;
+        if (stages || shown === undefined ? job.updated_at >= threshold : summary !== shown) break;
+        shown = summary;
         await woken;
         // Armed again before the next read: a signal during that read ends the next wait at once.
         woken = new Promise<void>((resolve) => (wake = resolve));
@@ -136,11 +145,18 @@ export class BatchQueries {
   }
 
   /**
-   * Whether the batch has news for a long-poll: it stopped running, or it changed at or after `threshold` (a
-   * photo moving to its next stage marks its batch changed too: items.markStage).
+   * The batch row and, for a summary's wait, what its summary shows apart from the time (the row but its
+   * `updated_at`, and the photos' counts), as text to compare; a photos' wait reads the row alone.
    */
-  private async changedSince(accountId: string, jobId: string, threshold: number): Promise<boolean> {
-    const job = await this.requireJob(accountId, jobId);
-    return !ACTIVE_JOB_STATUSES.includes(job.status) || job.updated_at >= threshold;
+  private async newsOf(
+    accountId: string,
+    jobId: string,
+    summary: boolean,
+  ): Promise<{ job: JobRow; summary: string }> {
+    if (!summary) return { job: await this.requireJob(accountId, jobId), summary: '' };
+    const found = await this.deps.store.repos.jobs.findForAccountWithCounts(accountId, jobId);
+    if (!found) throw notFound('batch');
+    const { updated_at: _time, ...shown } = found.job;
+    return { job: found.job, summary: JSON.stringify([shown, found.byStatus, found.refunded]) };
   }
 }
