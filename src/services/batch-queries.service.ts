@@ -148,11 +148,7 @@ export class BatchQueries {
    * The batch row and, for a summary's wait, what its summary shows apart from the time (the row but its
    * `updated_at`, and the photos' counts), as text to compare; a photos' wait reads the row alone.
    */
-  private async newsOf(
-    accountId: string,
-    jobId: string,
-    summary: boolean,
-  ): Promise<{ job: JobRow; summary: string }> {
+  private async newsOf(accountId: string, jobId: string, summary: boolean): Promise<{ job: JobRow; summary: string }> {
     if (!summary) return { job: await this.requireJob(accountId, jobId), summary: '' };
     const found = await this.deps.store.repos.jobs.findForAccountWithCounts(accountId, jobId);
     if (!found) throw notFound('batch');
