@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { maskedPhotos, sceneOf, subjectOf } from '../../tools/calibration/real-photos.ts';
-import { better } from '../../tools/calibration/calibrate.ts';
+import { better, crossValidate } from '../../tools/calibration/calibrate.ts';
 
 describe('real photos for the check', () => {
   it("reads an operator's folder: name.jpg beside name.mask.png or name.gt.png, one subfolder deep", () => {
@@ -56,5 +56,33 @@ describe('the rule of choice', () => {
     // With none at 5% or under, the fewest flagged.
     expect(better({ recall: 0.5, alarms: 0.07 }, { recall: 0.9, alarms: 0.08 })).toBe(true);
     expect(better(cautious, null)).toBe(true);
+  });
+
+  it("counts the held-out verdicts a real photo's re-save turns, and only photos that have a re-save", () => {
+    // One measure: broken results high, clean ones low. Every real photo has a re-save that moves it a little,
+    // but one clean photo's re-save moves it far over any bar.
+    const sample = (i: number, real: boolean) => {
+      const broken = i % 4 === 0;
+      const a = broken ? 5 + (i % 3) : i % 5;
+      return {
+        id: `${real ? 'real' : 'c'}${i}`,
+        group: `g${i}`,
+        source: 'alphamatting',
+        family: real ? 'real photo' : 'white',
+        iou: broken ? 0.5 : 0.99,
+        ruled: false,
+        f: { a },
+        ...(real && {
+          real: { folder: 'real-photos', scene: 'busy outdoor', subject: 'animals' },
+          resaved: { f: { a: i === 1 ? 50 : a + 0.01 }, ruled: false },
+        }),
+      };
+    };
+    const samples = [
+      ...Array.from({ length: 60 }, (_, i) => sample(i, false)),
+      ...Array.from({ length: 40 }, (_, i) => sample(i, true)),
+    ];
+    const { flips } = crossValidate(samples, ['a'], { lambda: 0.02, realShare: 0.02 });
+    expect(flips).toEqual({ photos: 40, flipped: 1 });
   });
 });

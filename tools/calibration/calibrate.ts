@@ -78,6 +78,8 @@ interface Sample {
    */
   ruled: boolean;
   f: Record<string, number>;
+  /** A real photo saved again as JPEG (RESAVE_QUALITY): its features, and whether the fill rules decide it. */
+  resaved?: { f: Record<string, number>; ruled: boolean };
   /** A real photo (an eval photo as it is, or a horse): its folder, scene and subject, for the figures by kind. */
   real?: { folder: string; scene: string; subject: string };
 }
@@ -123,6 +125,7 @@ async function realPhotoSamples(keep: boolean): Promise<{
     iou: r.iou,
     ruled: r.ruled,
     f: r.f,
+    resaved: r.resaved,
     real: { folder: r.folder, scene: r.scene, subject: r.subject },
   }));
   return { real, planes };
@@ -186,6 +189,18 @@ function decide(cal: Calibration, s: Sample, names: readonly string[]) {
   const p = brokenProbability(cal, x(s, names));
   return { p, flagged: s.ruled || p >= cal.threshold };
 }
+/** A real photo's verdict against its re-save's (issue 57: a re-save should not turn it), where it has one. */
+function countFlip(
+  flips: { photos: number; flipped: number },
+  cal: Calibration,
+  s: Sample,
+  flagged: boolean,
+  names: readonly string[],
+) {
+  if (!s.resaved) return;
+  flips.photos++;
+  if (flagged !== decide(cal, { ...s, ...s.resaved }, names).flagged) flips.flipped++;
+}
 const show = (t: Tally) =>
   `recall ${t.broken ? ((100 * t.caught) / t.broken).toFixed(0) : '-'}% (${t.caught}/${t.broken}), false alarms ${t.clean ? ((100 * t.alarms) / t.clean).toFixed(1) : '-'}% (${t.alarms}/${t.clean})`;
 
@@ -197,6 +212,8 @@ export function crossValidate(samples: Sample[], names: readonly string[], fit: 
   const real = new Map<string, Tally>();
   const composites = empty();
   const overall = empty();
+  /** The held-out real photos whose verdict a re-save turns, of those with a re-save. */
+  const flips = { photos: 0, flipped: 0 };
   /** The held-out mistakes: broken results passed and clean ones flagged, with the features that decided. */
   const wrong: string[] = [];
   for (let k = 0; k < FOLDS; k++) {
@@ -217,6 +234,7 @@ export function crossValidate(samples: Sample[], names: readonly string[], fit: 
           `fold ${k + 1} ${flagged ? 'flagged' : 'passed '} ${s.id.padEnd(44)} IoU ${s.iou.toFixed(3)}  p ${p.toFixed(2)} (bar ${cal.threshold.toFixed(2)})  ${s.ruled ? 'ruled by fill' : pulls.join(', ')}`,
         );
       }
+      countFlip(flips, cal, s, flagged, names);
       count(perFold[k], s, flagged);
       count(overall, s, flagged);
       if (!perFamily.has(s.family)) perFamily.set(s.family, empty());
@@ -225,7 +243,7 @@ export function crossValidate(samples: Sample[], names: readonly string[], fit: 
       else count(composites, s, flagged);
     }
   }
-  return { perFold, perFamily, overall, real, composites, wrong };
+  return { perFold, perFamily, overall, real, composites, wrong, flips };
 }
 
 /** The L2 weights of the logistic fit the folds choose among (pickFit). */
@@ -273,6 +291,7 @@ export function nestedFit(samples: Sample[], names: readonly string[]) {
   const overall = empty();
   const real = new Map<string, Tally>();
   const chosen: Fit[] = [];
+  const flips = { photos: 0, flipped: 0 };
   for (let k = 0; k < FOLDS; k++) {
     const train = samples.filter((s) => folds.get(s.group) !== k);
     const fit = pickFit(train, names);
@@ -282,9 +301,10 @@ export function nestedFit(samples: Sample[], names: readonly string[]) {
       const { flagged } = decide(cal, s, names);
       count(overall, s, flagged);
       if (s.real) countReal(real, s, flagged);
+      countFlip(flips, cal, s, flagged, names);
     }
   }
-  return { overall, real, chosen };
+  return { overall, real, chosen, flips };
 }
 
 /**
@@ -383,6 +403,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const composites = await samplesOf(set);
   const { real, planes: realPlanes } = await realPhotoSamples(!only);
   const samples = [...composites, ...real];
+  if (process.env.CALIBRATION_SAMPLES) fs.writeFileSync(process.env.CALIBRATION_SAMPLES, JSON.stringify(samples));
   const tally = (ss: Sample[]) =>
     `${ss.filter((s) => s.iou < BROKEN_BELOW).length} broken, ${ss.filter((s) => s.iou >= CLEAN_FROM).length} clean`;
   console.log(
@@ -411,6 +432,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   for (const { name, names, cv } of results) {
     figures[name] = {
       real: Object.fromEntries(cv.real),
+      flips: cv.flips,
       composites: cv.composites,
       perFamily: Object.fromEntries(cv.perFamily),
     };
@@ -419,6 +441,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     console.log(`\n## ${name}${name === chosenName ? ' (chosen)' : ''}\nreal photos held out:`);
     for (const line of byKind(cv.real)) console.log(line);
     console.log(`composites held out       ${show(cv.composites)}`);
+    console.log(`verdicts a re-save turns  ${share(cv.flips.flipped, cv.flips.photos)}`);
     for (const [split, t] of across) console.log(`${split}: ${show(t)}`);
     for (const family of FAMILIES)
       if (cv.perFamily.has(family)) console.log(`${family.padEnd(13)} ${show(cv.perFamily.get(family)!)}`);
@@ -435,6 +458,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
       };
       console.log(`as shipped, the fit chosen inside each training fold (${nested.chosen.map(showFit).join('; ')}):`);
       for (const line of byKind(nested.real)) console.log(line);
+      console.log(`  verdicts a re-save turns ${share(nested.flips.flipped, nested.flips.photos)}`);
       console.log(
         `\nheld-out mistakes on real photos at the rows' L2 weight, with each feature's pull on the log-odds:\n${cv.wrong.join('\n')}`,
       );
@@ -514,7 +538,6 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const across = fitClaimBarsAcross();
   figures.claimsAcross = across;
   for (const line of across) console.log(line);
-  if (process.env.CALIBRATION_SAMPLES) fs.writeFileSync(process.env.CALIBRATION_SAMPLES, JSON.stringify(samples));
   // Every claim judged, the composites' and the real photos'.
   writeClaimMetrics();
   const dir = path.join(import.meta.dirname, '..', '..', 'bench', 'results');

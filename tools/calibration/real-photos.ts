@@ -253,6 +253,11 @@ export interface RealSample {
   ruled: boolean;
   /** Every feature a calibration may read (FEATURES), from the check's own measures. */
   f: Record<string, number>;
+  /**
+   * The same photo saved again as JPEG at RESAVE_QUALITY (what a seller's tools do to it): its features, and
+   * whether the pipeline's rules decide it (a check's verdicts should not turn on this; issue 57).
+   */
+  resaved: { f: Record<string, number>; ruled: boolean };
 }
 
 interface ManifestEntry {
@@ -310,10 +315,23 @@ export function realFolders(
     : shared;
 }
 
+/** The check's features of a 1024² mask and the input it was made from, and whether the fill rules decide it. */
+async function measured(
+  reader: MaskedPhotoReader,
+  mask: Buffer,
+  input: Buffer,
+): Promise<{ f: Record<string, number>; ruled: boolean }> {
+  const fill = subjectFillOf(maskStatistics(mask, MODEL_INPUT_SIZE).histogram);
+  const features = measure(await reader.rasters.checkGrid(mask, input, MODEL_INPUT_SIZE, CHECK_GRID)).features;
+  const f: Record<string, number> = {};
+  for (const [name, make] of Object.entries(FEATURES)) f[name] = make(features);
+  return { f, ruled: fill < NO_SUBJECT_FILL || fill > WHOLE_FRAME_FILL };
+}
+
 /**
  * Every real photo of the shared folders, in manifest order, measured: the service's light mask (serviceMasks,
- * cached), its IoU
- * against the drawn mask at the photo's size, and the check's features. `keep` also returns the 1024² planes
+ * cached), its IoU against the drawn mask at the photo's size, and the check's features, of the photo and of
+ * the photo saved again as JPEG (its mask cached too: the same file check-stability reads). `keep` also returns the 1024² planes
  * the report judge reads (input, light mask, truth).
  */
 export async function realSamples(
@@ -328,18 +346,20 @@ export async function realSamples(
       const photo = await reader.read(path.join(dir, e.image), path.join(dir, e.mask));
       const { input, light } = photo;
       const { iou } = await photo.score(light);
-      const fill = subjectFillOf(maskStatistics(light, MODEL_INPUT_SIZE).histogram);
-      const features = measure(await reader.rasters.checkGrid(light, input, MODEL_INPUT_SIZE, CHECK_GRID)).features;
-      const f: Record<string, number> = {};
-      for (const [name, make] of Object.entries(FEATURES)) f[name] = make(features);
+      const { f, ruled } = await measured(reader, light, input);
+      // The re-save as check-stability makes it: decoded and made into the model's input again, its own mask.
+      const again = await resavedJpeg(photo.bytes);
+      const againInput = (await reader.decoder.toModelInput(await reader.decoder.decode(again), MODEL_INPUT_SIZE)).rgb;
+      const resaved = await measured(reader, await reader.masks.mask(again, againInput), againInput);
       samples.push({
         id: e.id,
         folder,
         scene: shared ? sceneOf(e.id) : 'unlabelled',
         subject: shared ? subjectOf(e.kind ?? '') : 'unlabelled',
         iou,
-        ruled: fill < NO_SUBJECT_FILL || fill > WHOLE_FRAME_FILL,
+        ruled,
         f,
+        resaved,
       });
       if (opts.keep) planes.set(e.id, { input, light, truth: await photo.truthAtModelSize() });
       opts.log?.(`${e.id.padEnd(24)} IoU ${iou.toFixed(3)}`);
