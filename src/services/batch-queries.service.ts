@@ -131,6 +131,7 @@ export class BatchQueries {
       while (!over) {
         const { job, summary } = await this.newsOf(accountId, jobId, !stages);
         if (!ACTIVE_JOB_STATUSES.includes(job.status)) break;
+        // The first look (and every look of a photos' wait) asks whether anything changed after `threshold`.
         if (stages || shown === undefined ? job.updated_at >= threshold : summary !== shown) break;
         shown = summary;
         await woken;
