@@ -2096,7 +2096,7 @@ export interface operations {
         fields?: 'full' | 'summary';
         /** @description Only photos changed at or after this server time; the answer has delta: true. */
         since?: number;
-        /** @description Hold the answer up to this many seconds until something changes after `since` (or after the request arrived), or the batch stops running. Each answer counts against the 60 requests a minute of the key. */
+        /** @description Hold the answer up to this many seconds until something changes after `since` (or after the request arrived), or the batch stops running. A photo moving to its next stage ends a full read's wait (the photo shows its `stage`), not a `fields=summary` wait, which answers when the counts or the batch's own fields change. Each answer counts against the 60 requests a minute of the key. */
         wait?: number;
       };
       header?: never;

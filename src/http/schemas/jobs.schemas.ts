@@ -116,7 +116,7 @@ export const GetJobQuery = Type.Object(
         minimum: 1,
         maximum: 60,
         description:
-          'Hold the answer up to this many seconds until something changes after `since` (or after the request arrived), or the batch stops running. Each answer counts against the 60 requests a minute of the key.',
+          "Hold the answer up to this many seconds until something changes after `since` (or after the request arrived), or the batch stops running. A photo moving to its next stage ends a full read's wait (the photo shows its `stage`), not a `fields=summary` wait, which answers when the counts or the batch's own fields change. Each answer counts against the 60 requests a minute of the key.",
       }),
     ),
   },
