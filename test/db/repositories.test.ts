@@ -53,17 +53,46 @@ for (const { dialect, skip } of DIALECTS) {
       return { accountId, jobId: job.id };
     }
 
+    /**
+     * Resolves once the long-polls have read the batch `n` times (a photos' wait reads its row, a summary's its
+     * row with the counts), each read answered: the test's next change comes after those looks.
+     */
+    function firstLooks(n: number): Promise<void> {
+      const jobs = store.repos.jobs;
+      const { findForAccount, findForAccountWithCounts } = jobs;
+      let seen = 0;
+      let done!: () => void;
+      const all = new Promise<void>((resolve) => (done = resolve));
+      const counted =
+        <A extends unknown[], R>(read: (...args: A) => Promise<R>) =>
+        async (...args: A): Promise<R> => {
+          const found = await read.apply(jobs, args);
+          if (++seen === n) {
+            jobs.findForAccount = findForAccount;
+            jobs.findForAccountWithCounts = findForAccountWithCounts;
+            done();
+          }
+          return found;
+        };
+      jobs.findForAccount = counted(findForAccount);
+      jobs.findForAccountWithCounts = counted(findForAccountWithCounts);
+      return all;
+    }
+
     it('a photo moving to its next stage ends a long-poll of the photos, not one of the summary', async () => {
       const { accountId, jobId } = await startedBatch(1);
       const item = (await queue.claimNext('stage-worker', 60_000))!;
       const ended: string[] = [];
       const threshold = now + 1;
       // Each wait ends by the change it is for: its timeout is far beyond the test's steps, even on a loaded machine.
+      // Both waits past their first look before the move (a sleep was not enough on a loaded machine: a look
+      // after the move finds the batch changed after the threshold, and a summary asked then answers at once).
+      const looked = firstLooks(2);
       const photos = queries
         .waitForChange(accountId, jobId, threshold, 30_000, { stages: true })
         .then(() => ended.push('photos'));
       const summary = queries.waitForChange(accountId, jobId, threshold, 30_000).then(() => ended.push('summary'));
-      await new Promise((r) => setTimeout(r, 50)); // both subscribed and past their first read
+      await looked;
       now += 10;
       expect(await queue.markStage(item, 'stage-worker', 'decode')).toBe(true);
       // Ended by the move, not by its 30 s timeout.
