@@ -1,7 +1,7 @@
 // CutoutWriter: a photo's cut-out, refined at full resolution and written as PNG. Worker threads refine
 // bands of its rows side by side (cutout-writer.worker.mjs: edge-refine.mjs) and lay them out as RGBA
 // pixels in one shared buffer (rgba-bands.mjs); the buffer is then encoded as one PNG by
-// @napi-rs/image (the Rust png crate's fast deflate, Up-filtered rows) in one of those threads. With two
+// @napi-rs/image (the Rust png crate's fast deflate, Paeth-filtered rows) in one of those threads. With two
 // threads on two cores a photo's refinement takes about half as long as in one. A photo is handed over
 // before its mask exists (prepare, while the model runs): the copy of it that the threads share is made
 // then, off the answer's path.

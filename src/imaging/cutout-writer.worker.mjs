@@ -69,17 +69,19 @@ function gridMask(msg) {
 }
 
 /**
- * The cut-out's PNG: straight RGBA, rows Up-filtered (each byte less the one above it: a third of the size
- * unfiltered), the png crate's fast deflate. For a 2000x2000 product cut-out, layout and encode together: 63 ms
- * of CPU and 2.62 MB, against 141 ms and 2.44 MB for rows laid out in JavaScript and deflated by node:zlib at
- * level 1 (32 alternating runs); libvips' encoder at level 1 unfiltered: 79 ms and 5.9 MB (docs/performance.md).
+ * The cut-out's PNG: straight RGBA, rows Paeth-filtered (each byte less its prediction from the bytes left, above
+ * and above-left of it), the png crate's fast deflate. Eight eval products at 2000 px: 45.1 ms of CPU and 1705 KiB a
+ * photo, against 42.6 ms and 2016 KiB with Up rows (each byte less the one above it), the filter until 2026-12-05,
+ * and 58.7 ms and 6079 KiB unfiltered (docs/research/performance-history.md). Before that, against node:zlib at
+ * level 1 from rows laid out in JavaScript: 63 ms of CPU and 2.62 MB for layout and encode against 141 ms and
+ * 2.44 MB; libvips' encoder at level 1 unfiltered: 79 ms and 5.9 MB (docs/performance.md).
  * Here and not on the event loop: the encoder copies the pixels in on the thread that calls it.
  * @param {{ id: number, rgba: Uint8Array, width: number, height: number }} msg
  */
 async function encodePng(msg) {
   const png = await Transformer.fromRgbaPixels(msg.rgba, msg.width, msg.height).png({
     compressionType: CompressionType.Fast,
-    filterType: FilterType.Up,
+    filterType: FilterType.Paeth,
   });
   // Handed over, not copied again: the encoder's buffer is copied once into memory this thread can give away.
   const data = new Uint8Array(png.length);
