@@ -7,14 +7,13 @@
 // BENCH_JSON=<file> also writes the figures, with every photo's row.
 import fs from 'node:fs';
 import path from 'node:path';
-import { MODEL_INPUT_SIZE, squareInput } from '../src/adapters/mask-model.adapter.ts';
+import { squareInput } from '../src/adapters/mask-model.adapter.ts';
 import { loadCalibration } from '../src/pipeline/check/calibration.ts';
 import {
   checkVerdict,
   MaskedPhotoReader,
   realFolders,
   RESAVE_QUALITY,
-  resavedJpeg,
   servicePass,
   serviceMasks,
   type MaskedPhoto,
@@ -52,10 +51,8 @@ for (const { name, dir, entries } of realFolders()) {
     const photo = await reader.read(path.join(dir, e.image), path.join(dir, e.mask));
     const { iou } = await photo.score(photo.light);
     const first = await verdict(photo, photo.light, photo.input);
-    const again = await resavedJpeg(photo.bytes);
-    const decoded = await reader.decoder.decode(again);
-    const input = (await reader.decoder.toModelInput(decoded, MODEL_INPUT_SIZE)).rgb;
-    const second = await verdict({ ...photo, decoded }, await reader.masks.mask(again, input), input);
+    const again = await reader.resaved(photo);
+    const second = await verdict({ ...photo, decoded: again.decoded }, again.mask, again.input);
     rows.push({
       id: e.id,
       iou,

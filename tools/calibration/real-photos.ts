@@ -142,6 +142,17 @@ export class MaskedPhotoReader {
     };
   }
 
+  /**
+   * The photo saved again as JPEG (resavedJpeg), read as the service reads it: decoded, made into the model's
+   * input again, and its own mask (cached by the re-save's bytes).
+   */
+  async resaved(photo: MaskedPhoto): Promise<{ decoded: DecodedImage; input: Buffer; mask: Buffer }> {
+    const again = await resavedJpeg(photo.bytes);
+    const decoded = await this.decoder.decode(again);
+    const input = (await this.decoder.toModelInput(decoded, MODEL_INPUT_SIZE)).rgb;
+    return { decoded, input, mask: await this.masks.mask(again, input) };
+  }
+
   close(): Promise<void> {
     return this.masks.close();
   }
@@ -347,10 +358,8 @@ export async function realSamples(
       const { input, light } = photo;
       const { iou } = await photo.score(light);
       const { f, ruled } = await measured(reader, light, input);
-      // The re-save as check-stability makes it: decoded and made into the model's input again, its own mask.
-      const again = await resavedJpeg(photo.bytes);
-      const againInput = (await reader.decoder.toModelInput(await reader.decoder.decode(again), MODEL_INPUT_SIZE)).rgb;
-      const resaved = await measured(reader, await reader.masks.mask(again, againInput), againInput);
+      const again = await reader.resaved(photo);
+      const resaved = await measured(reader, again.mask, again.input);
       samples.push({
         id: e.id,
         folder,
