@@ -27,6 +27,13 @@ export class BatchQueries {
     return job;
   }
 
+  /** The batch row and its photos' counts by status, in one statement. */
+  private async requireJobWithCounts(accountId: string, jobId: string) {
+    const found = await this.deps.store.repos.jobs.findForAccountWithCounts(accountId, jobId);
+    if (!found) throw notFound('batch');
+    return found;
+  }
+
   /** The batch row, its photo rows (or those changed since `since`) and its counts. */
   async getRows(
     accountId: string,
@@ -48,8 +55,7 @@ export class BatchQueries {
 
   /** The batch without its photos: its row and counts read in one statement. */
   async getSummary(accountId: string, jobId: string): Promise<JobSummary> {
-    const found = await this.deps.store.repos.jobs.findForAccountWithCounts(accountId, jobId);
-    if (!found) throw notFound('batch');
+    const found = await this.requireJobWithCounts(accountId, jobId);
     return jobSummaryView(
       found.job,
       countItems(found.byStatus, found.refunded),
@@ -151,8 +157,7 @@ export class BatchQueries {
    */
   private async newsOf(accountId: string, jobId: string, summary: boolean): Promise<{ job: JobRow; summary: string }> {
     if (!summary) return { job: await this.requireJob(accountId, jobId), summary: '' };
-    const found = await this.deps.store.repos.jobs.findForAccountWithCounts(accountId, jobId);
-    if (!found) throw notFound('batch');
+    const found = await this.requireJobWithCounts(accountId, jobId);
     const { updated_at: _time, ...shown } = found.job;
     return { job: found.job, summary: JSON.stringify([shown, found.byStatus, found.refunded]) };
   }
