@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "enlarge.h"
+
 // ---- arithmetic as JavaScript does it ----
 
 /**
@@ -738,5 +740,6 @@ NAPI_MODULE_INIT() {
   Kept *kept = calloc(1, sizeof(Kept));
   if (!kept || napi_set_instance_data(env, kept, kept_free, NULL) != napi_ok) return NULL;
   if (napi_define_properties(env, exports, sizeof(functions) / sizeof(functions[0]), functions) != napi_ok) return NULL;
+  if (!enlarge_define(env, exports)) return NULL;
   return exports;
 }

@@ -1,7 +1,8 @@
 // The cut-out writer's pixel passes in C (native/cutout.c, built by node-gyp at `npm install` from
 // binding.gyp), or null where the addon was not built or does not load: the writer then runs the
 // JavaScript they stand for (mask-reduce.mjs, edge-refine.mjs, rgba-bands.mjs), which gives the same bytes
-// at about three times the CPU. Plain JavaScript: the writer's worker threads import it.
+// at about three times the CPU. Plain JavaScript: the writer's worker threads import it. The same addon
+// enlarges a small photo to the model's input (native/enlarge.c; without it, sharp makes the same bytes).
 import { createRequire } from 'node:module';
 
 /**
@@ -11,6 +12,7 @@ import { createRequire } from 'node:module';
  *     y0: number, y1: number, grid: number, radius: number, eps: number, steepen: number, outAlpha: Uint8Array): Uint8Array,
  *   bandRgba(rgb: Uint8Array, alpha: Uint8Array, sourceAlpha: Uint8Array | null, width: number, rows: number,
  *     factor: number, out: Uint8Array): { data: Uint8Array, width: number, height: number },
+ *   enlargeRgb(src: Uint8Array, w: number, h: number, W: number, H: number): Promise<Uint8Array>,
  * }} NativeCutout
  */
 
