@@ -277,8 +277,8 @@ export async function createContainer(config: Readonly<Config>, opts: ContainerO
   const cutouts = new WorkerCutoutWriter(config.cutoutThreads);
   if (runWorker && model && !nativeCutout)
     log.warn(
-      'the cut-out passes in C (native/cutout.c) are not built, so JavaScript runs them: the same cut-outs at about ' +
-        'three times their CPU; `npm install` builds them where a C compiler is installed',
+      'the pixel passes in C (native/) are not built, so JavaScript and sharp run them: the same cut-outs and ' +
+        'model inputs at about three times their CPU; `npm install` builds them where a C compiler is installed',
     );
   let closed = false;
   const worker =
