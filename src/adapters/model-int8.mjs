@@ -115,9 +115,18 @@ export function activationParams([min, max]) {
 /**
  * What quantizeInt8 rounds. The int8 model rounds both, at WEIGHT_LEVELS; the others are for measuring what each
  * rounding costs (bench/int8-ablation.ts): with one of them off the convolutions run in float, no faster, and
- * weights at more than WEIGHT_LEVELS would saturate these CPUs' int8 kernels.
- * @typedef {{ weights?: boolean, activations?: boolean, weightLevels?: number }} Rounding
+ * weights at more than WEIGHT_LEVELS would saturate these CPUs' int8 kernels. `matrixPathFrom`: how the weights
+ * of convolutions with at least that many output channels are stored (0: none; MATRIX_PATH_CHANNELS on CPUs
+ * with AMX-INT8), see quantizedConv.
+ * @typedef {{ weights?: boolean, activations?: boolean, weightLevels?: number, matrixPathFrom?: number }} Rounding
  */
+
+/**
+ * The convolutions whose weights are stored for onnxruntime's matrix-product path where the CPU has AMX-INT8:
+ * those with this many output channels or more (ISNet's deeper stages, 28 of its 108). On a Sapphire Rapids
+ * they ran faster there and the others slower (docs/research/int8.md, 2026-12-05).
+ */
+export const MATRIX_PATH_CHANNELS = 256;
 
 /**
  * @param {Uint8Array} bytes a float32 model (model-float32.mjs makes one of ISNet's float16)
@@ -126,7 +135,12 @@ export function activationParams([min, max]) {
  * @returns {Uint8Array}
  */
 export function quantizeInt8(bytes, calibration, rounding = {}) {
-  const { weights: roundWeights = true, activations: roundActivations = true, weightLevels = WEIGHT_LEVELS } = rounding;
+  const {
+    weights: roundWeights = true,
+    activations: roundActivations = true,
+    weightLevels = WEIGHT_LEVELS,
+    matrixPathFrom = 0,
+  } = rounding;
   const model = fromBinary(ModelProtoSchema, bytes);
   const graph = /** @type {import('onnx-buf').GraphProto} */ (model.graph);
   const weights = new Map(graph.initializer.map((t) => [t.name, t]));
@@ -284,12 +298,18 @@ export function quantizeInt8(bytes, calibration, rounding = {}) {
       for (let i = c * per; i < (c + 1) * per; i++)
         q[i] = Math.max(-weightLevels, Math.min(weightLevels, Math.round(values[i] / s)));
     }
+    // The same integers stored one step off with the zero point to match, so that they are not symmetric:
+    // onnxruntime's QLinearConv then multiplies through im2col and its int8 matrix product, which uses AMX where
+    // the CPU has it, instead of its symmetric convolution kernels (AVX-512 VNNI at best). Every product, and so
+    // the mask, is the same; where AMX is missing the matrix path is slower (matrixPathFrom is 0 there).
+    const zero = matrixPathFrom > 0 && channels >= matrixPathFrom ? (weightLevels < 127 ? 1 : -1) : 0;
+    if (zero) for (let i = 0; i < q.length; i++) q[i] += zero;
     node(
       'DequantizeLinear',
       [
         tensor(`${w}/int8`, DT.INT8, dims, q),
         tensor(`${w}/int8_scale`, DT.FLOAT, [channels], scales),
-        tensor(`${w}/int8_zero`, DT.INT8, [channels], new Int8Array(channels)),
+        tensor(`${w}/int8_zero`, DT.INT8, [channels], new Int8Array(channels).fill(zero)),
       ],
       `${w}/dq`,
       [attr('axis', 0)],

@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { URL, fileURLToPath } from 'node:url';
 import { float16ToFloat32 } from './model-float32.mjs';
-import { QUANTIZER_VERSION, quantizeInt8 } from './model-int8.mjs';
+import { MATRIX_PATH_CHANNELS, QUANTIZER_VERSION, quantizeInt8 } from './model-int8.mjs';
 import { withFreeSize } from './model-shape.mjs';
 import { MODEL_OUTPUT, withOnlyOutput } from './model-outputs.mjs';
 
@@ -32,7 +32,7 @@ export function readModel(source) {
 }
 
 /** @typedef {import('./model-levels.mjs').GraphOptimization} GraphOptimization */
-/** @typedef {{ threads: number, arena?: boolean, optimization?: GraphOptimization, cacheDir?: string, float32?: boolean, int8?: boolean, freeSize?: boolean }} SessionOpts createSession's options */
+/** @typedef {{ threads: number, arena?: boolean, optimization?: GraphOptimization, cacheDir?: string, float32?: boolean, int8?: boolean, freeSize?: boolean, matrixPath?: boolean }} SessionOpts createSession's options (`matrixPath`: the int8 model's wide convolutions stored for the matrix-product path; unset, where the CPU has AMX-INT8) */
 import { DEFAULT_GRAPH_OPTIMIZATION } from './model-levels.mjs';
 
 /**
@@ -129,7 +129,8 @@ function sessionPlan(ort, bytes, opts) {
       : opts.optimization;
   const options = sessionOptions(opts.threads, opts.arena ?? true, optimization);
   if (!opts.cacheDir) return { options, file: '' };
-  const level = `${options.graphOptimizationLevel}${precisionKey(precision)}\0mask-only${opts.freeSize ? '\0free' : ''}`;
+  const stored = precision === 'int8' && matrixPath(opts) ? '\0matrix-path' : '';
+  const level = `${options.graphOptimizationLevel}${precisionKey(precision)}${stored}\0mask-only${opts.freeSize ? '\0free' : ''}`;
   return { options, file: path.join(opts.cacheDir, `model-${cacheKey(ort, bytes, level)}.onnx`) };
 }
 
@@ -217,7 +218,7 @@ export function modelPrecision(bytes, opts) {
  * cut down to the mask, its one output Matte reads (onlyTheMask), and quantized, as modelPrecision says; with
  * `freeSize`, its fixed sizes freed where it has any (model-shape.mjs).
  * @param {Uint8Array} bytes
- * @param {{ float32?: boolean, int8?: boolean, freeSize?: boolean }} opts
+ * @param {{ float32?: boolean, int8?: boolean, freeSize?: boolean, matrixPath?: boolean }} opts
  * @returns {Uint8Array}
  */
 export function runnableModel(bytes, opts) {
@@ -226,7 +227,11 @@ export function runnableModel(bytes, opts) {
   // graph, and their residual Adds are quantized too (model-int8.mjs).
   const widened = onlyTheMask(precision === 'stored' ? bytes : asFloat32(bytes));
   const model =
-    precision === 'int8' ? quantizeInt8(widened, /** @type {Calibration} */ (calibrationFor(bytes))) : widened;
+    precision === 'int8'
+      ? quantizeInt8(widened, /** @type {Calibration} */ (calibrationFor(bytes)), {
+          matrixPathFrom: matrixPath(opts) ? MATRIX_PATH_CHANNELS : 0,
+        })
+      : widened;
   if (!opts.freeSize) return model;
   try {
     return withFreeSize(model) ?? model;
@@ -328,6 +333,15 @@ function cacheKey(ort, bytes, level) {
     .update(`\0${level}\0${ort.env.versions?.common ?? ''}\0${process.arch}\0${cpu}\0${flags}`)
     .digest('hex')
     .slice(0, 24);
+}
+
+/**
+ * Whether the int8 model's wide convolutions are stored for onnxruntime's matrix-product path (model-int8.mjs
+ * MATRIX_PATH_CHANNELS): as asked, else where the CPU says it has AMX-INT8 (Linux's /proc/cpuinfo).
+ * @param {{ matrixPath?: boolean }} opts
+ */
+function matrixPath(opts) {
+  return opts.matrixPath ?? /^flags\s*:.*\bamx_int8\b/m.test(readIfThere('/proc/cpuinfo'));
 }
 
 /** @param {string} file */

@@ -33,6 +33,9 @@ import {
 import { modelSource } from '../../../src/adapters/mask-model.adapter.ts';
 import { withOnlyOutput } from '../../../src/adapters/model-outputs.mjs';
 import { loadConfig, modelDescription } from '../../../src/config.ts';
+import { ImageDecoder } from '../../../src/adapters/images/decoder.ts';
+import { fillModelInput } from '../../../src/imaging/model-io.mjs';
+import { evalEntries, evalFile } from '../../../tools/shared-data.ts';
 
 const SIZE = 16;
 
@@ -393,6 +396,40 @@ describe('quantizeInt8', () => {
     }
   });
 
+  it("stores wide convolutions' weights off zero for onnxruntime's matrix path: the same integers, the same outputs", async () => {
+    const model = smallModel();
+    const calibration = await calibrate(model);
+    const symmetric = quantizeInt8(model, calibration);
+    // c1 and c2 have 8 output channels, c3 one: only the first two are stored one step off.
+    const matrix = quantizeInt8(model, calibration, { matrixPathFrom: 8 });
+    const tensors = (m: Uint8Array) =>
+      new Map(
+        fromBinary(ModelProtoSchema, m).graph!.initializer.map((t) => [
+          t.name,
+          new Int8Array(t.rawData.slice().buffer),
+        ]),
+      );
+    const [a, b] = [tensors(symmetric), tensors(matrix)];
+    for (const w of ['w1', 'w2', 'w3']) {
+      const zero = w === 'w3' ? 0 : 1;
+      expect(
+        [...b.get(`${w}/int8_zero`)!].every((z) => z === zero),
+        w,
+      ).toBe(true);
+      expect([...b.get(`${w}/int8`)!].map((q) => q - zero)).toEqual([...a.get(`${w}/int8`)!]);
+    }
+    // At 127 levels a step up would overflow int8: the step is down.
+    const wide = tensors(quantizeInt8(model, calibration, { weightLevels: 127, matrixPathFrom: 8 }));
+    expect([...wide.get('w1/int8_zero')!].every((z) => z === -1)).toBe(true);
+    expect(Math.min(...wide.get('w1/int8')!)).toBeGreaterThanOrEqual(-128);
+    // onnxruntime fuses both into QLinearConv and computes the same outputs, bit for bit.
+    for (const input of inputs(5, 3)) {
+      const x = (await run(symmetric, input)).output.data as Float32Array;
+      const y = (await run(matrix, input)).output.data as Float32Array;
+      expect(Buffer.from(y.buffer).equals(Buffer.from(x.buffer))).toBe(true);
+    }
+  });
+
   it('refuses a calibration with no range for a value it quantizes (one made for other weights)', async () => {
     const model = smallModel();
     const calibration = await calibrate(model);
@@ -446,4 +483,26 @@ describe('the int8 model of the shipped weights', () => {
     }
     expect(ops.filter((o) => o === 'Relu')).toHaveLength(6);
   }, 60_000);
+
+  it('stores its 28 widest convolutions for the matrix path where asked (CPUs with AMX-INT8): the same mask', async () => {
+    const symmetric = runnableModel(bytes, { int8: true, matrixPath: false });
+    const matrix = runnableModel(bytes, { int8: true, matrixPath: true });
+    const zeros = fromBinary(ModelProtoSchema, matrix).graph!.initializer.filter((t) => t.name.endsWith('/int8_zero'));
+    expect(zeros.filter((t) => t.rawData.some((z) => z !== 0))).toHaveLength(28);
+    expect(zeros.filter((t) => t.rawData.every((z) => z === 1) && t.dims[0] >= 256n)).toHaveLength(28);
+    // An eval photo's input through both, as the service's session runs them.
+    const decoder = new ImageDecoder(100_000_000);
+    const entry = evalEntries().filter((e) => e.kind === 'product')[0];
+    const rgb = (await decoder.toModelInput(await decoder.decode(evalFile(entry.image)), 1024)).rgb;
+    const input = new Float32Array(3 * 1024 * 1024);
+    fillModelInput(rgb, input);
+    const outputs = [];
+    for (const model of [symmetric, matrix]) {
+      const session = await ort.InferenceSession.create(model, { graphOptimizationLevel: 'all', intraOpNumThreads: 2 });
+      const out = await session.run({ input: new ort.Tensor('float32', input, [1, 3, 1024, 1024]) });
+      outputs.push(Buffer.from((out.output.data as Float32Array).buffer));
+      await session.release();
+    }
+    expect(outputs[1].equals(outputs[0])).toBe(true);
+  }, 120_000);
 });
