@@ -8,7 +8,9 @@
 //  - its input is read through QuantizeLinear → DequantizeLinear, with the input's calibrated range;
 //  - its weights become int8, one scale per output channel, in [-64, 64] (7 bits and a sign: on CPUs with
 //    AVX2 but no VNNI the u8 x s8 products of two taps must not saturate 16 bits), read through a
-//    DequantizeLinear; its bias becomes int32 at the input's scale times the weights';
+//    DequantizeLinear (on CPUs with AMX-INT8, the widest convolutions' integers are stored one step up with
+//    zero point 1, the same values: MATRIX_PATH_CHANNELS); its bias becomes int32 at the input's scale times
+//    the weights';
 //  - its output is quantized with the range of what follows it. A Relu that is its only reader is taken out:
 //    a uint8 quantization whose zero is at 0 clamps at 0 already, and onnxruntime fuses Conv → Q only.
 // Between the convolutions: a residual Add of two quantized values is quantized with its own calibrated range
