@@ -31,9 +31,8 @@
 #define WEIGHT_SHIFT 12
 #define WEIGHT_ONE (1 << WEIGHT_SHIFT)
 
-static int weights[SUBPIXELS + 1][4];
-
-static void make_weights(void) {
+/** The 65 positions' weights (a microsecond's work: made for each call, so no thread ever shares them). */
+static void make_weights(int weights[SUBPIXELS + 1][4]) {
   for (int s = 0; s <= SUBPIXELS; s++) {
     const double x = (double)((float)s / SUBPIXELS);
     const double cr1 = 1. - x;
@@ -66,6 +65,8 @@ static void axis_taps(double start, double step, int n, int accumulate, int *fir
 static inline int clamp_index(int v, int n) { return v < 0 ? 0 : v >= n ? n - 1 : v; }
 
 int enlarge_rgb(const uint8_t *src, int w, int h, int W, int H, uint8_t *out) {
+  int weights[SUBPIXELS + 1][4];
+  make_weights(weights);
   // libvips' transform and offsets, in its order of operations.
   const double hscale = 1.0 / ((double)w / W);
   const double vscale = 1.0 / ((double)h / H);
@@ -223,7 +224,6 @@ static napi_value js_enlarge_rgb(napi_env env, napi_callback_info info) {
 }
 
 int enlarge_define(napi_env env, napi_value exports) {
-  make_weights(); // once, on the thread that loads the addon, before any work can run
   napi_property_descriptor functions[] = {
       {"enlargeRgb", NULL, js_enlarge_rgb, NULL, NULL, NULL, napi_enumerable, NULL},
   };
