@@ -50,16 +50,14 @@ static void make_weights(int weights[SUBPIXELS + 1][4]) {
 
 static inline int fixed_round(int v) { return (v + (WEIGHT_ONE >> 1)) >> WEIGHT_SHIFT; }
 
-/** Where output pixel k of an axis reads: its first source pixel (in the bordered image) and its weights' row. */
-static void axis_taps(double start, double step, int n, int accumulate, int *first, int *row) {
-  double at = start;
-  for (int k = 0; k < n; k++) {
-    const double p = accumulate ? at : start + step * k;
-    const int scaled = (int)(p * SUBPIXELS * 2);
-    first[k] = (int)p - 1;
-    row[k] = ((scaled & (SUBPIXELS * 2 - 1)) + 1) >> 1;
-    at += step;
-  }
+/**
+ * Where an output pixel at source position `p` (in the bordered image) reads: its first source pixel, and its
+ * weights' row (the position's sub-pixel bits rounded to nearest, as libvips does).
+ */
+static inline void tap(double p, int *first, int *row) {
+  const int scaled = (int)(p * SUBPIXELS * 2);
+  *first = (int)p - 1;
+  *row = ((scaled & (SUBPIXELS * 2 - 1)) + 1) >> 1;
 }
 
 static inline int clamp_index(int v, int n) { return v < 0 ? 0 : v >= n ? n - 1 : v; }
@@ -86,15 +84,14 @@ int enlarge_rgb(const uint8_t *src, int w, int h, int W, int H, uint8_t *out) {
   int32_t *sums = malloc(sizeof(int32_t) * (size_t)W * 3 * 4);
   int ok = col_first && col_row && row_first && row_row && col_src && sums;
   if (ok) {
-    axis_taps(x0, ia, W, 1, col_first, col_row);
+    double x = x0;
+    for (int k = 0; k < W; k++, x += ia) tap(x, &col_first[k], &col_row[k]);
     // A row's y: ic * ox + id * oy, less idy, plus the offset (no accumulation).
     for (int y = 0; y < H; y++) {
       double p = -0.0 * 0.0 + id * (double)y;
       p -= idy;
       p += offset;
-      const int scaled = (int)(p * SUBPIXELS * 2);
-      row_first[y] = (int)p - 1;
-      row_row[y] = ((scaled & (SUBPIXELS * 2 - 1)) + 1) >> 1;
+      tap(p, &row_first[y], &row_row[y]);
     }
     // The bordered image has two extra pixels before the first (libvips' border and the window's offset).
     for (int x = 0; x < W; x++)

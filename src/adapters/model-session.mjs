@@ -129,8 +129,7 @@ function sessionPlan(ort, bytes, opts) {
       : opts.optimization;
   const options = sessionOptions(opts.threads, opts.arena ?? true, optimization);
   if (!opts.cacheDir) return { options, file: '' };
-  const stored = precision === 'int8' && matrixPath(opts) ? '\0matrix-path' : '';
-  const level = `${options.graphOptimizationLevel}${precisionKey(precision)}${stored}\0mask-only${opts.freeSize ? '\0free' : ''}`;
+  const level = `${options.graphOptimizationLevel}${precisionKey(precision, opts)}\0mask-only${opts.freeSize ? '\0free' : ''}`;
   return { options, file: path.join(opts.cacheDir, `model-${cacheKey(ort, bytes, level)}.onnx`) };
 }
 
@@ -297,13 +296,15 @@ function sha256(bytes) {
 }
 
 /**
- * The part of the cached model's name that says what was run.
+ * The part of the cached model's name that says what was run: the precision, and for int8 how its weights are
+ * stored (matrixPath).
  * @param {Precision} precision
+ * @param {{ matrixPath?: boolean }} opts
  */
-function precisionKey(precision) {
+function precisionKey(precision, opts) {
   if (precision === 'stored') return '';
   if (precision === 'float32') return '\0float32';
-  return `\0int8\0${int8Identity()}`;
+  return `\0int8\0${int8Identity()}${matrixPath(opts) ? '\0matrix-path' : ''}`;
 }
 
 /**
@@ -327,10 +328,9 @@ function asFloat32(bytes) {
  */
 function cacheKey(ort, bytes, level) {
   const cpu = os.cpus()[0]?.model ?? 'cpu';
-  const flags = /^flags\s*:\s*(.*)$/m.exec(readIfThere('/proc/cpuinfo'))?.[1] ?? '';
   return createHash('sha256')
     .update(bytes)
-    .update(`\0${level}\0${ort.env.versions?.common ?? ''}\0${process.arch}\0${cpu}\0${flags}`)
+    .update(`\0${level}\0${ort.env.versions?.common ?? ''}\0${process.arch}\0${cpu}\0${cpuFlags()}`)
     .digest('hex')
     .slice(0, 24);
 }
@@ -341,7 +341,15 @@ function cacheKey(ort, bytes, level) {
  * @param {{ matrixPath?: boolean }} opts
  */
 function matrixPath(opts) {
-  return opts.matrixPath ?? /^flags\s*:.*\bamx_int8\b/m.test(readIfThere('/proc/cpuinfo'));
+  return opts.matrixPath ?? /\bamx_int8\b/.test(cpuFlags());
+}
+
+/** @type {string | undefined} */
+let flagsRead;
+/** The CPU's feature flags as Linux's /proc/cpuinfo lists them (empty elsewhere), read once. */
+function cpuFlags() {
+  flagsRead ??= /^flags\s*:\s*(.*)$/m.exec(readIfThere('/proc/cpuinfo'))?.[1] ?? '';
+  return flagsRead;
 }
 
 /** @param {string} file */
