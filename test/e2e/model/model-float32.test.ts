@@ -11,6 +11,7 @@ import { float16ToFloat32, halfToFloat } from '../../../src/adapters/model-float
 import { createSession, readModel, sessionOptions } from '../../../src/adapters/model-session.mjs';
 import { modelSource } from '../../../src/adapters/mask-model.adapter.ts';
 import { loadConfig } from '../../../src/config.ts';
+import { letTheRunnerIn } from '../../helpers/runner.ts';
 
 describe('halfToFloat', () => {
   it('reads IEEE 754 half-precision bits exactly', () => {
@@ -59,7 +60,9 @@ describe('float16ToFloat32 on ISNet medium', () => {
 
     const input = new Float32Array(3 * 1024 * 1024).map((_, i) => Math.sin(i / 997) * 0.5);
     const run = async (model: Uint8Array) => {
+      await letTheRunnerIn(); // each load and run holds this thread for seconds (helpers/runner.ts)
       const session = await ort.InferenceSession.create(model, sessionOptions(2, true, 'extended'));
+      await letTheRunnerIn();
       const out = await session.run({ input: new ort.Tensor('float32', input, [1, 3, 1024, 1024]) }, ['output']);
       await session.release();
       return out.output.data as Float32Array;
@@ -90,6 +93,7 @@ describe('the float32 setting', () => {
     try {
       const casts = async (float32: boolean) => {
         const before = new Set(fs.readdirSync(dir));
+        await letTheRunnerIn(); // the load holds this thread for seconds (helpers/runner.ts)
         await (
           await createSession(ort, bytes, { threads: 1, optimization: 'basic', cacheDir: dir, float32 })
         ).release();

@@ -36,6 +36,7 @@ import { loadConfig, modelDescription } from '../../../src/config.ts';
 import { ImageDecoder } from '../../../src/adapters/images/decoder.ts';
 import { fillModelInput } from '../../../src/imaging/model-io.mjs';
 import { evalEntries, evalFile } from '../../../tools/shared-data.ts';
+import { letTheRunnerIn } from '../../helpers/runner.ts';
 
 const SIZE = 16;
 
@@ -142,6 +143,7 @@ const inputs = (seed: number, count: number) => {
 };
 
 async function run(model: Uint8Array, input: Float32Array, names = ['output'], level: 'disabled' | 'all' = 'all') {
+  await letTheRunnerIn(); // a load and a run hold this thread (helpers/runner.ts)
   const session = await ort.InferenceSession.create(model, { graphOptimizationLevel: level, intraOpNumThreads: 1 });
   const out = await session.run({ input: new ort.Tensor('float32', input, [1, 3, SIZE, SIZE]) }, names);
   await session.release();
@@ -459,7 +461,8 @@ describe('the int8 model of the shipped weights', () => {
     expect(runnableModel(other, { int8: true })).toBe(other);
   });
 
-  it('quantizes 107 of the 114 convolutions that make the mask with the committed calibration: the mask head (split in two) and the six it names stay float', () => {
+  it('quantizes 107 of the 114 convolutions that make the mask with the committed calibration: the mask head (split in two) and the six it names stay float', async () => {
+    await letTheRunnerIn(); // the quantization holds this thread for seconds (helpers/runner.ts)
     const calibration = JSON.parse(fs.readFileSync(INT8_CALIBRATION_FILE, 'utf8')) as { float: string[] };
     expect(calibration.float).toHaveLength(6);
     const graph = fromBinary(ModelProtoSchema, runnableModel(bytes, { int8: true })).graph!;
@@ -485,8 +488,11 @@ describe('the int8 model of the shipped weights', () => {
   }, 60_000);
 
   it('stores its 28 widest convolutions for the matrix path where asked (CPUs with AMX-INT8): the same mask', async () => {
+    await letTheRunnerIn(); // each quantization holds this thread for seconds (helpers/runner.ts)
     const symmetric = runnableModel(bytes, { int8: true, matrixPath: false });
+    await letTheRunnerIn();
     const matrix = runnableModel(bytes, { int8: true, matrixPath: true });
+    await letTheRunnerIn();
     const zeros = fromBinary(ModelProtoSchema, matrix).graph!.initializer.filter((t) => t.name.endsWith('/int8_zero'));
     expect(zeros.filter((t) => t.rawData.some((z) => z !== 0))).toHaveLength(28);
     expect(zeros.filter((t) => t.rawData.every((z) => z === 1) && t.dims[0] >= 256n)).toHaveLength(28);
@@ -498,7 +504,9 @@ describe('the int8 model of the shipped weights', () => {
     fillModelInput(rgb, input);
     const outputs = [];
     for (const model of [symmetric, matrix]) {
+      await letTheRunnerIn(); // ISNet's load and run hold this thread for seconds (helpers/runner.ts)
       const session = await ort.InferenceSession.create(model, { graphOptimizationLevel: 'all', intraOpNumThreads: 2 });
+      await letTheRunnerIn();
       const out = await session.run({ input: new ort.Tensor('float32', input, [1, 3, 1024, 1024]) });
       outputs.push(Buffer.from((out.output.data as Float32Array).buffer));
       await session.release();
