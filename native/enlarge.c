@@ -17,8 +17,9 @@
 //   clipped to 0..255; pixels beyond the photo's edges repeat its edge pixels.
 //
 // test/unit/native-enlarge.test.ts compares the bytes with sharp's on generated photos at sizes where the
-// accumulated coordinates matter, test/e2e/native-cutout.test.ts on every eval photo. Why native: libvips' enlargement was 28 ms of the 72 ms of CPU outside the
-// model for one of eval-data's 800 px photos (docs/performance.md).
+// accumulated coordinates matter, test/e2e/native-cutout.test.ts on every eval photo. Why native: libvips'
+// enlargement was 28 ms of the 72 ms of CPU outside the model for one of eval-data's 800 px photos
+// (docs/performance.md).
 #include <node_api.h>
 #include <stdint.h>
 #include <stdlib.h>
