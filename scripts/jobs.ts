@@ -39,6 +39,10 @@ const FAMILIES: Record<string, { about: string; jobs: Record<string, Job>; runAl
       'int8-gate': { file: 'bench/int8-gate.ts', about: 'the int8 default against float on every drawn-mask set' },
       'int8-ablation': { file: 'bench/int8-ablation.ts', about: "what each of int8's roundings costs (35 min)" },
       memory: { file: 'bench/memory.ts', about: "a worker's peak memory, setting by setting" },
+      'model-ceiling': {
+        file: 'bench/model-ceiling.ts',
+        about: 'how fast two cores run the model at all, with nothing around it, against imgly-node',
+      },
       photos: { file: 'bench/photos.ts', about: 'the check and the report judge on a folder of photos with masks' },
       scale: { file: 'bench/scale.ts', about: 'remote inference, the queue at 10,000 photos, statements a photo' },
       startup: { file: 'bench/startup.ts', about: 'starting bin/matte: its build against the sources through tsx' },
