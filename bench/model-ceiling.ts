@@ -1,5 +1,5 @@
-// npm run bench -- model-ceiling: how fast two cores run the model at all, whatever is around it, set against
-// imgly-node, in interleaved rounds. The speed issue's goal imgly-node / Matte >= 8x needs Matte's batches at
+// npm run bench -- model-ceiling: how fast two cores run the model at all, with none of the service's work around
+// it, set against imgly-node, in interleaved rounds. The speed issue's goal imgly-node / Matte >= 8x needs Matte's batches at
 // 8 / (imgly-node / bare) times the bare model; this bench says how far the model itself goes, with no work of
 // the service's around it:
 //   imgly-node    @imgly/background-removal-node's removeBackground, one photo after another (as speed-check)
