@@ -10,6 +10,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import readline from 'node:readline';
+import sharp from 'sharp';
 import { fileURLToPath } from 'node:url';
 
 const CHILD = fileURLToPath(import.meta.url);
@@ -58,10 +59,25 @@ export class BareModel {
   }
 }
 
+/**
+ * A photo as the bare model reads it, made as `../shared/tools/speed-check` makes it: sharp with EXIF rotation,
+ * filled to 1024², then (v-128)/256 in a plain loop (the yardstick's own arithmetic, not the service's table).
+ */
+export async function speedCheckInput(photo: Buffer): Promise<Float32Array> {
+  const N = 1024 * 1024;
+  const raw = await sharp(photo).rotate().removeAlpha().resize(1024, 1024, { fit: 'fill' }).raw().toBuffer();
+  const x = new Float32Array(3 * N);
+  for (let i = 0; i < N; i++) {
+    x[i] = (raw[3 * i]! - 128) / 256;
+    x[N + i] = (raw[3 * i + 1]! - 128) / 256;
+    x[2 * N + i] = (raw[3 * i + 2]! - 128) / 256;
+  }
+  return x;
+}
+
 async function child(threads: number, files: string[], int8: boolean): Promise<void> {
-  const [ort, { default: sharp }, { readModel, runnableModel }, { modelSource }] = await Promise.all([
+  const [ort, { readModel, runnableModel }, { modelSource }] = await Promise.all([
     import('onnxruntime-node'),
-    import('sharp'),
     import('../src/adapters/model-session.mjs'),
     import('../src/adapters/mask-model.adapter.ts'),
   ]);
@@ -69,23 +85,10 @@ async function child(threads: number, files: string[], int8: boolean): Promise<v
   const session = await ort.InferenceSession.create(int8 ? runnableModel(bytes, { int8: true }) : bytes, {
     intraOpNumThreads: threads,
   });
-  const N = 1024 * 1024;
   const tensors = await Promise.all(
-    files.map(async (file) => {
-      const raw = await sharp(fs.readFileSync(file))
-        .rotate()
-        .removeAlpha()
-        .resize(1024, 1024, { fit: 'fill' })
-        .raw()
-        .toBuffer();
-      const x = new Float32Array(3 * N);
-      for (let i = 0; i < N; i++) {
-        x[i] = (raw[3 * i]! - 128) / 256;
-        x[N + i] = (raw[3 * i + 1]! - 128) / 256;
-        x[2 * N + i] = (raw[3 * i + 2]! - 128) / 256;
-      }
-      return new ort.Tensor('float32', x, [1, 3, 1024, 1024]);
-    }),
+    files.map(
+      async (file) => new ort.Tensor('float32', await speedCheckInput(fs.readFileSync(file)), [1, 3, 1024, 1024]),
+    ),
   );
   await session.run({ input: tensors[0]! }, ['output']); // warm-up
   process.stdout.write('ready\n');

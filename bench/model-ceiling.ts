@@ -13,41 +13,30 @@
 // rounds; ratios are taken within a round and the medians are the figures. Written to
 // bench/results/model-ceiling.json and .md.
 import fs from 'node:fs';
+import os from 'node:os';
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import ort from 'onnxruntime-node';
-import sharp from 'sharp';
 import { modelSource } from '../src/adapters/mask-model.adapter.ts';
 import { readModel, runnableModel, sessionOptions } from '../src/adapters/model-session.mjs';
 import { evalEntries, evalFile, HAVE_EVAL_DATA } from '../tools/shared-data.ts';
+import { speedCheckInput } from './bare-model.ts';
 import { median } from './cpu.ts';
 
 if (!HAVE_EVAL_DATA) throw new Error('npm run bench -- model-ceiling reads ../shared/eval-data');
 const PHOTOS = Number(process.env.BENCH_CEILING_PHOTOS ?? 8);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const SIDE = 1024;
-const N = SIDE * SIDE;
 
 const photos = evalEntries()
   .filter((e) => e.kind === 'product')
   .slice(0, PHOTOS)
   .map((e) => evalFile(e.image));
 
-/** The bare model's input, as speed-check makes it. */
-async function inputOf(photo: Buffer): Promise<Float32Array> {
-  const raw = await sharp(photo).rotate().removeAlpha().resize(SIDE, SIDE, { fit: 'fill' }).raw().toBuffer();
-  const x = new Float32Array(3 * N);
-  for (let i = 0; i < N; i++) {
-    x[i] = (raw[3 * i]! - 128) / 256;
-    x[N + i] = (raw[3 * i + 1]! - 128) / 256;
-    x[2 * N + i] = (raw[3 * i + 2]! - 128) / 256;
-  }
-  return x;
-}
 const tensor = (x: Float32Array) => new ort.Tensor('float32', x, [1, 3, SIDE, SIDE]);
 
 const model = runnableModel(readModel(modelSource()), { int8: true });
-const inputs = await Promise.all(photos.map(inputOf));
+const inputs = await Promise.all(photos.map(speedCheckInput));
 const defaults = await ort.InferenceSession.create(model, { intraOpNumThreads: 2 });
 const ours = await ort.InferenceSession.create(model, sessionOptions(2));
 /** Two sessions in two worker threads, of `threads` threads each. */
@@ -108,6 +97,7 @@ interface Round {
   oneAndOne: number;
   twoAndTwo: number;
 }
+const rounded = (round: Round) => Object.fromEntries(Object.entries(round).map(([k, v]) => [k, Math.round(v)]));
 const rounds: Round[] = [];
 for (let r = 0; r < ROUNDS; r++) {
   const round: Round = {
@@ -115,7 +105,7 @@ for (let r = 0; r < ROUNDS; r++) {
       for (const p of photos) await imgly(p);
     }),
     bare: await msPerPhoto(async () => {
-      for (const p of photos) await defaults.run({ input: tensor(await inputOf(p)) }, ['output']);
+      for (const p of photos) await defaults.run({ input: tensor(await speedCheckInput(p)) }, ['output']);
     }),
     alone: await msPerPhoto(() => oneAfterAnother(defaults)),
     aloneOurs: await msPerPhoto(() => oneAfterAnother(ours)),
@@ -123,9 +113,7 @@ for (let r = 0; r < ROUNDS; r++) {
     twoAndTwo: await atOnce(pairs[1]!),
   };
   rounds.push(round);
-  console.log(
-    `round ${r + 1}: ${JSON.stringify(Object.fromEntries(Object.entries(round).map(([k, v]) => [k, Math.round(v)])))}`,
-  );
+  console.log(`round ${r + 1}: ${JSON.stringify(rounded(round))}`);
 }
 await Promise.all(pairs.flat().map((w) => w.terminate()));
 
@@ -139,9 +127,9 @@ const words: Record<(typeof arms)[number], string> = {
 };
 const fixed = (x: number, d = 2) => Number(x.toFixed(d));
 const figures = {
-  machine: `${(await import('node:os')).cpus()[0]?.model ?? '?'}, ${(await import('node:os')).availableParallelism()} CPUs`,
+  machine: `${os.cpus()[0]?.model ?? '?'}, ${os.availableParallelism()} CPUs`,
   photos: photos.length,
-  rounds: rounds.map((r) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k, Math.round(v)]))),
+  rounds: rounds.map(rounded),
   imglyMsPerPhoto: Math.round(median(rounds.map((r) => r.imgly))),
   arms: Object.fromEntries(
     arms.map((a) => [
