@@ -24,6 +24,7 @@ import { registerAccountRoutes } from './http/routes/account.routes.ts';
 import { registerStudioRoutes } from './http/routes/studio.routes.ts';
 import { registerReviewRoutes } from './http/routes/review.routes.ts';
 import { registerRenderRoutes } from './http/routes/render.routes.ts';
+import { registerTouchUpRoutes } from './http/routes/touch-up.routes.ts';
 import { registerDownloadRoutes } from './http/routes/download.routes.ts';
 import { registerEventRoutes } from './http/routes/events.routes.ts';
 import { SESSION_COOKIE } from './services/session.service.ts';
@@ -169,6 +170,7 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
   registerStudioRoutes(routes, c);
   registerReviewRoutes(routes, c);
   registerRenderRoutes(routes, c);
+  registerTouchUpRoutes(routes, c);
   registerDownloadRoutes(routes, c);
   registerEventRoutes(routes, c);
   await registerStudio(app);

@@ -39,6 +39,7 @@ import { warmUpCheck } from './pipeline/photo-pipeline.ts';
 import { InputThumbnails } from './services/input-thumbnails.service.ts';
 import { OutputThumbnails } from './services/output-thumbnails.service.ts';
 import { RenderService } from './services/render.service.ts';
+import { TouchUpService } from './services/touch-up.service.ts';
 import { DownloadService } from './services/download.service.ts';
 import { FileService } from './services/files.service.ts';
 import { IdempotencyService } from './services/idempotency.service.ts';
@@ -69,6 +70,7 @@ export interface Container {
   reruns: RerunService;
   reports: ReportService;
   render: RenderService;
+  touchUps: TouchUpService;
   downloads: DownloadService;
   files: FileService;
   inputThumbs: InputThumbnails;
@@ -250,6 +252,19 @@ export async function createContainer(config: Readonly<Config>, opts: ContainerO
   const reruns = new RerunService({ store, credits, bus, clock, queries, progress });
   const reports = new ReportService({ store, blobs, rasters, credits, queries, bus, clock });
   const render = new RenderService({ store, blobs, decoder, renderer, rasters, queries, bus, clock });
+  // The cut-out writer's threads (spawned when first needed) write the worker's cut-outs and paint touch-ups.
+  const cutouts = new WorkerCutoutWriter(config.cutoutThreads);
+  const touchUps = new TouchUpService({
+    store,
+    blobs,
+    decoder,
+    renderer,
+    rasters,
+    painter: cutouts,
+    queries,
+    bus,
+    clock,
+  });
   const downloads = new DownloadService({ store, blobs, renderer, queries });
   const inputThumbs = new InputThumbnails({ blobs, inspector, queries });
   const outputThumbs = new OutputThumbnails({ blobs, renderer, queries });
@@ -274,7 +289,6 @@ export async function createContainer(config: Readonly<Config>, opts: ContainerO
       ? new PreparedInputs(decoder, undefined, (width, height) => model.inputSize(width, height))
       : undefined;
   const images = new ImageService({ batches, intake, queries, queue, render, inspector, clock, prepared });
-  const cutouts = new WorkerCutoutWriter(config.cutoutThreads);
   if (runWorker && model && !nativeCutout)
     log.warn(
       'the pixel passes in C (native/) are not built, so JavaScript and sharp run them: the same cut-outs and ' +
@@ -336,6 +350,7 @@ export async function createContainer(config: Readonly<Config>, opts: ContainerO
     reruns,
     reports,
     render,
+    touchUps,
     downloads,
     files,
     inputThumbs,

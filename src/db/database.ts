@@ -13,6 +13,7 @@ import * as claims from './migrations/2026-11-23T01-claims.ts';
 import * as resultFiles from './migrations/2026-11-23T02-result-files.ts';
 import * as webhookDeliveries from './migrations/2026-11-24T00-webhook-deliveries.ts';
 import * as jobOrigin from './migrations/2026-11-28T00-job-origin.ts';
+import * as touchUps from './migrations/2026-12-08T00-touch-ups.ts';
 import { errorMessage } from '../errors.ts';
 import { JsonColumnsPlugin } from './json-columns.ts';
 
@@ -32,6 +33,7 @@ const MIGRATIONS: Record<string, DatedMigration> = {
   '2026-11-23T02-result-files': resultFiles,
   '2026-11-24T00-webhook-deliveries': webhookDeliveries,
   '2026-11-28T00-job-origin': jobOrigin,
+  '2026-12-08T00-touch-ups': touchUps,
 };
 
 class StaticProvider implements MigrationProvider {

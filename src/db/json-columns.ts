@@ -26,6 +26,7 @@ import {
   WebhookEvents,
 } from '../domain/batch.schemas.ts';
 import { JobEvent } from '../domain/event.schemas.ts';
+import { StoredTouchUp } from '../domain/touch-up.schemas.ts';
 import { ERROR_CODE_NAMES } from '../errors.ts';
 import { ProblemExtras } from '../domain/problem-extras.ts';
 import type { JsonText } from './json-text.ts';
@@ -68,6 +69,7 @@ const JSON_COLUMNS = {
   region: BBox,
   metrics: Type.Record(Type.String(), Type.Number()),
   payload: JobEvent,
+  touch_up: StoredTouchUp,
 } satisfies Record<string, TSchema>;
 type JsonColumnName = keyof typeof JSON_COLUMNS;
 type Holds<K extends JsonColumnName> = Static<(typeof JSON_COLUMNS)[K]>;

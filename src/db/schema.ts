@@ -110,6 +110,10 @@ interface ItemTable {
   cutout_blob: string | null;
   output_blob: string | null;
   thumb_blob: string | null;
+  /** The model's cut-out while the photo is touched up (cutout_blob is then the touched-up one); else null. */
+  model_cutout_blob: string | null;
+  /** What the seller's touch-up did, while there is one. */
+  touch_up: NullableJson<'touch_up'>;
   lease_owner: string | null;
   lease_expires_at: number | null;
   created_at: number;

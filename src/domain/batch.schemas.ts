@@ -349,6 +349,20 @@ export type ItemMeta = Static<typeof ItemMeta>;
 export const StoredItemMeta = Type.Object({ ...ItemMeta.properties, compliance: Type.Optional(Compliance) }, closed);
 export type StoredItemMeta = Static<typeof StoredItemMeta>;
 
+/** What a photo's touch-up did (POST …/touch-up), as the photo answers it. */
+export const TouchUp = Type.Object(
+  {
+    strokes: Int({ description: 'Strokes painted since the model made the cut-out.' }),
+    updatedAt: Ms('Server clock of the last touch-up.'),
+  },
+  {
+    ...closed,
+    description:
+      "Beyond the specification: present only while a seller's touch-up (POST …/touch-up) replaces the model's cut-out; DELETE …/touch-up or a re-run removes it. The photo's files (cutoutUrl, outputUrl, thumbnails, the batch ZIP) follow the touched-up cut-out; `quality`, reports and the charge stay the model's.",
+  },
+);
+export type TouchUp = Static<typeof TouchUp>;
+
 export const Item = Type.Object(
   {
     id: Type.String(),
@@ -390,6 +404,7 @@ export const Item = Type.Object(
     }),
     settings: Settings,
     rev: Int({ description: 'Bumped on every render; cache-busts file URLs.' }),
+    touchUp: Type.Optional(TouchUp),
     meta: Type.Optional(ItemMeta),
     stage: Type.Optional(Stage),
     stageStartedAt: Type.Optional(Ms('')),

@@ -9,6 +9,7 @@ import { Worker } from 'node:worker_threads';
 import { refineGrid } from './edge-refine.mjs';
 import { bandCuts, thumbnailFactor } from './band-cuts.mjs';
 import { SharedMemoryPool } from '../runtime/shared-memory-pool.ts';
+import type { SnapOptions, Stroke } from './touch-up.mjs';
 
 export interface CutoutPhoto {
   /** RGB at working size, 3 bytes a pixel. */
@@ -96,8 +97,16 @@ interface Gridded {
   cuts: number[];
 }
 
+/** A touch-up's answer: the touched-up cut-out as PNG, its subject's box, and how many pixels changed. */
+export interface TouchedUp {
+  png: Buffer;
+  bbox: { x: number; y: number; width: number; height: number } | null;
+  changed: number;
+}
+
 type WorkerMessage = { id: number } & (
   | { type: 'band'; preview: BandPreview }
+  | { type: 'touched-up'; data: Uint8Array; bbox: TouchedUp['bbox']; changed: number }
   | { type: 'png'; data: Uint8Array }
   | ({ type: 'grid' } & Gridded)
   | { type: 'failed'; message: string }
@@ -105,6 +114,10 @@ type WorkerMessage = { id: number } & (
 
 const bandOf = (a: WorkerMessage) => (a.type === 'band' ? a.preview : undefined);
 const pngOf = (a: WorkerMessage) => (a.type === 'png' ? a.data : undefined);
+const touchedUpOf = (a: WorkerMessage): TouchedUp | undefined =>
+  a.type === 'touched-up'
+    ? { png: Buffer.from(a.data.buffer, a.data.byteOffset, a.data.byteLength), bbox: a.bbox, changed: a.changed }
+    : undefined;
 const gridOf = (a: WorkerMessage): Gridded | undefined =>
   a.type === 'grid' ? { alpha: a.alpha, cuts: a.cuts } : undefined;
 
@@ -241,6 +254,28 @@ export class WorkerCutoutWriter implements CutoutWriter {
   /** prepare and write at once, for a photo whose mask is already known. */
   write(photo: CutoutPhoto, low: LowInputs, thumbEdge: number): Cutout {
     return this.prepare(photo, thumbEdge).write(low);
+  }
+
+  /**
+   * Paints a seller's strokes on a cut-out (imaging/touch-up.mjs) in one of the writer's threads and encodes it
+   * as the writer encodes cut-outs. `cutout` is its straight RGBA pixels, `photo` the photo at the same size.
+   */
+  touchUp(
+    cutout: { rgba: Uint8Array; width: number; height: number },
+    photo: { rgb: Uint8Array; alpha: Uint8Array | null },
+    strokes: Stroke[],
+    snap: SnapOptions | null,
+  ): Promise<TouchedUp> {
+    return this.run(touchedUpOf, {
+      type: 'touch-up',
+      rgba: cutout.rgba,
+      rgb: photo.rgb,
+      sourceAlpha: photo.alpha,
+      width: cutout.width,
+      height: cutout.height,
+      strokes,
+      snap,
+    });
   }
 
   /**

@@ -10,6 +10,7 @@ import { REFINE_DEFAULTS, refineGrid, refineRows } from './edge-refine.mjs';
 import { reduceArea } from './mask-reduce.mjs';
 import { nativeCutout } from './native.mjs';
 import { bandRgba } from './rgba-bands.mjs';
+import { applyStrokes } from './touch-up.mjs';
 
 const port = /** @type {import('node:worker_threads').MessagePort} */ (parentPort);
 
@@ -89,20 +90,59 @@ async function encodePng(msg) {
   port.postMessage({ id: msg.id, type: 'png', data }, [data.buffer]);
 }
 
+/**
+ * A seller's strokes painted on a cut-out (touch-up.mjs), and the result encoded as the writer encodes a cut-out,
+ * with the box of its pixels at alpha >= 128 (the subject's box a render frames; null when none is left).
+ * @param {{ id: number, rgba: Uint8Array, rgb: Uint8Array, sourceAlpha: Uint8Array | null, width: number,
+ *   height: number, strokes: import('./touch-up.mjs').Stroke[], snap: import('./touch-up.mjs').SnapOptions | null }} msg
+ */
+async function touchUp(msg) {
+  const { rgba, width, height } = msg;
+  const changed = applyStrokes(msg, msg.strokes, msg.snap);
+  let minX = width;
+  let minY = height;
+  let maxX = -1;
+  let maxY = -1;
+  for (let y = 0, i = 3; y < height; y++) {
+    for (let x = 0; x < width; x++, i += 4) {
+      if (rgba[i] < 128) continue;
+      if (x < minX) minX = x;
+      if (x > maxX) maxX = x;
+      if (y < minY) minY = y;
+      if (y > maxY) maxY = y;
+    }
+  }
+  const bbox = maxX < 0 ? null : { x: minX, y: minY, width: maxX - minX + 1, height: maxY - minY + 1 };
+  const png = await Transformer.fromRgbaPixels(rgba, width, height).png({
+    compressionType: CompressionType.Fast,
+    filterType: FilterType.Paeth,
+  });
+  const data = new Uint8Array(png.length);
+  data.set(png);
+  port.postMessage({ id: msg.id, type: 'touched-up', data, bbox, changed }, [data.buffer]);
+}
+
 /** @param {{ id: number }} msg @param {unknown} err */
 function failed(msg, err) {
   port.postMessage({ id: msg.id, type: 'failed', message: err instanceof Error ? err.message : String(err) });
 }
 
-port.on('message', (/** @type {Band | { type: 'png' | 'grid', id: number } & Record<string, any>} */ msg) => {
-  if ('type' in msg && msg.type === 'png') {
-    encodePng(/** @type {any} */ (msg)).catch((err) => failed(msg, err));
-    return;
-  }
-  try {
-    if ('type' in msg && msg.type === 'grid') gridMask(/** @type {any} */ (msg));
-    else writeBand(/** @type {Band} */ (msg));
-  } catch (err) {
-    failed(msg, err);
-  }
-});
+port.on(
+  'message',
+  (/** @type {Band | { type: 'png' | 'grid' | 'touch-up', id: number } & Record<string, any>} */ msg) => {
+    if ('type' in msg && msg.type === 'png') {
+      encodePng(/** @type {any} */ (msg)).catch((err) => failed(msg, err));
+      return;
+    }
+    if ('type' in msg && msg.type === 'touch-up') {
+      touchUp(/** @type {any} */ (msg)).catch((err) => failed(msg, err));
+      return;
+    }
+    try {
+      if ('type' in msg && msg.type === 'grid') gridMask(/** @type {any} */ (msg));
+      else writeBand(/** @type {Band} */ (msg));
+    } catch (err) {
+      failed(msg, err);
+    }
+  },
+);

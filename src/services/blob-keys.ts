@@ -14,9 +14,12 @@ export const blobKeys = {
 };
 
 export interface ResultFiles {
+  /** The cut-out the files are drawn from: the seller's touched-up one while there is one. */
   cutout: string;
   output: string;
   thumb: string;
+  /** The model's own cut-out, kept while a touch-up replaces it. */
+  modelCutout?: string;
 }
 
 /** Where a photo's current result is: the keys on its row, or the fixed keys of photos finished before they were named. */
@@ -26,10 +29,19 @@ export function resultFiles(row: {
   cutout_blob: string | null;
   output_blob: string | null;
   thumb_blob: string | null;
+  model_cutout_blob: string | null;
 }): ResultFiles {
-  return {
+  const files: ResultFiles = {
     cutout: row.cutout_blob ?? blobKeys.cutout(row.job_id, row.id),
     output: row.output_blob ?? blobKeys.output(row.job_id, row.id),
     thumb: row.thumb_blob ?? blobKeys.thumb(row.job_id, row.id),
   };
+  if (row.model_cutout_blob) files.modelCutout = row.model_cutout_blob;
+  return files;
+}
+
+/** The cut-out the model made for the photo's current result: what the check and reports judge. */
+export function modelCutoutKey(row: Parameters<typeof resultFiles>[0]): string {
+  const files = resultFiles(row);
+  return files.modelCutout ?? files.cutout;
 }

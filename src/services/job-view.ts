@@ -88,6 +88,7 @@ export function itemView(row: ItemRow, claims: ClaimRow[] = []): Item {
     item.thumbUrl = fileUrl(row.job_id, row.id, 'thumb', row.rev);
     item.cutoutUrl = fileUrl(row.job_id, row.id, 'cutout', row.rev);
   }
+  if (row.touch_up) item.touchUp = { strokes: row.touch_up.strokes, updatedAt: row.touch_up.updatedAt };
   if (row.quality) item.quality = row.quality;
   if (row.meta) item.meta = metaView(row.meta);
   else item.meta = { source: { width: row.source_width, height: row.source_height, format: row.source_format } };

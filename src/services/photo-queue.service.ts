@@ -81,6 +81,9 @@ export class PhotoQueue {
         cutout_blob: outcome.files.cutout,
         output_blob: outcome.files.output,
         thumb_blob: outcome.files.thumb,
+        // A new result of the model: a touch-up of the one before is gone with it (forgetFiles removes its files).
+        model_cutout_blob: null,
+        touch_up: null,
         rev: item.rev + 1,
         error_code: null,
         error_message: null,

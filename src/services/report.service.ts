@@ -19,7 +19,7 @@ import { CLAIM_GRID_EDGE, judgeClaimAt, type ClaimVerdict } from '../pipeline/ch
 import type { CreditsService } from './credits.service.ts';
 import type { BatchQueries } from './batch-queries.service.ts';
 import type { EventBus } from '../adapters/event-bus.ts';
-import { resultFiles } from './blob-keys.ts';
+import { modelCutoutKey } from './blob-keys.ts';
 import { reportsLeft, storedMeta } from './job-view.ts';
 import { lockAccount } from './locks.ts';
 import { jsonText } from '../db/json-text.ts';
@@ -152,7 +152,8 @@ export class ReportService {
   ): Promise<ClaimVerdict> {
     const [photo, cutout] = await Promise.all([
       this.deps.blobs.get(item.input_blob),
-      this.deps.blobs.get(resultFiles(item).cutout),
+      // The model's cut-out, touched up or not: a touch-up never changes what was charged.
+      this.deps.blobs.get(modelCutoutKey(item)),
     ]);
     const img = await this.deps.rasters.photoUnderCutout(photo, cutout, CLAIM_GRID_EDGE);
     return judgeClaimAt(img, size, reason, region);

@@ -83,8 +83,18 @@ const Item = shape(
     'stageStartedAt',
     'startedAt',
     'finishedAt',
+    // Beyond the specification (issue 83): present only while a seller's touch-up replaces the model's cut-out,
+    // so that an untouched photo has exactly the specification's members.
+    'touchUp',
   ],
-  { error: ItemError, quality: Quality, claims: Claim, settings: Settings, meta: ItemMeta },
+  {
+    error: ItemError,
+    quality: Quality,
+    claims: Claim,
+    settings: Settings,
+    meta: ItemMeta,
+    touchUp: shape('TouchUp', ['strokes', 'updatedAt']),
+  },
 );
 const jobSummaryRequired = [
   'id',

@@ -422,6 +422,30 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/jobs/{id}/items/{itemId}/touch-up': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Erase or restore parts of a finished photo's cut-out with brush strokes (free, no model call)
+     * @description Paints the strokes, in order, on the photo's current cut-out: `erase` makes what the brush covers transparent, `restore` brings the photo back there, opaque. Points and `size` are in cut-out pixels (`meta.cutout`). With `snap` (the default) each stroke follows the photo's edges: where a broad stroke spills over the edge of what it is laid on, the other side is left as it was, and the stroke may reach a little past its discs into what continues the region it is laid on. `snap: false` paints exactly the strokes' discs. Strokes add up over requests. The touched-up cut-out becomes the photo's: `rev` goes up and `cutoutUrl`, `outputUrl`, `pngUrl`, the thumbnails, previews, apply and the batch ZIP follow it; the photo carries `touchUp` (strokes so far, when). Free: no credit moves, and `quality` and reports stay the model's. A re-run replaces the cut-out and drops the touch-up; DELETE on this path brings back the model's cut-out. 400 VALIDATION names the field (an unknown mode, a size outside 1-1000, a stroke without points, a point that is not two numbers, more than 10,000 points in all); 409 CONFLICT `NOT_DONE` when the photo has not finished; nothing is applied then.
+     */
+    post: operations['touchUpItem'];
+    /**
+     * Bring back the model's cut-out of a touched-up photo (free)
+     * @description Drops the photo's touch-up: its cut-out is the model's again, its output and thumbnails are rendered from it with its settings, `rev` goes up and `touchUp` is gone. A photo that is not touched up is answered as it is. 409 CONFLICT `NOT_DONE` when the photo has not finished.
+     */
+    delete: operations['revertTouchUp'];
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/jobs/{id}/retry': {
     parameters: {
       query?: never;
@@ -931,6 +955,7 @@ export interface components {
       status: components['schemas']['ItemStatus'];
       thumbUrl?: string;
       tier: components['schemas']['Tier'];
+      touchUp?: components['schemas']['TouchUp'];
       /** @description Server clock of last change; use as `since`. */
       updatedAt: number;
     };
@@ -1504,6 +1529,13 @@ export interface components {
     };
     /** @description light = one pass of the model (1 credit); heavy = the strongest model this server runs (2 credits; chosen per photo on a re-run): its heavy model when the operator configured one, else the same model as light. */
     Tier: 'light' | 'heavy';
+    /** @description Beyond the specification: present only while a seller's touch-up (POST …/touch-up) replaces the model's cut-out; DELETE …/touch-up or a re-run removes it. The photo's files (cutoutUrl, outputUrl, thumbnails, the batch ZIP) follow the touched-up cut-out; `quality`, reports and the charge stay the model's. */
+    TouchUp: {
+      /** @description Strokes painted since the model made the cut-out. */
+      strokes: number;
+      /** @description Server clock of the last touch-up. */
+      updatedAt: number;
+    };
     /** @description Public http(s) links, fetched server-side; refusals come back in `rejected`. */
     UrlItemsRequest: {
       /** @default [] */
@@ -1623,6 +1655,21 @@ export interface components {
     };
     /** @description SERVICE_UNAVAILABLE; nothing charged */
     Unavailable: {
+      headers: {
+        'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+        'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+        'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+        'X-Matte-Photos-Limit': components['headers']['X-Matte-Photos-Limit'];
+        'X-Matte-Photos-Remaining': components['headers']['X-Matte-Photos-Remaining'];
+        'X-Matte-Photos-Reset': components['headers']['X-Matte-Photos-Reset'];
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['Problem'];
+      };
+    };
+    /** @description UNSUPPORTED_MEDIA_TYPE */
+    UnsupportedMediaType: {
       headers: {
         'RateLimit-Limit': components['headers']['RateLimit-Limit'];
         'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
@@ -2460,21 +2507,7 @@ export interface operations {
           'application/json': components['schemas']['Problem'];
         };
       };
-      /** @description UNSUPPORTED_MEDIA_TYPE */
-      415: {
-        headers: {
-          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
-          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
-          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
-          'X-Matte-Photos-Limit': components['headers']['X-Matte-Photos-Limit'];
-          'X-Matte-Photos-Remaining': components['headers']['X-Matte-Photos-Remaining'];
-          'X-Matte-Photos-Reset': components['headers']['X-Matte-Photos-Reset'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Problem'];
-        };
-      };
+      415: components['responses']['UnsupportedMediaType'];
       429: components['responses']['RateLimited'];
       /** @description UPLOAD_FAILED or INTERNAL */
       500: {
@@ -2791,6 +2824,129 @@ export interface operations {
       400: components['responses']['BadRequest'];
       401: components['responses']['Unauthenticated'];
       402: components['responses']['NoCredits'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      429: components['responses']['RateLimited'];
+    };
+  };
+  touchUpItem: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+        itemId: string;
+      };
+      cookie?: never;
+    };
+    /** @description Strokes to paint on a finished photo's cut-out. */
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "strokes": [
+         *         {
+         *           "mode": "erase",
+         *           "size": 40,
+         *           "points": [
+         *             [
+         *               120,
+         *               80
+         *             ],
+         *             [
+         *               260,
+         *               92
+         *             ],
+         *             [
+         *               380,
+         *               88
+         *             ]
+         *           ]
+         *         },
+         *         {
+         *           "mode": "restore",
+         *           "size": 16,
+         *           "points": [
+         *             [
+         *               512,
+         *               640
+         *             ]
+         *           ]
+         *         }
+         *       ],
+         *       "snap": true
+         *     }
+         */
+        'application/json': {
+          /**
+           * @description Make each stroke follow the photo's edges: a stroke that spills over the edge of what it is laid on leaves the other side as it was. false paints exactly the strokes' discs.
+           * @default true
+           */
+          snap?: boolean;
+          /** @description Applied in order over the photo's current cut-out; at most 10,000 points in all. */
+          strokes: {
+            /** @description `erase` makes what the brush covers transparent; `restore` brings the photo back there, opaque. */
+            mode: 'erase' | 'restore';
+            /** @description The brush's path in cut-out pixels (`meta.cutout`): x from 0 (left) to width − 1, y from 0 (top) to height − 1. One point is a dab; more are a polyline. A pixel is painted when its centre lies within size / 2 of the path; points outside the cut-out (within ±1,000,000) are allowed and paint nothing there. */
+            points: number[][];
+            /** @description The brush's diameter in cut-out pixels. */
+            size: number;
+          }[];
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          'X-Matte-Photos-Limit': components['headers']['X-Matte-Photos-Limit'];
+          'X-Matte-Photos-Remaining': components['headers']['X-Matte-Photos-Remaining'];
+          'X-Matte-Photos-Reset': components['headers']['X-Matte-Photos-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Job'];
+        };
+      };
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthenticated'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      415: components['responses']['UnsupportedMediaType'];
+      429: components['responses']['RateLimited'];
+    };
+  };
+  revertTouchUp: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+        itemId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          'X-Matte-Photos-Limit': components['headers']['X-Matte-Photos-Limit'];
+          'X-Matte-Photos-Remaining': components['headers']['X-Matte-Photos-Remaining'];
+          'X-Matte-Photos-Reset': components['headers']['X-Matte-Photos-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Job'];
+        };
+      };
+      401: components['responses']['Unauthenticated'];
       404: components['responses']['NotFound'];
       409: components['responses']['Conflict'];
       429: components['responses']['RateLimited'];

@@ -29,11 +29,37 @@ function sendProblem(reply: FastifyReply, baseUrl: string, err: AppError): Fasti
     .send(problemBody(baseUrl, err.code, err.message, err.extras, err.status));
 }
 
+type ValidationIssue = NonNullable<FastifyError['validation']>[number];
+
+/**
+ * A value outside a list of literals (a union of constants: `mode`, `tier`, …) fails each constant and then the
+ * union: Ajv says "must be equal to constant" once a choice and "must match a schema in anyOf". Said once instead,
+ * with the choices: "must be one of: erase, restore".
+ */
+function withChoices(issues: ValidationIssue[]): ValidationIssue[] {
+  const choices = new Map<string, string[]>();
+  for (const v of issues) {
+    if (v.keyword !== 'const') continue;
+    const list = choices.get(v.instancePath) ?? [];
+    list.push(String(v.params.allowedValue));
+    choices.set(v.instancePath, list);
+  }
+  const unions = new Set(
+    issues.filter((v) => v.keyword === 'anyOf' && choices.has(v.instancePath)).map((v) => v.instancePath),
+  );
+  return issues.flatMap((v) => {
+    if (!unions.has(v.instancePath)) return [v];
+    if (v.keyword === 'const') return [];
+    if (v.keyword === 'anyOf') return [{ ...v, message: `must be one of: ${choices.get(v.instancePath)!.join(', ')}` }];
+    return [v];
+  });
+}
+
 /** Fastify's own errors (validation, body parsing, limits) mapped onto the spec's codes. */
 function fromFastify(err: FastifyError): AppError {
   if (err.validation) {
     const where = err.validationContext ?? 'body';
-    const errors = err.validation.map((v) => {
+    const errors = withChoices(err.validation).map((v) => {
       const missing = v.keyword === 'required' ? `/${String(v.params.missingProperty)}` : '';
       const extra = v.keyword === 'additionalProperties' ? `/${String(v.params.additionalProperty)}` : '';
       const message = v.keyword === 'additionalProperties' ? 'is not a known field' : (v.message ?? 'is invalid');
