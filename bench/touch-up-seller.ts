@@ -158,16 +158,3 @@ export function nextAction(alpha: Uint8Array, truth: Uint8Array, width: number, 
   }
   return null;
 }
-
-/** IoU of alpha >= 128 against the drawn mask >= 128. */
-export function maskIou(alpha: Uint8Array, truth: Uint8Array): number {
-  let inter = 0;
-  let union = 0;
-  for (let i = 0; i < truth.length; i++) {
-    const a = alpha[i] >= 128;
-    const b = truth[i] >= 128;
-    if (a && b) inter++;
-    if (a || b) union++;
-  }
-  return union ? inter / union : 1;
-}

@@ -61,7 +61,7 @@ export function evalFile(rel: string): Buffer {
 }
 
 /** IoU of alpha >= 128 against truth >= 128, and the mean absolute alpha error (0..1); both buffers one channel, same size. */
-export function compareAlpha(alpha: Buffer, truth: Buffer): { iou: number; mae: number } {
+export function compareAlpha(alpha: Uint8Array, truth: Uint8Array): { iou: number; mae: number } {
   let inter = 0;
   let union = 0;
   let err = 0;

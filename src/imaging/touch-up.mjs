@@ -11,6 +11,8 @@
 // would make them. What it leaves alone: the pixels just outside its discs on the other side (for an erase,
 // the subject the discs border; for a restore, the background). Without snap a stroke changes its discs exactly.
 
+import { dilate } from './raster.mjs';
+
 /** @typedef {'erase' | 'restore'} StrokeMode */
 /** @typedef {{ mode: StrokeMode, size: number, points: number[][] }} Stroke */
 /** @typedef {{ x0: number, y0: number, x1: number, y1: number }} Bounds pixel bounds, end exclusive */
@@ -308,36 +310,12 @@ function filterKeepSeeds(rgb, width, b, path, toKeep, factor) {
 }
 
 /**
- * Pixels outside the set within `d` pixels of it (a square neighbourhood), in two 1-D passes.
+ * Pixels outside the set within `d` pixels of it (a square neighbourhood).
  * @param {Uint8Array} set @param {number} w @param {number} h @param {number} d
  */
 function grownBy(set, w, h, d) {
-  const rows = new Uint8Array(w * h);
-  for (let y = 0; y < h; y++) {
-    let last = -Infinity;
-    for (let x = 0; x < w; x++) {
-      if (set[y * w + x]) last = x;
-      if (x - last <= d) rows[y * w + x] = 1;
-    }
-    last = Infinity;
-    for (let x = w - 1; x >= 0; x--) {
-      if (set[y * w + x]) last = x;
-      if (last - x <= d) rows[y * w + x] = 1;
-    }
-  }
-  const out = new Uint8Array(w * h);
-  for (let x = 0; x < w; x++) {
-    let last = -Infinity;
-    for (let y = 0; y < h; y++) {
-      if (rows[y * w + x]) last = y;
-      if (y - last <= d && !set[y * w + x]) out[y * w + x] = 1;
-    }
-    last = Infinity;
-    for (let y = h - 1; y >= 0; y--) {
-      if (rows[y * w + x]) last = y;
-      if (last - y <= d && !set[y * w + x]) out[y * w + x] = 1;
-    }
-  }
+  const out = dilate(set, w, h, d);
+  for (let i = 0; i < out.length; i++) if (set[i]) out[i] = 0;
   return out;
 }
 
