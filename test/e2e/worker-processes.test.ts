@@ -198,4 +198,59 @@ describe.skipIf(!RUN)('worker processes on PostgreSQL with files in S3', () => {
     expect(before - (await (await call('/v1/account')).json()).credits.plan).toBe(charged);
     expect(job.items.every((i: any) => i.attempts === 1)).toBe(true);
   });
+
+  it('a touch-up made through one API process is read and reverted through another, its files in the bucket', async () => {
+    // A worker of its own with the model in process (a worker left by another test may run it on a server since stopped).
+    for (const w of workers.filter((w) => w.proc.exitCode === null && w.proc.signalCode === null)) {
+      w.proc.kill('SIGTERM');
+      await new Promise((r) => w.proc.once('exit', r));
+    }
+    await startWorker();
+    const id = await batchOf(photos().slice(9, 10));
+    const [item] = (await settled(id)).items;
+    const cutout = async (base: string, url: string) =>
+      Buffer.from(await (await fetch(`${base}${url}`, { headers: auth })).arrayBuffer());
+    const model = await cutout(api.base, item.cutoutUrl);
+    const { width, height } = item.meta.cutout;
+    const res = await call(`/v1/jobs/${id}/items/${item.id}/touch-up`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        strokes: [
+          {
+            mode: 'erase',
+            size: Math.round(width / 4),
+            points: [
+              [width / 2, 0],
+              [width / 2, height],
+            ],
+          },
+        ],
+        snap: false,
+      }),
+    });
+    expect(res.status).toBe(200);
+    const touched = (await res.json()).items[0];
+    expect(touched.touchUp.strokes).toBe(1);
+    expect(filesUnder(path.join(api.dataDir, 'blobs'))).toEqual([]);
+
+    const other = await startServer({ ...env, MATTE_WORKER: '0' });
+    try {
+      const seen = (await (await fetch(`${other.base}/v1/jobs/${id}`, { headers: auth })).json()).items[0];
+      expect(seen).toMatchObject({ rev: touched.rev, touchUp: touched.touchUp });
+      const there = await cutout(other.base, seen.cutoutUrl);
+      expect(there.equals(await cutout(api.base, touched.cutoutUrl))).toBe(true);
+      expect(there.equals(model)).toBe(false);
+      const back = await fetch(`${other.base}/v1/jobs/${id}/items/${item.id}/touch-up`, {
+        method: 'DELETE',
+        headers: auth,
+      });
+      expect(back.status).toBe(200);
+      const reverted = (await back.json()).items[0];
+      expect(reverted).not.toHaveProperty('touchUp');
+      expect((await cutout(api.base, reverted.cutoutUrl)).equals(model)).toBe(true);
+    } finally {
+      await other.stop();
+    }
+  });
 });
