@@ -97,6 +97,38 @@ describe('@matte/client, the batch flow', () => {
     expect(last.type === 'poll' && last.batch.status).toBe('done');
   });
 
+  it("touches up a finished photo's cut-out and reverts it (touchUp, revertTouchUp), refusals as MatteApiError", async () => {
+    const { apiKey } = await t.account(10);
+    const client = createMatteClient({ baseUrl: base, apiKey });
+    const batch = await client.createBatch();
+    await client.addFiles(batch.id, [{ name: 'a.jpg', data: new Uint8Array(await productPhoto()) }]);
+    await client.start(batch.id);
+    await collect(client.follow(batch.id));
+    const [item] = (await client.getBatch(batch.id)).items;
+    const touched = await client.touchUp(batch.id, item.id, {
+      strokes: [
+        {
+          mode: 'erase',
+          size: 40,
+          points: [
+            [200, 60],
+            [200, 240],
+          ],
+        },
+      ],
+    });
+    const after = touched.items[0];
+    expect(after.touchUp?.strokes).toBe(1);
+    expect(after.rev).toBe(item.rev + 1);
+    const refused = (await client
+      .touchUp(batch.id, item.id, { strokes: [{ mode: 'erase', size: 2000, points: [[1, 1]] }] })
+      .catch((e: unknown) => e)) as MatteApiError;
+    expect(refused).toMatchObject({ status: 400, code: 'VALIDATION', field: 'body/strokes/0/size' });
+    const reverted = await client.revertTouchUp(batch.id, item.id);
+    expect(reverted.items[0].touchUp).toBeUndefined();
+    expect(reverted.items[0].rev).toBe(after.rev + 1);
+  });
+
   it('raises refusals as MatteApiError with status, code, detail and the field path', async () => {
     const { apiKey } = await t.account(0);
     const client = createMatteClient({ baseUrl: base, apiKey });

@@ -22,6 +22,7 @@ import type {
   Presets,
   ReviewQueue,
   StartRequest,
+  TouchUpRequest,
 } from './types.ts';
 
 export interface MatteClientOptions {
@@ -181,6 +182,25 @@ export class MatteClient {
     return this.ok(
       this.api.POST('/v1/jobs/{id}/items/{itemId}/retry', { params: { path: { id, itemId } }, body: { tier } }),
     );
+  }
+
+  /**
+   * Paints brush strokes on a finished photo's cut-out (free, no model run): `erase` makes what the brush covers
+   * transparent, `restore` brings the photo back there; with `snap` (the default) each stroke follows the photo's
+   * edges. Points and sizes are in cut-out pixels (`meta.cutout`). Strokes add up over calls; the answer is the
+   * batch, whose photo carries `touchUp` and a new `rev`. Not repeated on a failure: strokes would be painted twice.
+   */
+  touchUp(id: string, itemId: string, body: TouchUpRequest): Promise<FullBatch> {
+    return this.ok(
+      this.api.POST('/v1/jobs/{id}/items/{itemId}/touch-up', { params: { path: { id, itemId } }, body }),
+    ) as Promise<FullBatch>;
+  }
+
+  /** Brings back the model's cut-out of a touched-up photo (free); a photo not touched up is left as it is. */
+  revertTouchUp(id: string, itemId: string): Promise<FullBatch> {
+    return this.ok(
+      this.api.DELETE('/v1/jobs/{id}/items/{itemId}/touch-up', { params: { path: { id, itemId } } }),
+    ) as Promise<FullBatch>;
   }
 
   /**

@@ -22,6 +22,9 @@ export type FileQuery = NonNullable<paths['/v1/jobs/{id}/items/{itemId}/file']['
 export type Presets = Json<paths['/v1/presets']['get']['responses'][200]>;
 export type LedgerPage = Json<paths['/v1/credits/ledger']['get']['responses'][200]>;
 export type ItemRetried = Json<paths['/v1/jobs/{id}/items/{itemId}/retry']['post']['responses'][202]>;
+/** Brush strokes for a finished photo's cut-out (POST …/touch-up): `erase` or `restore`, snapped to edges by default. */
+export type TouchUpRequest = Json<paths['/v1/jobs/{id}/items/{itemId}/touch-up']['post']['requestBody']>;
+export type TouchUpStroke = TouchUpRequest['strokes'][number];
 /** An event of a batch (SSE and webhooks): `job.started`, `item.done`… */
 export type JobEvent = NonNullable<Json<NonNullable<webhooks['jobEvent']['post']['requestBody']>>>;
 /** A studio session (POST /v1/session): who is signed in and the CSRF token its changes carry. */
