@@ -8,6 +8,7 @@ import path from 'node:path';
 import { createRequire } from 'node:module';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import sharp from 'sharp';
 import { E2E_TEST_TIMEOUT, type ServerHandle } from '../helpers/server.ts';
 import { sharedServer } from '../helpers/shared-server.ts';
 import { evalEntries, evalFile, HAVE_EVAL_DATA } from '../../tools/shared-data.ts';
@@ -97,6 +98,89 @@ async function shoot(page: Page, name: string) {
     }
   }
   await page.setViewportSize({ width: 1280, height: 900 });
+}
+
+/** A saved cut-out's alpha, one byte a pixel. */
+async function cutoutAlpha(key: string, url: string) {
+  const png = Buffer.from(
+    await (await fetch(`${server.base}${url}`, { headers: { authorization: `Bearer ${key}` } })).arrayBuffer(),
+  );
+  const { data, info } = await sharp(png).ensureAlpha().extractChannel(3).raw().toBuffer({ resolveWithObject: true });
+  return { alpha: data, width: info.width, height: info.height };
+}
+
+/**
+ * The touch-up on the photo page, with real pointer drags: an Erase drag along a row of the product leaves that
+ * row transparent in the saved cut-out; Undo and Redo (Ctrl-Z, Ctrl-Shift-Z) and ] change what Save sends;
+ * Revert brings back the model's cut-out.
+ */
+async function touchUpInBrowser(page: Page, key: string, batchId: string, name: string) {
+  const find = async () =>
+    (await api(key, `/v1/jobs/${batchId}`)).body.items.find((i: any) => i.name === name) as Record<string, any>;
+  const before = await find();
+  const { alpha, width, height } = await cutoutAlpha(key, before.cutoutUrl);
+  // The row with the longest run of opaque product, and the middle half of that run.
+  let best = { y: 0, from: 0, to: -1 };
+  for (let y = Math.round(height * 0.2); y < height * 0.8; y++) {
+    for (let x = 0; x < width; x++) {
+      if (alpha[y * width + x] !== 255) continue;
+      const from = x;
+      while (x + 1 < width && alpha[y * width + x + 1] === 255) x++;
+      if (x - from > best.to - best.from) best = { y, from, to: x };
+    }
+  }
+  const quarter = Math.round((best.to - best.from) / 4);
+  const [x0, x1, y] = [best.from + quarter, best.to - quarter, best.y];
+  expect(x1 - x0, 'an opaque stretch of product to erase').toBeGreaterThan(10);
+
+  const canvas = page.getByRole('application', { name: /^Cut-out of .* to paint on/ });
+  // Painting starts once the cut-out and the photo are loaded into it.
+  await page.locator('canvas[data-ready]').waitFor();
+  await page.getByRole('radio', { name: 'Erase' }).check();
+  // ] makes the brush larger; the slider says so.
+  const size = Number(await page.getByLabel(/^Brush size/).inputValue());
+  await canvas.focus();
+  await page.keyboard.press(']');
+  expect(Number(await page.getByLabel(/^Brush size/).inputValue())).toBeGreaterThan(size);
+  // Where the canvas is once nothing else will scroll the page.
+  await canvas.scrollIntoViewIfNeeded();
+  const box = (await canvas.boundingBox())!;
+  const at = (px: number, py: number) => [
+    box.x + ((px + 0.5) / width) * box.width,
+    box.y + ((py + 0.5) / height) * box.height,
+  ];
+  // A stray dab, undone with Ctrl-Z, redone with Ctrl-Shift-Z, undone again: Save sends only the drag.
+  const save = page.locator('.touch-actions button').nth(2);
+  await page.mouse.click(at(5, 5)[0], at(5, 5)[1]);
+  await expect.poll(() => save.innerText()).toBe('Save (1 stroke)');
+  await page.keyboard.press('Control+z');
+  await expect.poll(() => save.innerText()).toBe('Save');
+  await page.keyboard.press('Control+Shift+z');
+  await expect.poll(() => save.innerText()).toBe('Save (1 stroke)');
+  await page.keyboard.press('Control+z');
+  await expect.poll(() => save.innerText()).toBe('Save');
+  const [sx, sy] = at(x0, y);
+  const [ex, ey] = at(x1, y);
+  await page.mouse.move(sx, sy);
+  await page.mouse.down();
+  await page.mouse.move(ex, ey, { steps: 12 });
+  await page.mouse.up();
+  await page.getByRole('button', { name: 'Save (1 stroke)' }).click();
+  await page.getByText('Saved: the touched-up cut-out').waitFor();
+  const after = await find();
+  expect(after.touchUp).toMatchObject({ strokes: 1 });
+  const saved = await cutoutAlpha(key, after.cutoutUrl);
+  for (let x = x0 + 2; x <= x1 - 2; x += Math.max(1, Math.round((x1 - x0) / 10)))
+    expect(saved.alpha[y * width + x], `alpha at ${x}, ${y}`).toBe(0);
+  // The stray dab was undone: the corner is as the model left it.
+  expect(saved.alpha[5 * width + 5]).toBe(alpha[5 * width + 5]);
+  await shoot(page, 'touch-up');
+
+  await page.getByRole('button', { name: 'Revert to the model’s cut-out' }).click();
+  await page.getByText('Back to the model’s cut-out.').waitFor();
+  const reverted = await find();
+  expect(reverted.touchUp).toBeUndefined();
+  expect((await cutoutAlpha(key, reverted.cutoutUrl)).alpha.equals(alpha)).toBe(true);
 }
 
 async function api(key: string, url: string) {
@@ -245,6 +329,7 @@ describe.skipIf(!HAVE_CHROMIUM || !HAVE_EVAL_DATA)(
         (i: any) => i.name === 'product-1.jpg',
       );
       expect(reported.claims).toHaveLength(1);
+      await touchUpInBrowser(page, secret, batchId, 'product-1.jpg');
       await page.getByLabel('Before / after').fill('20');
       await shoot(page, 'review');
       // The score on its scale, with what it means.

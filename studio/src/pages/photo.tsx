@@ -1,10 +1,11 @@
 // One photo in review: before and after (a slider) on a checkerboard or on the preset's background, the
-// check's flags drawn as boxes, a report drawn on the cut-out with the pixel check's verdict, and a re-run
-// on the heavy tier after its cost is shown.
+// check's flags drawn as boxes, the touch-up brushes (touch-up.tsx), a report drawn on the cut-out with the
+// pixel check's verdict, and a re-run on the heavy tier after its cost is shown.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { BatchItem, ClaimReason, FullBatch, ReviewQueue } from '@matte/client';
 import { api, client, describeError, ok, type Shown } from '../api.ts';
 import { ErrorNote, Link, useAction } from '../ui.tsx';
+import { TouchUpPanel } from './touch-up.tsx';
 
 type Reason = ClaimReason;
 /** Every reason the API takes, in words (a reason added to the API fails the studio's type check until named here). */
@@ -65,7 +66,7 @@ export function PhotoPage({ batchId, itemId }: { batchId: string; itemId: string
       <div class="review-layout">
         {queue ? <ReviewList batch={batch} queue={queue} current={itemId} /> : null}
         {batch && item ? (
-          <PhotoDetail batch={batch} item={item} strongerHeavy={strongerHeavy} onChange={load} />
+          <PhotoDetail batch={batch} item={item} strongerHeavy={strongerHeavy} onChange={load} onBatch={setBatch} />
         ) : !loadError ? (
           <p>Loading…</p>
         ) : null}
@@ -93,6 +94,9 @@ function ReviewList({ batch, queue, current }: { batch: FullBatch | null; queue:
               <span class="why">
                 {entry.kind === 'failed' ? 'failed' : 'flagged'}: {entry.reason}
               </span>
+              {entry.kind === 'review' ? (
+                <Link to={`/batches/${queue.jobId}/photos/${entry.id}`}>Touch up {entry.name}</Link>
+              ) : null}
             </li>
           ))}
         </ul>
@@ -135,12 +139,16 @@ function PhotoDetail({
   item,
   strongerHeavy,
   onChange,
+  onBatch,
 }: {
   batch: FullBatch;
   item: BatchItem;
   /** Whether the server runs a heavy model of its own (GET /v1/account's X-Matte-Heavy-Model). */
   strongerHeavy: boolean;
+  /** Reads the batch and the review queue again. */
   onChange: () => Promise<void>;
+  /** Shows a batch an action answered with (a touch-up leaves the review queue as it was). */
+  onBatch: (batch: FullBatch) => void;
 }) {
   const [split, setSplit] = useState(50);
   const [onPreset, setOnPreset] = useState(false);
@@ -210,6 +218,7 @@ function PhotoDetail({
               </ul>
             </>
           ) : null}
+          <TouchUpPanel key={item.id} batch={batch} item={item} onBatch={onBatch} />
           {item.canReport ? (
             <ReportForm
               cutout={cutout}
