@@ -47,6 +47,10 @@ const FAMILIES: Record<string, { about: string; jobs: Record<string, Job>; runAl
       scale: { file: 'bench/scale.ts', about: 'remote inference, the queue at 10,000 photos, statements a photo' },
       startup: { file: 'bench/startup.ts', about: 'starting bin/matte: its build against the sources through tsx' },
       'stage-cpu': { file: 'bench/stage-cpu.ts', about: "a 2000x2000 photo's CPU outside the model, stage by stage" },
+      'touch-up': {
+        file: 'bench/touch-up.ts',
+        about: 'a simulated seller touches up real photos with drawn masks through the API; a 2000x2000 touch-up timed',
+      },
     },
   },
   calibrate: {

@@ -9,7 +9,7 @@ import { Worker } from 'node:worker_threads';
 import { refineGrid } from './edge-refine.mjs';
 import { bandCuts, thumbnailFactor } from './band-cuts.mjs';
 import { SharedMemoryPool } from '../runtime/shared-memory-pool.ts';
-import type { SnapOptions, Stroke } from './touch-up.mjs';
+import type { PhotoWindow, SnapOptions, Stroke } from './touch-up.mjs';
 
 export interface CutoutPhoto {
   /** RGB at working size, 3 bytes a pixel. */
@@ -116,7 +116,11 @@ const bandOf = (a: WorkerMessage) => (a.type === 'band' ? a.preview : undefined)
 const pngOf = (a: WorkerMessage) => (a.type === 'png' ? a.data : undefined);
 const touchedUpOf = (a: WorkerMessage): TouchedUp | undefined =>
   a.type === 'touched-up'
-    ? { png: Buffer.from(a.data.buffer, a.data.byteOffset, a.data.byteLength), bbox: a.bbox, changed: a.changed }
+    ? {
+        png: Buffer.from(a.data.buffer, a.data.byteOffset, a.data.byteLength),
+        bbox: a.bbox,
+        changed: a.changed,
+      }
     : undefined;
 const gridOf = (a: WorkerMessage): Gridded | undefined =>
   a.type === 'grid' ? { alpha: a.alpha, cuts: a.cuts } : undefined;
@@ -257,22 +261,22 @@ export class WorkerCutoutWriter implements CutoutWriter {
   }
 
   /**
-   * Paints a seller's strokes on a cut-out (imaging/touch-up.mjs) in one of the writer's threads and encodes it
-   * as the writer encodes cut-outs. `cutout` is its straight RGBA pixels, `photo` the photo at the same size.
+   * Paints a seller's strokes on a stored cut-out (its PNG, `width` x `height`) in one of the writer's threads
+   * (imaging/touch-up.mjs), and encodes it as the writer encodes cut-outs. `photo`: the photo over the strokes'
+   * window (strokesWindow, photoWindow).
    */
   touchUp(
-    cutout: { rgba: Uint8Array; width: number; height: number },
-    photo: { rgb: Uint8Array; alpha: Uint8Array | null },
+    cutout: { png: Buffer; width: number; height: number },
+    photo: PhotoWindow,
     strokes: Stroke[],
     snap: SnapOptions | null,
   ): Promise<TouchedUp> {
     return this.run(touchedUpOf, {
       type: 'touch-up',
-      rgba: cutout.rgba,
-      rgb: photo.rgb,
-      sourceAlpha: photo.alpha,
+      png: cutout.png,
       width: cutout.width,
       height: cutout.height,
+      photo,
       strokes,
       snap,
     });

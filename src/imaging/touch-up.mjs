@@ -11,11 +11,13 @@
 // would make them. What it leaves alone: the pixels just outside its discs on the other side (for an erase,
 // the subject the discs border; for a restore, the background). Without snap a stroke changes its discs exactly.
 
-import { dilate } from './raster.mjs';
-
 /** @typedef {'erase' | 'restore'} StrokeMode */
 /** @typedef {{ mode: StrokeMode, size: number, points: number[][] }} Stroke */
 /** @typedef {{ x0: number, y0: number, x1: number, y1: number }} Bounds pixel bounds, end exclusive */
+/**
+ * @typedef {{ rgb: Uint8Array, alpha: Uint8Array | null, x0: number, y0: number, width: number, height: number }} PhotoWindow
+ *   the photo's RGB and its own transparency (null: opaque) over the window of the cut-out at (x0, y0)
+ */
 
 /**
  * @typedef {object} SnapOptions
@@ -39,7 +41,8 @@ export const SNAP_DEFAULTS = Object.freeze({
   reach: 1,
   reachPenalty: 5,
   keepFilter: 0.3,
-  passes: 2,
+  // One forward and one backward pass: a second changed no photo's figure on either set of real photos.
+  passes: 1,
 });
 
 /**
@@ -203,7 +206,8 @@ function capsule(xa, ya, xb, yb, r, b, span) {
  * rest of the rings (KEEP_FILTER): most likely the wrong region going on past the discs, which the stroke may
  * then reach. A pixel of the discs changes when it is nearer what the stroke is about; a pixel past them, only
  * when nearer by REACH_PENALTY.
- * @param {{ rgb: Uint8Array, alpha: Uint8Array, width: number }} img the photo's RGB and the current alpha
+ * @param {{ rgba: Uint8Array, width: number, photo: PhotoWindow }} img the cut-out's pixels as they are now, its
+ *   width, and the photo over a window that holds `b`
  * @param {{ cover: Uint8Array, path: Uint8Array }} painted paintStrokes' answer, over `b`
  * @param {StrokeMode} mode @param {Bounds} b @param {number} radius the run's largest brush radius
  * @param {SnapOptions | null} snap null: plain discs
@@ -216,18 +220,18 @@ export function changedPixels(img, painted, mode, b, radius, snap) {
   const w = b.x1 - b.x0;
   const h = b.y1 - b.y0;
   const n = w * h;
-  const { rgb, alpha, width } = img;
+  const { rgba, width, photo } = img;
   const target = mode === 'erase' ? 0 : 1;
-  const reach = Math.round(o.reach * radius);
-  const inner = grownBy(cover, w, h, o.ring);
-  const band = grownBy(cover, w, h, Math.max(o.ring, reach));
-  const outer = grownBy(cover, w, h, Math.max(o.ring, reach) + o.ring);
+  const reach = Math.max(o.ring, Math.round(o.reach * radius));
+  // Chessboard distances to the discs, and from what they leave uncovered: the rings and the band are the
+  // pixels within so many pixels of the discs (a square neighbourhood).
+  const fromCover = chessboardDistance(cover, w, h, reach + o.ring);
+  const uncovered = new Uint8Array(n);
+  for (let i = 0; i < n; i++) uncovered[i] = cover[i] ? 0 : 1;
   // The heart of the discs, more than a radius from their outline, is not in question: it changes, and is only
   // a source of what the stroke is about for the edge zone around it (a scribble over a large region would
   // otherwise cost its whole area in every pass).
-  const uncovered = new Uint8Array(n);
-  for (let i = 0; i < n; i++) uncovered[i] = cover[i] ? 0 : 1;
-  const edgeZone = grownBy(uncovered, w, h, Math.ceil(radius));
+  const fromUncovered = chessboardDistance(uncovered, w, h, Math.ceil(radius) + 1);
   const toChange = new Float32Array(n).fill(Infinity);
   const toKeep = new Float32Array(n).fill(Infinity);
   /** 1: its distances are computed; 2: a source whose distance stays 0 (the heart of the discs) */
@@ -236,30 +240,32 @@ export function changedPixels(img, painted, mode, b, radius, snap) {
   for (let y = 0; y < h; y++) {
     for (let x = 0; x < w; x++) {
       const i = y * w + x;
-      if (!cover[i] && !outer[i]) continue;
-      if (cover[i] && !edgeZone[i]) {
+      const d = fromCover[i];
+      if (d > reach + o.ring) continue;
+      if (cover[i] && fromUncovered[i] > Math.ceil(radius)) {
         inside[i] = 2;
         toChange[i] = 0;
         continue;
       }
       inside[i] = 1;
-      const onTarget = (alpha[(y + b.y0) * width + x + b.x0] >= 128 ? 1 : 0) === target;
+      const onTarget = (rgba[((y + b.y0) * width + x + b.x0) * 4 + 3] >= 128 ? 1 : 0) === target;
       if (onTarget || path[i]) toChange[i] = 0;
-      else if (!cover[i] && (inner[i] || !band[i])) {
+      // The inner ring, and the outer ring past the reach band.
+      else if (!cover[i] && (d <= o.ring || d > reach)) {
         toKeep[i] = 0;
         keeps++;
       }
     }
   }
-  if (keeps && o.keepFilter) keeps = filterKeepSeeds(rgb, width, b, path, toKeep, o.keepFilter);
+  if (keeps && o.keepFilter) keeps = filterKeepSeeds(photo, b, path, toKeep, o.keepFilter);
   // Nothing on the other side borders the discs: nothing to protect, and nothing to reach past them.
   if (keeps === 0) return cover;
-  const cost = stepCosts(rgb, width, b, inside, o.edgeWeight);
+  const cost = stepCosts(photo, b, inside, o.edgeWeight);
   for (let p = 0; p < o.passes; p++) sweep(toChange, toKeep, cost, inside, w, h);
   const out = new Uint8Array(n);
   for (let i = 0; i < n; i++) {
     if (cover[i]) out[i] = inside[i] === 2 || toChange[i] < toKeep[i] ? 1 : 0;
-    else if (band[i]) out[i] = toChange[i] + o.reachPenalty < toKeep[i] ? 1 : 0;
+    else if (fromCover[i] <= reach) out[i] = toChange[i] + o.reachPenalty < toKeep[i] ? 1 : 0;
   }
   return out;
 }
@@ -268,13 +274,17 @@ export function changedPixels(img, painted, mode, b, radius, snap) {
 const colourBin = (/** @type {Uint8Array} */ rgb, /** @type {number} */ p) =>
   ((rgb[p * 3] >> 4) << 8) | ((rgb[p * 3 + 1] >> 4) << 4) | (rgb[p * 3 + 2] >> 4);
 
+/** Where the pixel (x, y) of the cut-out is in a photo window. */
+const at = (/** @type {PhotoWindow} */ photo, /** @type {number} */ x, /** @type {number} */ y) =>
+  (y - photo.y0) * photo.width + (x - photo.x0);
+
 /**
  * Frees the keep seeds whose colour is more typical of the path than of the keep seeds (by `factor`); returns
  * how many keep seeds are left.
- * @param {Uint8Array} rgb @param {number} width @param {Bounds} b @param {Uint8Array} path
+ * @param {PhotoWindow} photo @param {Bounds} b @param {Uint8Array} path
  * @param {Float32Array} toKeep 0 at the keep seeds, changed in place @param {number} factor
  */
-function filterKeepSeeds(rgb, width, b, path, toKeep, factor) {
+function filterKeepSeeds(photo, b, path, toKeep, factor) {
   const w = b.x1 - b.x0;
   const h = b.y1 - b.y0;
   const onPath = new Float64Array(4096);
@@ -284,7 +294,7 @@ function filterKeepSeeds(rgb, width, b, path, toKeep, factor) {
   for (let y = 0; y < h; y++) {
     for (let x = 0; x < w; x++) {
       const i = y * w + x;
-      const bin = colourBin(rgb, (y + b.y0) * width + x + b.x0);
+      const bin = colourBin(photo.rgb, at(photo, x + b.x0, y + b.y0));
       if (path[i]) {
         onPath[bin]++;
         paths++;
@@ -301,7 +311,7 @@ function filterKeepSeeds(rgb, width, b, path, toKeep, factor) {
     for (let x = 0; x < w; x++) {
       const i = y * w + x;
       if (toKeep[i] !== 0) continue;
-      const bin = colourBin(rgb, (y + b.y0) * width + x + b.x0);
+      const bin = colourBin(photo.rgb, at(photo, x + b.x0, y + b.y0));
       if (onPath[bin] / paths > (factor * kept[bin]) / keeps) toKeep[i] = Infinity;
       else left++;
     }
@@ -310,13 +320,47 @@ function filterKeepSeeds(rgb, width, b, path, toKeep, factor) {
 }
 
 /**
- * Pixels outside the set within `d` pixels of it (a square neighbourhood).
- * @param {Uint8Array} set @param {number} w @param {number} h @param {number} d
+ * The chessboard distance (steps to any of the 8 neighbours) from each pixel to the nearest pixel of the set, up
+ * to `cap` (farther pixels get cap + 1), in one forward and one backward pass: a pixel is within d of the set
+ * exactly where a (2d + 1)² square around it meets the set.
+ * @param {Uint8Array} set @param {number} w @param {number} h @param {number} cap
+ * @returns {Uint16Array}
  */
-function grownBy(set, w, h, d) {
-  const out = dilate(set, w, h, d);
-  for (let i = 0; i < out.length; i++) if (set[i]) out[i] = 0;
-  return out;
+function chessboardDistance(set, w, h, cap) {
+  const far = Math.min(65535, cap + 1);
+  const d = new Uint16Array(w * h);
+  for (let i = 0; i < d.length; i++) d[i] = set[i] ? 0 : far;
+  for (let y = 0; y < h; y++) {
+    for (let x = 0; x < w; x++) {
+      const i = y * w + x;
+      let v = d[i];
+      if (v === 0) continue;
+      if (x > 0 && d[i - 1] + 1 < v) v = d[i - 1] + 1;
+      if (y > 0) {
+        const up = i - w;
+        if (d[up] + 1 < v) v = d[up] + 1;
+        if (x > 0 && d[up - 1] + 1 < v) v = d[up - 1] + 1;
+        if (x + 1 < w && d[up + 1] + 1 < v) v = d[up + 1] + 1;
+      }
+      d[i] = v;
+    }
+  }
+  for (let y = h - 1; y >= 0; y--) {
+    for (let x = w - 1; x >= 0; x--) {
+      const i = y * w + x;
+      let v = d[i];
+      if (v === 0) continue;
+      if (x + 1 < w && d[i + 1] + 1 < v) v = d[i + 1] + 1;
+      if (y + 1 < h) {
+        const down = i + w;
+        if (d[down] + 1 < v) v = d[down] + 1;
+        if (x + 1 < w && d[down + 1] + 1 < v) v = d[down + 1] + 1;
+        if (x > 0 && d[down - 1] + 1 < v) v = d[down - 1] + 1;
+      }
+      d[i] = v;
+    }
+  }
+  return d;
 }
 
 /** Steps stored a pixel by stepCosts: to the right, below, below-right and below-left neighbours. */
@@ -325,14 +369,15 @@ const STEPS = 4;
 /**
  * The cost of a step from each pixel of the domain to its right, lower, lower-right and lower-left neighbour
  * (Infinity where the neighbour is outside it): its length plus edgeWeight times their colour difference.
- * @param {Uint8Array} rgb @param {number} width @param {Bounds} b @param {Uint8Array} inside
- * @param {number} edgeWeight
+ * @param {PhotoWindow} photo @param {Bounds} b @param {Uint8Array} inside @param {number} edgeWeight
  */
-function stepCosts(rgb, width, b, inside, edgeWeight) {
+function stepCosts(photo, b, inside, edgeWeight) {
   const w = b.x1 - b.x0;
   const h = b.y1 - b.y0;
+  const { rgb } = photo;
+  const row = photo.width;
   const cost = new Float32Array(w * h * STEPS).fill(Infinity);
-  /** @param {number} p @param {number} q image indices */
+  /** @param {number} p @param {number} q indices in the photo window */
   const colour = (p, q) => {
     const dr = rgb[p * 3] - rgb[q * 3];
     const dg = rgb[p * 3 + 1] - rgb[q * 3 + 1];
@@ -342,17 +387,17 @@ function stepCosts(rgb, width, b, inside, edgeWeight) {
   for (let y = 0; y < h; y++) {
     for (let x = 0; x < w; x++) {
       const i = y * w + x;
-      const at = inside[i];
-      if (!at) continue;
-      const p = (y + b.y0) * width + x + b.x0;
+      const here = inside[i];
+      if (!here) continue;
+      const p = at(photo, x + b.x0, y + b.y0);
       const c = i * STEPS;
       // A step between two fixed sources is never taken.
-      const useful = (/** @type {number} */ j) => inside[j] === 1 || (inside[j] === 2 && at === 1);
+      const useful = (/** @type {number} */ j) => inside[j] === 1 || (inside[j] === 2 && here === 1);
       if (x + 1 < w && useful(i + 1)) cost[c] = 1 + edgeWeight * colour(p, p + 1);
       if (y + 1 < h) {
-        if (useful(i + w)) cost[c + 1] = 1 + edgeWeight * colour(p, p + width);
-        if (x + 1 < w && useful(i + w + 1)) cost[c + 2] = Math.SQRT2 + edgeWeight * colour(p, p + width + 1);
-        if (x > 0 && useful(i + w - 1)) cost[c + 3] = Math.SQRT2 + edgeWeight * colour(p, p + width - 1);
+        if (useful(i + w)) cost[c + 1] = 1 + edgeWeight * colour(p, p + row);
+        if (x + 1 < w && useful(i + w + 1)) cost[c + 2] = Math.SQRT2 + edgeWeight * colour(p, p + row + 1);
+        if (x > 0 && useful(i + w - 1)) cost[c + 3] = Math.SQRT2 + edgeWeight * colour(p, p + row - 1);
       }
     }
   }
@@ -477,53 +522,102 @@ export function strokeRuns(strokes) {
  * @param {Stroke[]} strokes @param {number} width @param {number} height @param {SnapOptions | null} snap
  */
 export function paintedArea(strokes, width, height, snap) {
-  const o = snap ? { ...SNAP_DEFAULTS, ...snap } : null;
   let area = 0;
   for (const run of strokeRuns(strokes)) {
-    const radius = Math.max(...run.map((s) => s.size / 2));
-    const b = strokeBounds(run, width, height, o ? Math.max(o.ring, Math.round(o.reach * radius)) + o.ring : 0);
+    const b = strokeBounds(run, width, height, runMargin(run, snap));
     if (b) area += (b.x1 - b.x0) * (b.y1 - b.y0);
   }
   return area;
 }
 
 /**
- * Applies strokes to a cut-out in place: its straight RGBA pixels, the photo's RGB (and its own transparency,
- * which caps a restore) at the same size. An erased pixel becomes transparent black, as the cut-out writer
- * leaves the background; a restored one the photo's colour, opaque.
- * @param {{ rgba: Uint8Array, rgb: Uint8Array, sourceAlpha: Uint8Array | null, width: number, height: number }} img
+ * The window of the cut-out a request's strokes can read the photo in: every run's bounds, with what snap looks
+ * at around them. Null when every stroke lies outside the cut-out.
+ * @param {Stroke[]} strokes @param {number} width @param {number} height @param {SnapOptions | null} snap
+ * @returns {Bounds | null}
+ */
+export function strokesWindow(strokes, width, height, snap) {
+  /** @type {Bounds | null} */
+  let out = null;
+  for (const run of strokeRuns(strokes)) {
+    const b = strokeBounds(run, width, height, runMargin(run, snap));
+    if (!b) continue;
+    out = out
+      ? {
+          x0: Math.min(out.x0, b.x0),
+          y0: Math.min(out.y0, b.y0),
+          x1: Math.max(out.x1, b.x1),
+          y1: Math.max(out.y1, b.y1),
+        }
+      : b;
+  }
+  return out;
+}
+
+/**
+ * The photo over a window of the cut-out (strokesWindow's), copied out of the whole photo's RGB and its own
+ * transparency: what a touch-up reads of the photo, handed to a thread without the rest.
+ * @param {{ rgb: Uint8Array, alpha: Uint8Array | null, width: number }} photo @param {Bounds | null} window
+ * @returns {PhotoWindow}
+ */
+export function photoWindow(photo, window) {
+  const b = window ?? { x0: 0, y0: 0, x1: 0, y1: 0 };
+  const w = b.x1 - b.x0;
+  const h = b.y1 - b.y0;
+  const rgb = new Uint8Array(w * h * 3);
+  const alpha = photo.alpha ? new Uint8Array(w * h) : null;
+  for (let y = 0; y < h; y++) {
+    const from = (y + b.y0) * photo.width + b.x0;
+    rgb.set(photo.rgb.subarray(from * 3, (from + w) * 3), y * w * 3);
+    if (alpha && photo.alpha) alpha.set(photo.alpha.subarray(from, from + w), y * w);
+  }
+  return { rgb, alpha, x0: b.x0, y0: b.y0, width: w, height: h };
+}
+
+/** What snap looks at around a run's discs, in pixels. @param {Stroke[]} run @param {SnapOptions | null} snap */
+function runMargin(run, snap) {
+  if (!snap) return 0;
+  const o = { ...SNAP_DEFAULTS, ...snap };
+  const radius = Math.max(...run.map((s) => s.size / 2));
+  return Math.max(o.ring, Math.round(o.reach * radius)) + o.ring;
+}
+
+/**
+ * Applies strokes to a cut-out in place: its straight RGBA pixels, and the photo (its RGB, and its own
+ * transparency, which caps a restore) over a window that holds strokesWindow's. An erased pixel becomes
+ * transparent black, as the cut-out writer leaves the background; a restored one the photo's colour, opaque.
+ * @param {{ rgba: Uint8Array, width: number, height: number }} cutout
+ * @param {PhotoWindow} photo
  * @param {Stroke[]} strokes
  * @param {SnapOptions | null} snap null: plain discs
  * @returns {number} pixels changed
  */
-export function applyStrokes(img, strokes, snap) {
-  const { rgba, rgb, sourceAlpha, width, height } = img;
-  const alpha = new Uint8Array(width * height);
-  for (let i = 0; i < alpha.length; i++) alpha[i] = rgba[i * 4 + 3];
+export function applyStrokes(cutout, photo, strokes, snap) {
+  const { rgba, width, height } = cutout;
   const o = snap ? { ...SNAP_DEFAULTS, ...snap } : null;
   let changed = 0;
   for (const run of strokeRuns(strokes)) {
     const radius = Math.max(...run.map((s) => s.size / 2));
-    const margin = o ? Math.max(o.ring, Math.round(o.reach * radius)) + o.ring : 0;
-    const b = strokeBounds(run, width, height, margin);
+    const b = strokeBounds(run, width, height, runMargin(run, o));
     if (!b) continue;
+    if (b.x0 < photo.x0 || b.y0 < photo.y0 || b.x1 > photo.x0 + photo.width || b.y1 > photo.y0 + photo.height)
+      throw new RangeError('applyStrokes: the photo window does not hold the strokes');
     const mode = run[0].mode;
-    const change = changedPixels({ rgb, alpha, width }, paintStrokes(run, b), mode, b, radius, o);
+    const change = changedPixels({ rgba, width, photo }, paintStrokes(run, b), mode, b, radius, o);
     const w = b.x1 - b.x0;
     for (let y = b.y0; y < b.y1; y++) {
       for (let x = b.x0; x < b.x1; x++) {
         if (!change[(y - b.y0) * w + x - b.x0]) continue;
-        const p = y * width + x;
-        const a = mode === 'erase' ? 0 : (sourceAlpha?.[p] ?? 255);
-        if (alpha[p] === a) continue;
-        alpha[p] = a;
+        const q = (y * width + x) * 4;
+        const p = at(photo, x, y);
+        const a = mode === 'erase' ? 0 : (photo.alpha?.[p] ?? 255);
+        if (rgba[q + 3] === a) continue;
         changed++;
-        const q = p * 4;
         if (a === 0) rgba[q] = rgba[q + 1] = rgba[q + 2] = rgba[q + 3] = 0;
         else {
-          rgba[q] = rgb[p * 3];
-          rgba[q + 1] = rgb[p * 3 + 1];
-          rgba[q + 2] = rgb[p * 3 + 2];
+          rgba[q] = photo.rgb[p * 3];
+          rgba[q + 1] = photo.rgb[p * 3 + 1];
+          rgba[q + 2] = photo.rgb[p * 3 + 2];
           rgba[q + 3] = a;
         }
       }

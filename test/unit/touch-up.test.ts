@@ -6,9 +6,11 @@ import {
   changedPixels,
   paintedArea,
   paintStrokes,
+  photoWindow,
   SNAP_DEFAULTS,
   strokeBounds,
   strokeRuns,
+  strokesWindow,
 } from '../../src/imaging/touch-up.mjs';
 import type { Stroke } from '../../src/domain/touch-up.schemas.ts';
 
@@ -33,6 +35,9 @@ function reference(strokes: Stroke[], width: number, height: number): Uint8Array
 }
 
 const whole = (width: number, height: number) => ({ x0: 0, y0: 0, x1: width, y1: height });
+/** The whole photo as the window a touch-up reads. */
+const windowOf = (rgb: Uint8Array, alpha: Uint8Array | null, width: number, height: number) =>
+  photoWindow({ rgb, alpha, width }, whole(width, height));
 
 /** A photo of a red square (the product) on blue, 60x60, and a cut-out of it. */
 function scene() {
@@ -162,7 +167,7 @@ describe('applyStrokes', () => {
         ],
       },
     ];
-    applyStrokes({ rgba, rgb, sourceAlpha: null, width, height }, erase, null);
+    applyStrokes({ rgba, width, height }, windowOf(rgb, null, width, height), erase, null);
     const painted = reference(erase, width, height);
     for (let i = 0; i < painted.length; i++) {
       if (painted[i]) expect(Array.from(rgba.subarray(i * 4, i * 4 + 4))).toEqual([0, 0, 0, 0]);
@@ -172,7 +177,8 @@ describe('applyStrokes', () => {
     const sourceAlpha = new Uint8Array(width * height).fill(255);
     sourceAlpha[30 * width + 30] = 90;
     applyStrokes(
-      { rgba: empty, rgb, sourceAlpha, width, height },
+      { rgba: empty, width, height },
+      windowOf(rgb, sourceAlpha, width, height),
       [{ mode: 'restore', size: 5, points: [[30, 30]] }],
       null,
     );
@@ -189,7 +195,7 @@ describe('applyStrokes', () => {
       { mode: 'restore', size: 4, points: [[30, 30]] },
     ];
     expect(strokeRuns(strokes)).toHaveLength(2);
-    applyStrokes({ rgba, rgb, sourceAlpha: null, width, height }, strokes, null);
+    applyStrokes({ rgba, width, height }, windowOf(rgb, null, width, height), strokes, null);
     expect(alphaOf(rgba, 30, 30)).toBe(255);
     expect(alphaOf(rgba, 30, 33)).toBe(0);
   });
@@ -211,9 +217,9 @@ describe('applyStrokes', () => {
       },
     ];
     const snapped = made();
-    applyStrokes({ rgba: snapped, rgb, sourceAlpha: null, width, height }, strokes, {});
+    applyStrokes({ rgba: snapped, width, height }, windowOf(rgb, null, width, height), strokes, {});
     const plain = made();
-    applyStrokes({ rgba: plain, rgb, sourceAlpha: null, width, height }, strokes, null);
+    applyStrokes({ rgba: plain, width, height }, windowOf(rgb, null, width, height), strokes, null);
     const productLost = { snapped: 0, plain: 0 };
     let stripLeft = 0;
     for (let y = 0; y < height; y++)
@@ -242,7 +248,7 @@ describe('applyStrokes', () => {
       },
     ];
     const snapped = made();
-    applyStrokes({ rgba: snapped, rgb, sourceAlpha: null, width, height }, strokes, {});
+    applyStrokes({ rgba: snapped, width, height }, windowOf(rgb, null, width, height), strokes, {});
     let background = 0;
     let missing = 0;
     for (let y = 0; y < height; y++)
@@ -269,11 +275,37 @@ describe('applyStrokes', () => {
     ];
     const b = strokeBounds(strokes, width, height, 0)!;
     const painted = paintStrokes(strokes, b);
-    const alpha = new Uint8Array(width * height).fill(255);
     // Every pixel around is opaque background blue: nothing on the other side of an edge to protect...
-    const changed = changedPixels({ rgb, alpha, width }, painted, 'erase', b, 4.5, SNAP_DEFAULTS);
+    const photo = windowOf(rgb, null, width, height);
+    const changed = changedPixels({ rgba, width, photo }, painted, 'erase', b, 4.5, SNAP_DEFAULTS);
     expect(Array.from(changed)).toEqual(Array.from(painted.cover));
-    expect(applyStrokes({ rgba, rgb, sourceAlpha: null, width, height }, strokes, {})).toBeGreaterThan(0);
+    expect(applyStrokes({ rgba, width, height }, windowOf(rgb, null, width, height), strokes, {})).toBeGreaterThan(0);
+  });
+
+  it('reads the photo only in the strokes’ window: the same result as with the whole photo', () => {
+    const { width, height, rgb, product, cutout } = scene();
+    const made = () => cutout((x, y) => (product(x, y) || (x >= 40 && x < 50 && y >= 10 && y < 50) ? 255 : 0));
+    const strokes: Stroke[] = [
+      {
+        mode: 'erase',
+        size: 16,
+        points: [
+          [45, 12],
+          [45, 47],
+        ],
+      },
+      { mode: 'restore', size: 6, points: [[44, 30]] },
+    ];
+    const window = strokesWindow(strokes, width, height, SNAP_DEFAULTS)!;
+    expect(window.x1 - window.x0).toBeLessThan(width);
+    const cropped = made();
+    applyStrokes({ rgba: cropped, width, height }, photoWindow({ rgb, alpha: null, width }, window), strokes, {});
+    const full = made();
+    applyStrokes({ rgba: full, width, height }, windowOf(rgb, null, width, height), strokes, {});
+    expect(Buffer.from(cropped).equals(Buffer.from(full))).toBe(true);
+    // A window that misses part of the strokes is refused, not read past.
+    const small = photoWindow({ rgb, alpha: null, width }, { ...window, x1: window.x1 - 4 });
+    expect(() => applyStrokes({ rgba: made(), width, height }, small, strokes, {})).toThrow(RangeError);
   });
 
   it("counts the pixels a request's runs work over: each run of one mode over its own bounds", () => {

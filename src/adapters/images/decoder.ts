@@ -119,15 +119,6 @@ export class ImageDecoder {
       .toBuffer();
   }
 
-  /** A stored cut-out's straight RGBA pixels (a touch-up paints on them). */
-  async decodeCutout(png: Buffer): Promise<{ rgba: Buffer; width: number; height: number }> {
-    const { data, info } = await sharp(png, { limitInputPixels: this.maxPixels })
-      .ensureAlpha()
-      .raw()
-      .toBuffer({ resolveWithObject: true });
-    return { rgba: data, width: info.width, height: info.height };
-  }
-
   /** An encoded image's size and format, from its header. */
   async size(input: Buffer): Promise<{ width: number; height: number; format: string }> {
     const meta = await sharp(input, { limitInputPixels: this.maxPixels }).metadata();
