@@ -59,7 +59,19 @@ function scene() {
     return rgba;
   };
   const alphaOf = (rgba: Uint8Array, x: number, y: number) => rgba[(y * width + x) * 4 + 3];
-  return { width, height, rgb, product, cutout, alphaOf };
+  // A cut-out in which the model kept a strip of the blue background right of the product (x 40-49), and a broad
+  // erase stroke down the strip's middle, 16 px wide, that spills 3 px onto the product.
+  const wrong = (x: number, y: number) => x >= 40 && x < 50 && y >= 10 && y < 50;
+  const keptStrip = () => cutout((x, y) => (product(x, y) || wrong(x, y) ? 255 : 0));
+  const stripStroke: Stroke = {
+    mode: 'erase',
+    size: 16,
+    points: [
+      [45, 12],
+      [45, 47],
+    ],
+  };
+  return { width, height, rgb, product, cutout, alphaOf, wrong, keptStrip, stripStroke };
 }
 
 describe('paintStrokes', () => {
@@ -201,21 +213,9 @@ describe('applyStrokes', () => {
   });
 
   it('with snap, an erase that spills over the edge of a wrongly kept region leaves the product whole', () => {
-    const { width, height, rgb, product, cutout, alphaOf } = scene();
-    // The model kept a strip of the blue background to the right of the product (x 40-49).
-    const wrong = (x: number, y: number) => x >= 40 && x < 50 && y >= 10 && y < 50;
-    const made = () => cutout((x, y) => (product(x, y) || wrong(x, y) ? 255 : 0));
-    // A broad stroke down the strip's middle, 16 px wide: it spills 3 px onto the product.
-    const strokes: Stroke[] = [
-      {
-        mode: 'erase',
-        size: 16,
-        points: [
-          [45, 12],
-          [45, 47],
-        ],
-      },
-    ];
+    const { width, height, rgb, product, alphaOf, wrong, keptStrip, stripStroke } = scene();
+    const made = keptStrip;
+    const strokes: Stroke[] = [stripStroke];
     const snapped = made();
     applyStrokes({ rgba: snapped, width, height }, windowOf(rgb, null, width, height), strokes, {});
     const plain = made();
@@ -283,19 +283,9 @@ describe('applyStrokes', () => {
   });
 
   it('reads the photo only in the strokes’ window: the same result as with the whole photo', () => {
-    const { width, height, rgb, product, cutout } = scene();
-    const made = () => cutout((x, y) => (product(x, y) || (x >= 40 && x < 50 && y >= 10 && y < 50) ? 255 : 0));
-    const strokes: Stroke[] = [
-      {
-        mode: 'erase',
-        size: 16,
-        points: [
-          [45, 12],
-          [45, 47],
-        ],
-      },
-      { mode: 'restore', size: 6, points: [[44, 30]] },
-    ];
+    const { width, height, rgb, keptStrip, stripStroke } = scene();
+    const made = keptStrip;
+    const strokes: Stroke[] = [stripStroke, { mode: 'restore', size: 6, points: [[44, 30]] }];
     const window = strokesWindow(strokes, width, height, SNAP_DEFAULTS)!;
     expect(window.x1 - window.x0).toBeLessThan(width);
     const cropped = made();
