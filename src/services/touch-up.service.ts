@@ -205,6 +205,9 @@ export class TouchUpService {
       void renderer
         .thumbnail(rendered.output)
         .then((thumb) => blobs.put(written.thumb, thumb))
+        // Changed again meanwhile (another touch-up, a revert): this thumbnail must not stay behind its row.
+        .then(() => this.deps.store.repos.items.findById(item.id))
+        .then((now) => (now && resultFiles(now).thumb === written.thumb ? undefined : blobs.delete(written.thumb)))
         .catch(() => undefined);
     return done;
   }
