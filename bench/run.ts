@@ -22,7 +22,7 @@ import { EVAL_DIR, evalEntries, evalFile, HAVE_EVAL_DATA } from '../tools/shared
 import { startServer } from '../test/helpers/server.ts';
 import { BareModel } from './bare-model.ts';
 import { runBatch } from './batch.ts';
-import { edgeFigures, printEdgeFigures, type EdgeFigures } from './edges.ts';
+import { edgeFigures, edgeLines, type EdgeFigures } from './edges.ts';
 import { cpuLines, measureCpuAndLatency, median, type CpuFigures } from './cpu.ts';
 import { eventLatency, eventLatencyLines, type EventLatency } from './events.ts';
 import { scaleFigures, scaleLines, type ScaleFigures } from './scale.ts';
@@ -201,7 +201,7 @@ try {
 
 // Edges: the upsampled mask against the refined alpha, at each eval photo's full resolution.
 let edges: EdgeFigures | undefined;
-if (process.env.BENCH_EDGES !== '0') printEdgeFigures((edges = await edgeFigures()));
+if (process.env.BENCH_EDGES !== '0') console.log(edgeLines((edges = await edgeFigures())).join('\n'));
 
 // Scale-out (issue 25): the model on an inference server, the claim at 10,000 pending, statements per photo, P5.
 let scale: ScaleFigures | undefined;
@@ -265,11 +265,15 @@ function writeResults(figures: {
     ]);
   }
   const g = figures.edges;
-  if (g)
+  if (g) {
+    const avg = (arm: 'upsampled' | 'service', k: 'mae' | 'edgeMae' | 'seeThrough') =>
+      g.photos.reduce((s, p) => s + p.arms[arm][k], 0) / g.photos.length;
     rows.push([
-      'edge refinement: mean alpha error, refined / upsampled (all / within 3 px of the edge)',
-      `${fmt(g.refined.mae / g.upsampled.mae, 3)} / ${fmt(g.refined.edgeMae / g.upsampled.edgeMae, 3)}`,
+      'the cut-out against the drawn masks: alpha error, service / upsampled (all / within 3 px of the edge)',
+      `${fmt(avg('service', 'mae') / avg('upsampled', 'mae'), 3)} / ${fmt(avg('service', 'edgeMae') / avg('upsampled', 'edgeMae'), 3)}`,
     ]);
+    rows.push(['see-through inside the drawn subject, all photos', `${fmt(100 * avg('service', 'seeThrough'), 2)}%`]);
+  }
   if (figures.scale)
     for (const line of scaleLines(figures.scale)) rows.push(line.split(/: (.*)/s).slice(0, 2) as [string, string]);
   const q = figures.int8;

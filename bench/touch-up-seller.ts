@@ -10,54 +10,10 @@
 // One choice the issue leaves open: a region too thin to hold a point r from its edge cannot be scribbled
 // over, and the seller takes the next largest instead (else the same region would be chosen three times).
 import type { Stroke } from '../src/domain/touch-up.schemas.ts';
+import { squaredDistance } from '../tools/masks.ts';
 
 export function brushRadius(width: number, height: number): number {
   return Math.max(3, 0.008 * Math.max(width, height));
-}
-
-/** Squared Euclidean distance from each pixel to the nearest pixel where `zero` is set (Felzenszwalb's two passes). */
-export function squaredDistance(zero: Uint8Array, width: number, height: number): Float64Array {
-  const INF = 1e20;
-  const d = new Float64Array(width * height);
-  for (let i = 0; i < d.length; i++) d[i] = zero[i] ? 0 : INF;
-  const n = Math.max(width, height);
-  const f = new Float64Array(n);
-  const out = new Float64Array(n);
-  const v = new Int32Array(n);
-  const z = new Float64Array(n + 1);
-  const line = (len: number) => {
-    let k = 0;
-    v[0] = 0;
-    z[0] = -Infinity;
-    z[1] = Infinity;
-    for (let q = 1; q < len; q++) {
-      let s = (f[q] + q * q - (f[v[k]] + v[k] * v[k])) / (2 * q - 2 * v[k]);
-      while (s <= z[k]) {
-        k--;
-        s = (f[q] + q * q - (f[v[k]] + v[k] * v[k])) / (2 * q - 2 * v[k]);
-      }
-      k++;
-      v[k] = q;
-      z[k] = s;
-      z[k + 1] = Infinity;
-    }
-    k = 0;
-    for (let q = 0; q < len; q++) {
-      while (z[k + 1] < q) k++;
-      out[q] = (q - v[k]) * (q - v[k]) + f[v[k]];
-    }
-  };
-  for (let x = 0; x < width; x++) {
-    for (let y = 0; y < height; y++) f[y] = d[y * width + x];
-    line(height);
-    for (let y = 0; y < height; y++) d[y * width + x] = out[y];
-  }
-  for (let y = 0; y < height; y++) {
-    for (let x = 0; x < width; x++) f[x] = d[y * width + x];
-    line(width);
-    for (let x = 0; x < width; x++) d[y * width + x] = out[x];
-  }
-  return d;
 }
 
 export interface WrongRegion {

@@ -26,7 +26,10 @@ const FAMILIES: Record<string, { about: string; jobs: Record<string, Job>; runAl
       },
       cpu: { file: 'bench/cpu.ts', about: 'POST /v1/images against the bare model, and CPU outside the model' },
       'cutout-passes': { file: 'bench/cutout-passes.ts', about: "the cut-out's pixel passes, JavaScript against C" },
-      edges: { file: 'bench/edges.ts', about: 'the edge refinement against the drawn masks at full resolution' },
+      edges: {
+        file: 'bench/edges.ts',
+        about: "the service's cut-outs against the drawn masks: IoU, edge error, see-through inside",
+      },
       'eval-photos': { file: 'bench/eval-photos.ts', about: "the check's figures on ../shared/eval-data as it is" },
       events: { file: 'bench/events.ts', about: 'photo finished to SSE message and to webhook, p50 and p99' },
       float32: { file: 'bench/float32.ts', about: 'the float16 weights as shipped against their float32 copy' },

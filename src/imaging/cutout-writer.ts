@@ -7,9 +7,11 @@
 // then, off the answer's path.
 import { Worker } from 'node:worker_threads';
 import { refineGrid } from './edge-refine.mjs';
+import { scaleBox } from './raster.mjs';
 import { bandCuts, thumbnailFactor } from './band-cuts.mjs';
 import { SharedMemoryPool } from '../runtime/shared-memory-pool.ts';
 import type { PhotoWindow, SnapOptions, Stroke } from './touch-up.mjs';
+import { solidInterior } from './solid-interior.mjs';
 
 export interface CutoutPhoto {
   /** RGB at working size, 3 bytes a pixel. */
@@ -45,6 +47,8 @@ export interface Cutout {
    * hold the event loop (the check) waits for it, so that the threads do not wait for the loop to hand them out.
    */
   started: Promise<void>;
+  /** What stays see-through inside the subject once its inside is made opaque, in cut-out pixels (for the check). */
+  seeThrough: Promise<SeeThrough>;
 }
 
 /** A photo handed to the writer ahead of its mask. */
@@ -91,10 +95,18 @@ interface Slot {
 }
 
 interface Gridded {
-  /** The mask on the refinement's grid, in memory every thread reads. */
+  /** The mask on the refinement's grid, its inside made opaque (solid-interior.mjs), in memory every thread reads. */
   alpha: Uint8Array;
   /** bandCuts' answer. */
   cuts: number[];
+  /** What stays see-through inside the subject (solidInterior's measure), its box on the grid. */
+  seeThrough: SeeThrough;
+}
+
+/** How much of the subject's inside stays see-through in the cut-out, and where (in cut-out pixels). */
+interface SeeThrough {
+  share: number;
+  box: { x: number; y: number; width: number; height: number } | null;
 }
 
 /** A touch-up's answer: the touched-up cut-out as PNG, its subject's box, and how many pixels changed. */
@@ -123,7 +135,18 @@ const touchedUpOf = (a: WorkerMessage): TouchedUp | undefined =>
       }
     : undefined;
 const gridOf = (a: WorkerMessage): Gridded | undefined =>
-  a.type === 'grid' ? { alpha: a.alpha, cuts: a.cuts } : undefined;
+  a.type === 'grid' ? { alpha: a.alpha, cuts: a.cuts, seeThrough: a.seeThrough } : undefined;
+
+/**
+ * A mask already on the refinement's grid made ready for the bands as the writer's grid task makes the model's
+ * (cutout-writer.worker.mjs gridMask): its inside made opaque, in memory every thread reads, and the band cuts.
+ */
+function solidGrid(mask: Uint8Array, width: number, height: number, reduce: number, bands: number): Gridded {
+  const grid = refineGrid(width, height);
+  const alpha = shared(mask);
+  const { seeThrough } = solidInterior(alpha, grid.w, grid.h);
+  return { alpha, cuts: bandCuts(width, height, reduce, bands, alpha), seeThrough };
+}
 
 /** A copy in memory every worker thread can read: the small grids of a photo. */
 function shared(data: Uint8Array): Uint8Array {
@@ -189,10 +212,7 @@ export class WorkerCutoutWriter implements CutoutWriter {
         // The mask's reduction and the band cuts (8-11 ms for a 1024² mask) are a thread's, not the event loop's.
         const gridded: Promise<Gridded> =
           'alpha' in low
-            ? Promise.resolve({
-                alpha: shared(low.alpha),
-                cuts: bandCuts(width, height, reduce, this.threads, low.alpha),
-              })
+            ? Promise.resolve(solidGrid(low.alpha, width, height, reduce, this.threads))
             : this.run(gridOf, {
                 type: 'grid',
                 mask: low.mask.data,
@@ -250,7 +270,13 @@ export class WorkerCutoutWriter implements CutoutWriter {
         // A caller that needs only one of the two still hears a failure through the one it awaits.
         png.catch(() => undefined);
         preview.catch(() => undefined);
-        return { png, parts: [png], preview, started };
+        const grid = refineGrid(width, height);
+        const seeThrough = gridded.then(({ seeThrough: s }) => ({
+          share: s.share,
+          box: s.box && scaleBox(s.box, width / grid.w, height / grid.h),
+        }));
+        seeThrough.catch(() => undefined);
+        return { png, parts: [png], preview, started, seeThrough };
       },
     };
   }

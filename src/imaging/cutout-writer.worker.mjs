@@ -11,6 +11,7 @@ import { reduceArea } from './mask-reduce.mjs';
 import { nativeCutout } from './native.mjs';
 import { bandRgba } from './rgba-bands.mjs';
 import { applyStrokes } from './touch-up.mjs';
+import { solidInterior } from './solid-interior.mjs';
 
 const port = /** @type {import('node:worker_threads').MessagePort} */ (parentPort);
 
@@ -53,9 +54,9 @@ function writeBand(msg) {
 }
 
 /**
- * The model's mask reduced to the edge refinement's grid (an area average, mask-reduce.mjs), in memory every
- * thread reads, and where the photo's rows are cut into bands (band-cuts.mjs): 8-11 ms for a 1024² mask
- * in JavaScript, 3 in C, here and not on the event loop.
+ * The model's mask reduced to the edge refinement's grid (an area average, mask-reduce.mjs), its inside made
+ * opaque (solid-interior.mjs), in memory every thread reads, and where the photo's rows are cut into bands
+ * (band-cuts.mjs): 8-11 ms for a 1024² mask in JavaScript, 3 in C, here and not on the event loop.
  * @param {{ id: number, mask: Uint8Array, maskWidth: number, maskHeight: number, width: number, height: number,
  *   reduce: number, bands: number }} msg
  */
@@ -65,8 +66,10 @@ function gridMask(msg) {
   const reduced = reduce(msg.mask, msg.maskWidth, msg.maskHeight, grid.w, grid.h);
   const alpha = new Uint8Array(new SharedArrayBuffer(reduced.length));
   alpha.set(reduced);
+  // The subject's inside made opaque before the refinement, and what stays see-through measured for the check.
+  const { seeThrough } = solidInterior(alpha, grid.w, grid.h);
   const cuts = bandCuts(msg.width, msg.height, msg.reduce, msg.bands, alpha);
-  port.postMessage({ id: msg.id, type: 'grid', alpha, cuts });
+  port.postMessage({ id: msg.id, type: 'grid', alpha, cuts, seeThrough });
 }
 
 /**

@@ -30,7 +30,7 @@ export interface Diagnosis {
 
 const LABELS: Record<QualityFlag['code'], string> = {
   'background-kept': 'Parts of the background may have been kept',
-  'hole-in-subject': 'The cut-out has a transparent hole inside the subject',
+  'hole-in-subject': 'The cut-out is transparent or see-through inside the subject',
   'low-confidence': 'Many pixels are neither clearly subject nor background',
   'subject-too-small': 'The subject covers very little of the photo',
   'colour-spill': 'Background colour shows along the subject’s edge',
@@ -87,6 +87,30 @@ export function diagnose(
     brokenProbability: Math.round(p * 10000) / 10000,
   };
 }
+
+/**
+ * The check's flag for a subject whose inside stays see-through in the cut-out, once its inside is made opaque
+ * (imaging/solid-interior.mjs): `hole-in-subject`, with the see-through part's box, beside or in place of the
+ * check's own hole flag (the larger severity wins). `share` is of the subject's inside, at least 0.5% of the long
+ * side in; it starts just above the largest share of a clean eval result (IoU >= 0.95: 2.1%).
+ */
+export function withSeeThrough(quality: Quality, seeThrough: { share: number; box: BBox | null }): Quality {
+  const severity = Math.round(ramp(seeThrough.share, SEE_THROUGH_FROM, SEE_THROUGH_TO) * 100) / 100;
+  const hole = quality.flags.find((f) => f.code === 'hole-in-subject');
+  if (severity <= 0 || (hole && hole.severity >= severity)) return quality;
+  const flag: QualityFlag = {
+    code: 'hole-in-subject',
+    label: LABELS['hole-in-subject'],
+    bbox: seeThrough.box,
+    severity,
+  };
+  const flags = [...quality.flags.filter((f) => f !== hole), flag].sort((a, b) => b.severity - a.severity);
+  return { ...quality, flags };
+}
+
+/** The see-through share of a subject's inside where its flag starts and where it is whole. */
+const SEE_THROUGH_FROM = 0.025;
+const SEE_THROUGH_TO = 0.2;
 
 /** Severity rises from 0 at `from` to 1 at `to`. */
 const ramp = (v: number, from: number, to: number) => Math.max(0, Math.min(1, (v - from) / (to - from)));

@@ -22,7 +22,7 @@ import type {
 import { checkCompliance } from './compliance.ts';
 import { prepareInput, type PreparedInputs } from './prepared-inputs.ts';
 import { cutoutAtSize, gridRgb, modelFor } from './segment.ts';
-import { diagnose } from './diagnose.ts';
+import { diagnose, withSeeThrough } from './diagnose.ts';
 import { CHECK_GRID } from './check/features.ts';
 import { refineGrid } from '../imaging/edge-refine.mjs';
 import { reduceArea } from '../imaging/mask-reduce.mjs';
@@ -271,6 +271,8 @@ export async function runPhoto(
   // preview (a reduction the bands make anyway), when the caller asks for it.
   cut.preview.catch(() => undefined);
   const cutout = await cut.png;
+  // The check's figures are the model's; what stays see-through inside the cut-out is flagged beside them.
+  const quality = withSeeThrough(diagnosis.quality, await cut.seeThrough);
   timings.compose = performance.now() - t;
 
   const stageTimes = { compose: 0, encode: 0 };
@@ -303,7 +305,7 @@ export async function runPhoto(
     ...rendered,
     cutout,
     thumbnail,
-    quality: diagnosis.quality,
+    quality,
     red: diagnosis.red,
     meta: {
       timings,

@@ -6,6 +6,8 @@ import type { MaskModel, MaskPrediction, ModelInput } from '../../src/adapters/m
 export class ThresholdMaskModel implements MaskModel {
   calls = 0;
   failNext = false;
+  /** A mask drawn here instead of the threshold (1024² coordinates, value 0-255): a soft or see-through result on demand. */
+  shape: ((x: number, y: number) => number) | null = null;
   private gate: Promise<void> | null = null;
 
   /** Holds every prediction until the returned release is called: photos stay `processing`. */
@@ -41,10 +43,10 @@ export class ThresholdMaskModel implements MaskModel {
       maxY = -1;
     for (let i = 0, p = 0; i < mask.length; i++, p += 3) {
       const lum = (rgb[p] + rgb[p + 1] + rgb[p + 2]) / 3;
-      const v = lum < 200 ? 255 : 0;
+      const v = this.shape ? this.shape(i % size, Math.floor(i / size)) : lum < 200 ? 255 : 0;
       mask[i] = v;
       histogram[v]++;
-      if (v) {
+      if (v >= 128) {
         const x = i % size,
           y = Math.floor(i / size);
         if (x < minX) minX = x;

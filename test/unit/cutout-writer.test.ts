@@ -9,6 +9,7 @@ import { bandCuts, thumbnailFactor } from '../../src/imaging/band-cuts.mjs';
 import { ImageDecoder } from '../../src/adapters/images/decoder.ts';
 import { refineInputs } from '../../src/pipeline/segment.ts';
 import { reduceArea } from '../../src/imaging/mask-reduce.mjs';
+import { solidInterior } from '../../src/imaging/solid-interior.mjs';
 import { H, scene, W } from '../helpers/edge-scene.ts';
 
 describe('cut-out writer', () => {
@@ -34,7 +35,14 @@ describe('cut-out writer', () => {
     expect(Buffer.compare(Buffer.concat(parts), png)).toBe(0);
     const { data, info } = await sharp(png).raw().toBuffer({ resolveWithObject: true });
     expect([info.width, info.height, info.channels]).toEqual([photo.width, photo.height, 4]);
-    const ref = refineEdges({ rgb: photo.rgb, alpha: null, width: photo.width, height: photo.height }, { low });
+    // The writer makes the subject's inside opaque on the grid first (solid-interior.mjs), then refines.
+    const grid = refineGrid(photo.width, photo.height);
+    const solid = Buffer.from(low.alpha);
+    solidInterior(solid, grid.w, grid.h);
+    const ref = refineEdges(
+      { rgb: photo.rgb, alpha: null, width: photo.width, height: photo.height },
+      { low: { rgb: low.rgb, alpha: solid } },
+    );
     let wrong = 0;
     for (let i = 0; i < photo.width * photo.height; i++) {
       const a = photo.alpha ? Math.min(ref.alpha[i], photo.alpha[i]) : ref.alpha[i];
