@@ -6,6 +6,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import sharp from 'sharp';
+import zlib from 'node:zlib';
 import { E2E_TEST_TIMEOUT, type ServerHandle } from '../helpers/server.ts';
 import { sharedServer } from '../helpers/shared-server.ts';
 import { evalEntries, evalFile, HAVE_EVAL_DATA } from '../../tools/shared-data.ts';
@@ -199,6 +200,49 @@ describe.skipIf(!HAVE_EVAL_DATA)('matte, the client command', () => {
     const downloaded = await matte(['batches', 'download', id, '-o', zipFile], { env: asUser() });
     expect(downloaded.code, downloaded.stderr).toBe(0);
     expect((await unzip(fs.readFileSync(zipFile))).size).toBe(4);
+  });
+
+  it('skips a damaged entry of a ZIP whose directory is intact with one line, cuts out the rest, exits 1 and leaves no draft', async () => {
+    const input = path.join(work, 'damaged-entry');
+    fs.mkdirSync(input);
+    const list = photos();
+    // The bottle's compressed bytes are garbled mid-stream: the directory reads, the entry does not inflate.
+    const good = zlib.deflateRawSync(evalFile(list[6].image));
+    const bad = Buffer.from(zlib.deflateRawSync(evalFile(list[7].image)));
+    for (let i = 200; i < 260; i++) bad[i] ^= 0x5a;
+    fs.writeFileSync(
+      path.join(input, 'a.zip'),
+      makeZip([
+        { name: 'good.jpg', data: evalFile(list[6].image), compressed: good },
+        { name: 'bottle.jpg', data: evalFile(list[7].image), compressed: bad },
+      ]),
+    );
+    const out = path.join(work, 'out-damaged');
+    const drafts = async () =>
+      ((await (await get('/v1/jobs?limit=100')).json()).jobs as { status: string }[]).filter(
+        (j) => j.status === 'draft',
+      ).length;
+    const draftsBefore = await drafts();
+    const ran = await matte(['remove', input, '-o', out], { env: asUser() });
+    expect(ran.code, ran.stderr).toBe(1);
+    const lines = ran.stdout.trim().split('\n');
+    expect(lines[0]).toBe(`1 written to ${out}; 1 not cut out (below)`);
+    expect(lines.filter((l) => l.startsWith('skipped: '))).toEqual([
+      expect.stringMatching(
+        new RegExp(`^skipped: ${path.join(input, 'a.zip')}/bottle\\.jpg: the ZIP entry is damaged \\(.+\\)$`),
+      ),
+    ]);
+    expect(fs.readdirSync(path.join(out, 'a'))).toEqual(['good.png']);
+    expect(ran.stderr).not.toMatch(/^matte: /m);
+    // Only the damaged entry left, on its own: nothing to send, so no batch is made at all.
+    fs.writeFileSync(
+      path.join(input, 'a.zip'),
+      makeZip([{ name: 'bottle.jpg', data: evalFile(list[7].image), compressed: bad }]),
+    );
+    const alone = await matte(['remove', input, '-o', path.join(work, 'out-damaged-2')], { env: asUser() });
+    expect(alone.code).toBe(1);
+    expect(alone.stdout).toMatch(/^0 written to .*; 1 not cut out/);
+    expect(await drafts()).toBe(draftsBefore);
   });
 
   it('Ctrl-C mid-batch stops the batch, releases the credits of photos not yet run, and the same command again continues that batch: none left paused or holding photos', async () => {

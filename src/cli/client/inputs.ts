@@ -4,7 +4,7 @@
 // after it.
 import fs from 'node:fs';
 import path from 'node:path';
-import { listZip, readZipEntry } from '../../adapters/zip-archive.adapter.ts';
+import { listZip, readZipEntry, ZipError } from '../../adapters/zip-archive.adapter.ts';
 import { UsageError } from './usage-error.ts';
 import { INPUT_EXTENSIONS, INPUT_FORMATS_TEXT } from '@matte/client/formats';
 import { errorCode, errorMessage } from '../../errors.ts';
@@ -65,10 +65,14 @@ async function zipPhotos(file: string, prefix: string, skipped: SkippedFile[]): 
       out.push({
         key: `${prefix}/${stripExt(entry.name)}`,
         name: path.posix.basename(entry.name),
-        origin: `${file}:${entry.name}`,
-        read: () => readZipEntry(file, entry.name, MAX_ZIP_ENTRY_BYTES),
+        origin: `${file}/${entry.name}`,
+        read: () =>
+          readZipEntry(file, entry.name, MAX_ZIP_ENTRY_BYTES).catch((err: unknown) => {
+            // The ZIP's own refusals say what is wrong; anything else is an entry that does not inflate.
+            throw err instanceof ZipError ? err : new Error(`the ZIP entry is damaged (${errorMessage(err)})`);
+          }),
       });
-    else if (!isJunk(entry.name)) skipped.push({ origin: `${file}:${entry.name}`, reason: UNSUPPORTED });
+    else if (!isJunk(entry.name)) skipped.push({ origin: `${file}/${entry.name}`, reason: UNSUPPORTED });
   }
   return out;
 }

@@ -15,6 +15,7 @@ import cliProgress from 'cli-progress';
 import type { BatchDefaults, BatchItem, FullBatch, MatteClient } from '@matte/client';
 import { collectPhotos, type PhotoSource, type SkippedFile } from './inputs.ts';
 import { UsageError } from './usage-error.ts';
+import { errorMessage } from '../../errors.ts';
 import { FORMAT_FILES, INPUT_FORMATS_OR_ZIPS, OUTPUT_FORMATS, type OutputFormat } from '@matte/client/formats';
 
 export interface RemoveOptions {
@@ -169,11 +170,6 @@ export async function removeBackgrounds(
   for (const [n, chunk] of chunks.entries()) {
     if (interrupt.aborted) break;
     const label = chunks.length > 1 ? `batch ${n + 1}/${chunks.length}` : 'batch';
-    const batch = await client.createBatch({
-      name: `matte remove ${new Date().toISOString().slice(0, 16)} ${run}`,
-      defaults: { presetId: preset, ...(background ? { background } : {}) },
-    });
-    summary.batches.push(batch.id);
     // Upload names are unique within the batch, so answers map back to their sources.
     const byName = new Map<string, Planned>();
     for (const entry of chunk) {
@@ -183,29 +179,51 @@ export async function removeBackgrounds(
       byName.set(name, entry);
     }
     const names = [...byName.keys()];
-    for (let i = 0; i < names.length;) {
-      if (interrupt.aborted) break;
-      const group: { name: string; data: Uint8Array }[] = [];
-      let bytes = 0;
-      while (i < names.length && group.length < FILES_PER_REQUEST && bytes < BYTES_PER_REQUEST) {
-        const data = await byName.get(names[i])!.source.read();
-        group.push({ name: names[i], data });
-        bytes += data.length;
-        i++;
+    // The batch is made once a first photo is read and ready to send: a run that sends nothing leaves no draft.
+    let batch: { id: string } | null = null;
+    let added = 0;
+    try {
+      for (let i = 0; i < names.length;) {
+        if (interrupt.aborted) break;
+        const group: { name: string; data: Uint8Array }[] = [];
+        let bytes = 0;
+        while (i < names.length && group.length < FILES_PER_REQUEST && bytes < BYTES_PER_REQUEST) {
+          const source = byName.get(names[i])!.source;
+          const name = names[i++];
+          // A photo that cannot be read now (a damaged ZIP entry, a file gone since it was listed) is left out
+          // with its reason, and the rest goes on.
+          const data = await source.read().catch((err: unknown) => {
+            summary.unreadable.push({ origin: source.origin, reason: errorMessage(err) });
+            return null;
+          });
+          if (!data) continue;
+          group.push({ name, data });
+          bytes += data.length;
+        }
+        if (group.length === 0) continue;
+        batch ??= await client.createBatch({
+          name: `matte remove ${new Date().toISOString().slice(0, 16)} ${run}`,
+          defaults: { presetId: preset, ...(background ? { background } : {}) },
+        });
+        if (!summary.batches.includes(batch.id)) summary.batches.push(batch.id);
+        const answer = await client.addFiles(batch.id, group);
+        added += answer.added;
+        for (const r of answer.rejected)
+          summary.rejected.push({ name: byName.get(r.name)?.source.origin ?? r.name, reason: r.reason });
       }
-      const added = await client.addFiles(batch.id, group);
-      for (const r of added.rejected)
-        summary.rejected.push({ name: byName.get(r.name)?.source.origin ?? r.name, reason: r.reason });
+    } catch (err) {
+      // A draft left with nothing in it is removed: nothing was charged, and nothing is lost.
+      if (batch && added === 0) await client.deleteBatch(batch.id).catch(() => undefined);
+      throw err;
     }
-    if (interrupt.aborted) {
+    if (!batch) continue;
+    if (interrupt.aborted || added === 0) {
       await client.deleteBatch(batch.id).catch(() => undefined);
-      break;
-    }
-    const draft = await client.getBatch(batch.id);
-    if (draft.items.length === 0) {
-      await client.deleteBatch(batch.id).catch(() => undefined);
+      summary.batches = summary.batches.filter((id) => id !== batch.id);
+      if (interrupt.aborted) break;
       continue;
     }
+    const draft = await client.getBatch(batch.id);
     await client.start(batch.id, options.sample ? { sample: options.sample } : {});
     const job = await follow(client, batch.id, label, draft.items.length, progress, interrupt);
     summary.interrupted ||= interrupt.aborted;
