@@ -19,6 +19,7 @@ export const client = new MatteClient({
   },
   // The studio retries what is safe to retry and tells the user the rest; it never waits minutes unseen.
   retry: { retries: 2, maxRetryAfterMs: 10_000 },
+  pace: { maxWaitMs: 10_000 },
 });
 
 export const api = client.api;

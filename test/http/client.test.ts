@@ -191,8 +191,11 @@ describe('@matte/client retries', () => {
   });
   afterAll(() => t.close());
 
-  /** A client whose waits move the server's clock, recording every request it sends and every wait. */
-  function recordingClient(apiKey: string) {
+  /**
+   * A client whose waits move the server's clock, recording every request it sends and every wait. Its pacing is
+   * off unless asked for, so that it meets the server's limit and its retries are seen.
+   */
+  function recordingClient(apiKey: string, paced = false) {
     const sent: { method: string; path: string; status: number; retryAfter: string | null }[] = [];
     const slept: number[] = [];
     const client = createMatteClient({
@@ -214,9 +217,33 @@ describe('@matte/client retries', () => {
           now += ms;
         },
       },
+      pace: {
+        enabled: paced,
+        now: () => now,
+        sleep: async (ms) => {
+          slept.push(ms);
+          now += ms;
+        },
+      },
     });
     return { client, sent, slept };
   }
+
+  it("keeps to the rate limit from the answers' headers: a run of requests past it waits, and meets no 429", async () => {
+    const { apiKey } = await t.account(10);
+    now += 120_000;
+    const { client, sent, slept } = recordingClient(apiKey, true);
+    for (let i = 0; i < 7; i++) await client.account();
+    expect(sent.map((s) => s.status)).toEqual(Array(7).fill(200));
+    // Three requests a minute: two waits, each until the window has room, not a retry after a refusal.
+    expect(slept.length).toBeGreaterThanOrEqual(2);
+    for (const ms of slept) expect(ms).toBeLessThanOrEqual(61_100);
+    // The same run without pacing is refused on its fourth request.
+    now += 120_000;
+    const raw = recordingClient(apiKey);
+    for (let i = 0; i < 4; i++) await raw.client.account();
+    expect(raw.sent.map((s) => s.status)).toContain(429);
+  });
 
   it('waits out Retry-After on 429 from the real rate limit, then succeeds', async () => {
     const { apiKey } = await t.account(10);

@@ -4,6 +4,7 @@ import createClient, { type Client } from 'openapi-fetch';
 import type { paths } from './schema.ts';
 import { errorFromResponse } from './errors.ts';
 import { retryingFetch, type RetryOptions } from './retry.ts';
+import { pacedFetch, type PaceOptions } from './pacing.ts';
 import { followBatch, type BatchUpdate, type FollowOptions } from './events.ts';
 import type {
   Account,
@@ -36,6 +37,11 @@ export interface MatteClientOptions {
   fetch?: (request: Request) => Promise<Response>;
   /** Retries of safe requests on 429, 503 and broken connections; `{ retries: 0 }` turns them off. */
   retry?: RetryOptions;
+  /**
+   * Keeping to the key's request rate from the rate-limit headers of each answer (pacing.ts): a request that would
+   * be refused with 429 waits until the window has room. On by default; `{ enabled: false }` turns it off.
+   */
+  pace?: PaceOptions;
 }
 
 /** A photo to add: a File (browsers, or fileFromPath in Node), or bytes or a stream with a name. */
@@ -62,7 +68,7 @@ export class MatteClient {
     this.baseUrl = options.baseUrl.replace(/\/+$/, '');
     this.auth = { ...(options.apiKey ? { authorization: `Bearer ${options.apiKey}` } : {}), ...options.headers };
     const base = options.fetch ?? ((request: Request) => globalThis.fetch(request));
-    this.send = retryingFetch(base, options.retry);
+    this.send = retryingFetch(pacedFetch(base, options.pace), options.retry);
     this.api = createClient<paths>({ baseUrl: this.baseUrl, headers: this.auth, fetch: this.send });
   }
 

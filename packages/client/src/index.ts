@@ -3,6 +3,7 @@ export { MatteClient, createMatteClient, idempotencyKey } from './client.ts';
 export type { Api, HeavyModel, MatteClientOptions, PhotoInput } from './client.ts';
 export { MatteApiError, MatteConnectionError, errorFromResponse, type Problem } from './errors.ts';
 export { retryingFetch, safeToRepeat, type RetryOptions } from './retry.ts';
+export { pacedFetch, type PaceOptions } from './pacing.ts';
 export { followBatch, type BatchFollower, type BatchSnapshot, type BatchUpdate, type FollowOptions } from './events.ts';
 export { verifyWebhook, WebhookVerificationError, type VerifyOptions, type WebhookEvent } from './webhooks.ts';
 export type * from './types.ts';

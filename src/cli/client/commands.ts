@@ -83,9 +83,14 @@ function clientFor(env: NodeJS.ProcessEnv): MatteClient {
   return createMatteClient({
     baseUrl: url,
     apiKey,
+    // Waits for the server's rate limit are silent: the client keeps to it from the headers of each answer, and
+    // a 429 that comes anyway (another client on the key) is waited out without a line each time. A broken
+    // connection says so.
     retry: {
-      onRetry: ({ delayMs, reason }) =>
-        process.stderr.write(`matte: ${reason}; trying again in ${Math.ceil(delayMs / 1000)} s\n`),
+      onRetry: ({ delayMs, reason }) => {
+        if (reason !== 'HTTP 429')
+          process.stderr.write(`matte: ${reason}; trying again in ${Math.ceil(delayMs / 1000)} s\n`);
+      },
     },
   });
 }
