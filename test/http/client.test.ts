@@ -1,5 +1,6 @@
 // @matte/client against the real app over a real socket (fake model): the batch flow, SSE with reconnection,
 // long-polls, errors, retries against the server's own rate limit, and webhook signatures of real deliveries.
+import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AddressInfo } from 'node:net';
 import {
@@ -127,6 +128,28 @@ describe('@matte/client, the batch flow', () => {
     const reverted = await client.revertTouchUp(batch.id, item.id);
     expect(reverted.items[0].touchUp).toBeUndefined();
     expect(reverted.items[0].rev).toBe(after.rev + 1);
+  });
+
+  it('cuts out one photo and says plainly when the check flagged it (not charged) and when it was scaled down', async () => {
+    const { apiKey } = await t.account(10);
+    const client = createMatteClient({ baseUrl: base, apiKey });
+    const clean = await client.cutOut({ name: 'a.jpg', data: new Uint8Array(await productPhoto()) });
+    expect(clean).toMatchObject({ status: 'done', flagged: false, review: 'none', charged: 1, scaledFrom: null });
+    if (clean.status !== 'done') throw new Error('not done');
+    expect(clean.contentType).toBe('image/png');
+    expect(clean.score).toBeGreaterThanOrEqual(50);
+    // A photo that is all subject: nothing was cut away, the check flags it, and it is not charged.
+    const dark = await sharp({ create: { width: 300, height: 200, channels: 3, background: '#203040' } })
+      .jpeg()
+      .toBuffer();
+    const flagged = await client.cutOut({ name: 'dark.jpg', data: new Uint8Array(dark) });
+    expect(flagged).toMatchObject({ status: 'done', flagged: true, review: 'red', charged: 0 });
+    // A panorama wider than the largest side a cut-out is made at: answered at 4096 px, and said so.
+    const wide = await client.cutOut({ name: 'wide.jpg', data: new Uint8Array(await productPhoto(6000, 300)) });
+    expect(wide).toMatchObject({ status: 'done', scaledFrom: { width: 6000, height: 300 } });
+    if (wide.status !== 'done') throw new Error('not done');
+    const size = await sharp(Buffer.from(await wide.image.arrayBuffer())).metadata();
+    expect([size.width, size.height]).toEqual([4096, 205]);
   });
 
   it('raises refusals as MatteApiError with status, code, detail and the field path', async () => {

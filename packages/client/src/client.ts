@@ -6,10 +6,12 @@ import { errorFromResponse } from './errors.ts';
 import { retryingFetch, type RetryOptions } from './retry.ts';
 import { pacedFetch, type PaceOptions } from './pacing.ts';
 import { followBatch, type BatchUpdate, type FollowOptions } from './events.ts';
+import type { OutputFormat } from './formats.ts';
 import type {
   Account,
   AddedItems,
   Batch,
+  BatchDefaults,
   BatchList,
   BatchQuery,
   CancelledBatch,
@@ -191,6 +193,58 @@ export class MatteClient {
   }
 
   /**
+   * Cuts out one photo in one call (POST /v1/images) and answers the image with what the check said of it. A result
+   * the check judged broken is answered too, but `flagged` is true and `charged` 0: it was not charged, and
+   * GET /v1/jobs/{jobId}/review says why. `scaledFrom` is the upload's size when it was larger than the largest
+   * side a cut-out is made at (4096 px): the image is then that much smaller. `processing` when the photo was not
+   * done within the server's wait (`timeout`, 5-60 s): follow it with getBatch(jobId).
+   */
+  async cutOut(
+    photo: PhotoInput,
+    options: { settings?: BatchDefaults; format?: OutputFormat; timeout?: number; idempotencyKey?: string } = {},
+  ): Promise<CutOut> {
+    const form = new FormData();
+    const data =
+      photo instanceof File
+        ? photo
+        : photo.data instanceof Blob
+          ? photo.data
+          : photo.data instanceof Uint8Array
+            ? new Blob([photo.data as Uint8Array<ArrayBuffer>])
+            : await new Response(photo.data).blob();
+    form.append('file', data, photo.name);
+    if (options.settings) form.append('settings', JSON.stringify(options.settings));
+    if (options.format) form.append('format', options.format);
+    if (options.timeout) form.append('timeout', String(options.timeout));
+    // An Idempotency-Key makes the request safe to send again: a retry after a lost answer is not charged twice.
+    const response = await this.raw('/v1/images', {
+      method: 'POST',
+      body: form,
+      headers: { 'idempotency-key': options.idempotencyKey ?? idempotencyKey() },
+    });
+    if (!response.ok) throw await errorFromResponse(response, undefined);
+    if (response.status === 202) {
+      const pending = (await response.json()) as { jobId: string; itemId: string };
+      return { status: 'processing', jobId: pending.jobId, itemId: pending.itemId };
+    }
+    const header = (n: string) => response.headers.get(n) ?? '';
+    const scaled = /^(\d+)x(\d+)$/.exec(header('x-matte-scaled-from'));
+    const review = header('x-matte-review') === 'red' ? 'red' : 'none';
+    return {
+      status: 'done',
+      image: await response.blob(),
+      contentType: header('content-type'),
+      jobId: header('x-matte-job-id'),
+      itemId: header('x-matte-item-id'),
+      review,
+      flagged: review === 'red',
+      charged: Number(header('x-matte-charged') || 0),
+      score: header('x-matte-score') === '' ? null : Number(header('x-matte-score')),
+      scaledFrom: scaled ? { width: Number(scaled[1]), height: Number(scaled[2]) } : null,
+    };
+  }
+
+  /**
    * Paints brush strokes on a finished photo's cut-out (free, no model run): `erase` makes what the brush covers
    * transparent, `restore` brings the photo back there; with `snap` (the default) each stroke follows the photo's
    * edges. Points and sizes are in cut-out pixels (`meta.cutout`). Strokes add up over calls; the answer is the
@@ -259,6 +313,24 @@ function fileNameOf(response: Response): string | undefined {
   if (star) return decodeURIComponent(star[1]);
   return /filename="([^"]+)"/i.exec(disposition)?.[1];
 }
+
+/** What cutOut answers: the image and what the check said of it, or that the photo is still running. */
+export type CutOut =
+  | {
+      status: 'done';
+      image: Blob;
+      contentType: string;
+      jobId: string;
+      itemId: string;
+      review: 'none' | 'red';
+      /** The check judged the cut-out broken: it was not charged (`charged` 0), and the image is answered all the same. */
+      flagged: boolean;
+      charged: number;
+      score: number | null;
+      /** The upload's size when it was larger than the largest side a cut-out is made at (4096 px). */
+      scaledFrom: { width: number; height: number } | null;
+    }
+  | { status: 'processing'; jobId: string; itemId: string };
 
 export function createMatteClient(options: MatteClientOptions): MatteClient {
   return new MatteClient(options);

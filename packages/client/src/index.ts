@@ -1,6 +1,6 @@
 // @matte/client: a typed client for the Matte API. Works in Node 20+ and in browsers.
 export { MatteClient, createMatteClient, idempotencyKey } from './client.ts';
-export type { Api, HeavyModel, MatteClientOptions, PhotoInput } from './client.ts';
+export type { Api, CutOut, HeavyModel, MatteClientOptions, PhotoInput } from './client.ts';
 export { MatteApiError, MatteConnectionError, errorFromResponse, type Problem } from './errors.ts';
 export { retryingFetch, safeToRepeat, type RetryOptions } from './retry.ts';
 export { pacedFetch, type PaceOptions } from './pacing.ts';

@@ -121,7 +121,7 @@ export interface paths {
     put?: never;
     /**
      * Cut out one photo: creates and starts a one-photo batch and waits for the result
-     * @description Multipart (`file`, `settings`, `response`, `format`, `optimize`, `timeout`) or JSON ImageRequest (`imageUrl` or `imageBase64`). Answers the image with X-Matte-Job-Id, X-Matte-Item-Id, X-Matte-Review, X-Matte-Charged and X-Matte-Score headers, or ImageResult with response=json; 202 ImageResult when still processing at `timeout`. 422 PROCESSING_FAILED `reason`: INVALID_IMAGE, TOO_LARGE, NO_SUBJECT (the input is at fault), URL_REFUSED, URL_UNREACHABLE (imageUrl could not be fetched); 503 PROCESSING_FAILED reason PROCESSING_FAILED when our side failed. Nothing is charged on any of them. Idempotency-Key (8-128 of A-Z a-z 0-9 . _ : -) replays the first answer to the same request for 24 h, a refusal (402, 404, 409) as well as a success, with the header Idempotent-Replayed: true; 5xx and 429 answers are forgotten, so a retry with the key runs. While the first request runs, the key answers 409 IN_PROGRESS. A different request under a used key answers 409 CONFLICT reason IDEMPOTENCY_KEY_REUSED. To try again after fixing a refusal (credits bought, a batch finished), send a new key. Counts one photo against the key's hourly budget.
+     * @description Multipart (`file`, `settings`, `response`, `format`, `optimize`, `timeout`) or JSON ImageRequest (`imageUrl` or `imageBase64`). Answers the image with the headers X-Matte-Job-Id, X-Matte-Item-Id, X-Matte-Review, X-Matte-Charged and X-Matte-Score (and X-Matte-Scaled-From when the photo was larger than the largest side a cut-out is made at), or ImageResult with response=json; 202 ImageResult when still processing at `timeout`. **A 200 is not always a clean result**: `X-Matte-Review: red` (and `X-Matte-Charged: 0`) says the automatic check judged the cut-out broken, so it was not charged; the image is answered all the same, and GET /v1/jobs/{id}/review says why. The cut-out is made at the photo's size up to 4096 px on its long side: a larger photo (a 6000x300 panorama) is answered at that size (4096x205), as every output of a batch is. 422 PROCESSING_FAILED `reason`: INVALID_IMAGE, TOO_LARGE, NO_SUBJECT (the input is at fault), URL_REFUSED, URL_UNREACHABLE (imageUrl could not be fetched); 503 PROCESSING_FAILED reason PROCESSING_FAILED when our side failed. Nothing is charged on any of them. Idempotency-Key (8-128 of A-Z a-z 0-9 . _ : -) replays the first answer to the same request for 24 h, a refusal (402, 404, 409) as well as a success, with the header Idempotent-Replayed: true; 5xx and 429 answers are forgotten, so a retry with the key runs. While the first request runs, the key answers 409 IN_PROGRESS. A different request under a used key answers 409 CONFLICT reason IDEMPOTENCY_KEY_REUSED. To try again after fixing a refusal (credits bought, a batch finished), send a new key. Counts one photo against the key's hourly budget.
      */
     post: operations['cutOutImage'];
     delete?: never;
@@ -1967,9 +1967,21 @@ export interface operations {
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          /** @description Credits the photo cost: 1 for a clean result (2 on the heavy tier), 0 when the check flagged it. */
+          'X-Matte-Charged'?: number;
+          /** @description The photo in that batch: its report, re-run, touch-up and files go by this id. */
+          'X-Matte-Item-Id'?: string;
+          /** @description The one-photo batch the photo was run in: GET /v1/jobs/{id} reads it. */
+          'X-Matte-Job-Id'?: string;
           'X-Matte-Photos-Limit': components['headers']['X-Matte-Photos-Limit'];
           'X-Matte-Photos-Remaining': components['headers']['X-Matte-Photos-Remaining'];
           'X-Matte-Photos-Reset': components['headers']['X-Matte-Photos-Reset'];
+          /** @description `none`: the automatic check passed the cut-out. `red`: it judged it broken, so it was not charged (`X-Matte-Charged: 0`); the image is answered all the same. */
+          'X-Matte-Review'?: 'none' | 'red';
+          /** @description Only when the photo was larger than 4096 px on its long side: its size, `<width>x<height>`. The cut-out and the image answered are made at 4096 px on the long side. */
+          'X-Matte-Scaled-From'?: string;
+          /** @description The check's score, 0-100; under 50 is `red`. */
+          'X-Matte-Score'?: number;
           [name: string]: unknown;
         };
         content: {

@@ -2,7 +2,8 @@
 import sharp, { type Metadata, type Sharp } from 'sharp';
 import { PhotoError } from '../../errors.ts';
 import type { ModelInput } from '../mask-model.adapter.ts';
-import { ACCEPTED_FORMATS, asPhotoError, MAX_WORKING_EDGE, open, WHITE } from './sharp.ts';
+import { ACCEPTED_FORMATS, asPhotoError, open, WHITE } from './sharp.ts';
+import { MAX_WORKING_EDGE } from '../../domain/batch-rules.ts';
 import { PHOTO_REFUSALS } from '../../domain/photo-refusals.ts';
 import { nativeCutout } from '../../imaging/native.mjs';
 

@@ -22,8 +22,6 @@ export function setImageThreads(threads: number): void {
 }
 
 export const ACCEPTED_FORMATS: ReadonlySet<string> = new Set(Object.keys(INPUT_FORMATS));
-/** Working resolution cap: a cutout keeps source size up to this long edge (4096 px ≈ 67 MB of RGBA). */
-export const MAX_WORKING_EDGE = 4096;
 export const THUMB_EDGE = 512;
 export const WHITE = { r: 255, g: 255, b: 255 };
 

@@ -18,6 +18,56 @@ import { fetchOnePhoto } from '../../services/photo-sources.ts';
 import { intakeLimits } from '../photo-budget.ts';
 import { PHOTO_REFUSALS } from '../../domain/photo-refusals.ts';
 import { FORMAT_FILES } from '@matte/client/formats';
+import { MAX_WORKING_EDGE } from '../../domain/batch-rules.ts';
+import type { ItemMeta } from '../../domain/batch.schemas.ts';
+
+/** What POST /v1/images says of the photo beside the image it answers (declared in the OpenAPI document). */
+const SINGLE_PHOTO_HEADERS = {
+  'X-Matte-Job-Id': {
+    type: 'string',
+    examples: ['job_7x23fzmg0wbza5dtdy6w'],
+    description: 'The one-photo batch the photo was run in: GET /v1/jobs/{id} reads it.',
+  },
+  'X-Matte-Item-Id': {
+    type: 'string',
+    examples: ['img_27gqsbn01yy15e54hb69'],
+    description: 'The photo in that batch: its report, re-run, touch-up and files go by this id.',
+  },
+  'X-Matte-Review': {
+    type: 'string',
+    enum: ['none', 'red'],
+    examples: ['none'],
+    description:
+      '`none`: the automatic check passed the cut-out. `red`: it judged it broken, so it was not charged (`X-Matte-Charged: 0`); the image is answered all the same.',
+  },
+  'X-Matte-Charged': {
+    type: 'integer',
+    minimum: 0,
+    examples: [1],
+    description: 'Credits the photo cost: 1 for a clean result (2 on the heavy tier), 0 when the check flagged it.',
+  },
+  'X-Matte-Score': {
+    type: 'number',
+    minimum: 0,
+    maximum: 100,
+    examples: [71.2],
+    description: "The check's score, 0-100; under 50 is `red`.",
+  },
+  'X-Matte-Scaled-From': {
+    type: 'string',
+    pattern: '^[0-9]+x[0-9]+$',
+    examples: ['6000x300'],
+    description: `Only when the photo was larger than ${MAX_WORKING_EDGE} px on its long side: its size, \`<width>x<height>\`. The cut-out and the image answered are made at ${MAX_WORKING_EDGE} px on the long side.`,
+  },
+};
+
+/** X-Matte-Scaled-From for a photo whose cut-out was made smaller than the upload. */
+function scaledFrom(meta: ItemMeta | undefined): Record<string, string> {
+  const { source, cutout } = meta ?? {};
+  return source && cutout && (cutout.width < source.width || cutout.height < source.height)
+    ? { 'x-matte-scaled-from': `${source.width}x${source.height}` }
+    : {};
+}
 
 interface ImageInput {
   name: string;
@@ -119,7 +169,9 @@ export function registerImageRoutes(
         summary: 'Cut out one photo: creates and starts a one-photo batch and waits for the result',
         description:
           'Multipart (`file`, `settings`, `response`, `format`, `optimize`, `timeout`) or JSON ImageRequest (`imageUrl` or `imageBase64`). ' +
-          'Answers the image with X-Matte-Job-Id, X-Matte-Item-Id, X-Matte-Review, X-Matte-Charged and X-Matte-Score headers, or ImageResult with response=json; 202 ImageResult when still processing at `timeout`. ' +
+          'Answers the image with the headers X-Matte-Job-Id, X-Matte-Item-Id, X-Matte-Review, X-Matte-Charged and X-Matte-Score (and X-Matte-Scaled-From when the photo was larger than the largest side a cut-out is made at), or ImageResult with response=json; 202 ImageResult when still processing at `timeout`. ' +
+          '**A 200 is not always a clean result**: `X-Matte-Review: red` (and `X-Matte-Charged: 0`) says the automatic check judged the cut-out broken, so it was not charged; the image is answered all the same, and GET /v1/jobs/{id}/review says why. ' +
+          `The cut-out is made at the photo's size up to ${MAX_WORKING_EDGE} px on its long side: a larger photo (a 6000x300 panorama) is answered at that size (4096x205), as every output of a batch is. ` +
           '422 PROCESSING_FAILED `reason`: INVALID_IMAGE, TOO_LARGE, NO_SUBJECT (the input is at fault), URL_REFUSED, URL_UNREACHABLE (imageUrl could not be fetched); 503 PROCESSING_FAILED reason PROCESSING_FAILED when our side failed. Nothing is charged on any of them. ' +
           IDEMPOTENCY_RULES +
           " Counts one photo against the key's hourly budget.",
@@ -132,6 +184,7 @@ export function registerImageRoutes(
         response: {
           200: {
             description: 'The cut-out image, or ImageResult with response=json',
+            headers: SINGLE_PHOTO_HEADERS,
             content: {
               ...imageContent(),
               'application/json': { schema: ImageResult },
@@ -193,6 +246,7 @@ export function registerImageRoutes(
             'x-matte-review': item.review,
             'x-matte-charged': String(charged),
             'x-matte-score': String(item.quality?.score ?? ''),
+            ...scaledFrom(item.meta),
           },
           body: data,
         };
