@@ -71,7 +71,9 @@ export async function buildApp(c: Container): Promise<FastifyInstance> {
         license: { name: 'Proprietary', identifier: 'LicenseRef-Matte' },
         contact: { name: 'The operator of this Matte server', url: baseUrl },
       },
-      servers: [{ url: baseUrl }],
+      // The server's public address; without PUBLIC_BASE_URL (localhost, which a reader elsewhere cannot reach)
+      // the address the document was fetched from: a relative URL.
+      servers: [/^https?:\/\/(localhost|127\.0\.0\.1)([:/]|$)/.test(baseUrl) ? { url: '/' } : { url: baseUrl }],
       tags: [
         { name: 'batches', description: 'Create, fill, start, follow and stop batches.' },
         { name: 'photos', description: 'Photos of a batch.' },

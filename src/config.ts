@@ -69,7 +69,13 @@ const ConfigSchema = Type.Object({
   /** Per key (or studio session); the spec's limits are the defaults. */
   requestsPerMinute: Type.Integer({ minimum: 1 }),
   photosPerHour: Type.Integer({ minimum: 1 }),
+  /** pino's level; empty: `info`, or `warn` where the log is for a person (logFormat). */
   logLevel: Type.String(),
+  /**
+   * `json`: one JSON object a line, for log collectors; `pretty`: for a person; `auto` (default): pretty on a
+   * terminal, where the start is one plain line and only warnings follow, JSON anywhere else.
+   */
+  logFormat: Type.Union([Type.Literal('auto'), Type.Literal('json'), Type.Literal('pretty')]),
   /** Empty: files under `${dataDir}/blobs`; `s3://bucket/prefix`: S3-compatible object storage. */
   blobStore: Type.String({ pattern: '^$|^s3://' }),
   /** The object store's connection, the AWS way (AWS_REGION, AWS_ENDPOINT_URL_S3; credentials from the AWS chain). */
@@ -130,6 +136,14 @@ function graphOptimization(env: Env, fallback: GraphOptimization): GraphOptimiza
   if (!level)
     throw new Error(`MATTE_MODEL_OPTIMIZATION must be one of ${GRAPH_OPTIMIZATIONS.join(', ')}, got "${value}"`);
   return level;
+}
+
+function oneOfEnv<const T extends string>(env: Env, name: string, values: readonly T[], fallback: T): T {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = values.find((v) => v === raw);
+  if (!value) throw new Error(`${name} must be one of ${values.join(', ')}, got "${raw}"`);
+  return value;
 }
 
 function flag(env: Env, name: string, fallback: boolean): boolean {
@@ -204,7 +218,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     maxZipUncompressedBytes: int(env, 'MATTE_MAX_ZIP_UNCOMPRESSED_BYTES', DEFAULTS.maxZipUncompressedBytes),
     requestsPerMinute: int(env, 'MATTE_REQUESTS_PER_MINUTE', DEFAULTS.requestsPerMinute),
     photosPerHour: int(env, 'MATTE_PHOTOS_PER_HOUR', DEFAULTS.photosPerHour),
-    logLevel: env.LOG_LEVEL || 'info',
+    logLevel: env.LOG_LEVEL || '',
+    logFormat: oneOfEnv(env, 'LOG_FORMAT', ['auto', 'json', 'pretty'] as const, 'auto'),
     blobStore: env.MATTE_BLOB_STORE ?? '',
     s3: {
       region: env.AWS_REGION || env.AWS_DEFAULT_REGION || 'us-east-1',
@@ -434,7 +449,13 @@ export const SETTINGS: readonly {
   },
   {
     names: ['LOG_LEVEL'],
-    default: '`info`',
+    default: '`info` (`warn` on a terminal)',
     meaning: "pino's level: `debug`, `info`, `warn`, `error`",
+  },
+  {
+    names: ['LOG_FORMAT'],
+    default: '`auto`',
+    meaning:
+      '`json`: one JSON object a line; `pretty`: for a person; `auto`: on a terminal the start is one plain line and only warnings follow, JSON anywhere else',
   },
 ];

@@ -52,6 +52,8 @@ import { AccountDeletionService } from './services/account-deletion.service.ts';
 
 export interface Container {
   config: Readonly<Config>;
+  /** The log is for a person at a terminal (LOG_FORMAT auto on a terminal, or pretty): the start is one plain line. */
+  logForPerson: boolean;
   log: Logger;
   clock: () => number;
   store: Store;
@@ -117,12 +119,13 @@ export interface Readiness {
 }
 
 export async function createContainer(config: Readonly<Config>, opts: ContainerOptions = {}): Promise<Container> {
-  // On a terminal the log is for a person (pino-pretty, written in this thread); elsewhere one JSON object a line.
+  // On a terminal the log is for a person: the start is one plain line (main/api.ts), then warnings and errors
+  // (pino-pretty, written in this thread); elsewhere, or with LOG_FORMAT=json, one JSON object a line.
+  const forPerson = config.logFormat === 'pretty' || (config.logFormat === 'auto' && process.stdout.isTTY === true);
+  const level = config.logLevel || (forPerson && config.logFormat === 'auto' ? 'warn' : 'info');
   const log =
     opts.log ??
-    (process.stdout.isTTY
-      ? pino({ level: config.logLevel }, pretty({ colorize: true, sync: true, ignore: 'pid,hostname' }))
-      : pino({ level: config.logLevel }));
+    (forPerson ? pino({ level }, pretty({ colorize: true, sync: true, ignore: 'pid,hostname' })) : pino({ level }));
   const clock = opts.clock ?? Date.now;
   const runWorker = opts.runWorker ?? config.embeddedWorker;
   // Made before the database, so its statements are counted from the first (the migrations'); the queue's
@@ -332,6 +335,7 @@ export async function createContainer(config: Readonly<Config>, opts: ContainerO
 
   return {
     config,
+    logForPerson: forPerson && !opts.log,
     log,
     clock,
     store,

@@ -1,6 +1,7 @@
 // bin/matte's commands, one line each, and the help built from them: `matte --help` lists every command,
 // `matte NOUN --help` a noun's verbs, `matte NOUN VERB --help` one verb with what it does. Help goes to
 // standard output with exit 0; a usage mistake is one line on standard error with exit 2 (the callers).
+import { ALL_PRESETS } from '../presets/presets.ts';
 
 interface CommandHelp {
   /** `accounts create`, or a noun alone (`serve`, `remove`). */
@@ -9,6 +10,8 @@ interface CommandHelp {
   args: string;
   /** What it does, in one line. */
   does: string;
+  /** More, shown with the command's own help only (`matte remove --help`): its choices, tokens, variables. */
+  more?: () => string[];
 }
 
 export interface HelpSection {
@@ -28,8 +31,16 @@ const CLIENT_HELP: HelpSection = {
       name: 'remove',
       args: 'PATH… -o OUT [--preset ID] [--background white|transparent|#RRGGBB] [--format png|jpeg|webp] [--sample N] [--heavy] [--pattern P]',
       does: 'cuts out files, folders and ZIPs into OUT (a file it cannot send is named and left out: exit 1); run it again to resume',
+      more: () => [
+        `--preset ID: how each result is rendered, one of: ${ALL_PRESETS.map((p) => p.id).join(', ')} (default original; GET /v1/presets describes them)`,
+        "--pattern P: the file name of each result under OUT, from the tokens {name} (the photo's file name, without its extension) and {preset} (default {name}); the extension follows the format",
+      ],
     },
-    { name: 'batches list', args: '[--status S] [--limit N]', does: 'your batches, newest first' },
+    {
+      name: 'batches list',
+      args: '[--status S] [--limit N] [--all]',
+      does: 'your batches, newest first, with their names; one-photo calls and empty drafts only with --all',
+    },
     { name: 'batches show', args: 'ID', does: 'one batch and its photos' },
     {
       name: 'batches download',
@@ -49,6 +60,9 @@ export const SECTIONS: HelpSection[] = [
         name: 'serve',
         args: '',
         does: 'the API server, its worker and the studio (as npm start; MATTE_WORKER=0: API only)',
+        more: () => [
+          'It reads its settings from the environment: PORT (default 8080), HOST (default 0.0.0.0: every address), DATA_DIR (default ./data: the SQLite database and the files), PUBLIC_BASE_URL, DATABASE_URL (postgres://… for PostgreSQL), MATTE_WORKER=0 (API only), LOG_LEVEL and LOG_FORMAT=json; docs/configuration.md lists every variable.',
+        ],
       },
       { name: 'worker', args: '', does: 'a worker process: runs photos, webhooks and retention (PostgreSQL)' },
       {
@@ -146,9 +160,11 @@ export function helpFor(sections: HelpSection[], words: string[]): string | null
   const exact = verb ? all.filter((c) => c.name === `${noun} ${verb}`) : [];
   const matched = exact.length ? exact : all.filter((c) => c.name === noun || c.name.startsWith(`${noun} `));
   if (!matched.length) return null;
+  const more = matched.length === 1 ? (matched[0].more?.() ?? []) : [];
   return [
     `usage:`,
     ...matched.map((c) => line(c, width)),
+    ...(more.length ? ['', ...more] : []),
     '',
     'Every command takes --json (machine-readable output).',
   ].join('\n');

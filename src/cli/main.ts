@@ -1,7 +1,7 @@
 // bin/matte's commands: the processes (serve, worker, inference-server), the client verbs (client/commands.ts)
 // and the operator verbs (operator.ts), each loaded only when asked for, so help and mistakes answer at once.
 // Every verb takes --json; help goes to standard output with exit 0.
-import { parseOptions } from './parse-options.ts';
+import { closestWord, parseOptions } from './parse-options.ts';
 import { AppError } from '../errors.ts';
 import { CLIENT_NOUNS, helpFor, SECTIONS, wantsHelp } from './help.ts';
 
@@ -24,8 +24,13 @@ export async function main(argv: string[], helpOut: HelpOutput = process.stdout)
     helpOut.write(`${help}\n`);
     return 0;
   }
-  if (noun && !noun.startsWith('-') && !NOUNS.has(noun))
-    throw new AppError('VALIDATION', `unknown command "${noun}" (matte --help lists them)`);
+  if (noun && !noun.startsWith('-') && !NOUNS.has(noun)) {
+    const near = closestWord(noun, [...NOUNS]);
+    throw new AppError(
+      'VALIDATION',
+      `unknown command "${noun}"${near ? `; did you mean "${near}"?` : ''} (matte --help lists them)`,
+    );
+  }
   // Long-running processes: the API (with its worker unless MATTE_WORKER=0), and a worker alone.
   if (noun === 'serve' || noun === 'worker') {
     await import(noun === 'serve' ? '../main/api.ts' : '../main/worker.ts');

@@ -7,8 +7,11 @@ import { errorCode } from '../errors.ts';
 
 type Options = NonNullable<ParseArgsConfig['options']>;
 
-/** The known option closest to `given` (both without dashes), if it is near enough to be the one meant. */
-function closestOption(given: string, known: string[]): string | undefined {
+/**
+ * The known word closest to `given` (an option without its dashes, a command), if it is near enough to be the one
+ * meant.
+ */
+export function closestWord(given: string, known: string[]): string | undefined {
   if (known.length === 0) return undefined;
   // A known option the typed one starts with (--outptu → --out), or one within half its letters (--jsno → --json).
   const prefix = known.filter((k) => k.length >= 3 && given.startsWith(k)).sort((a, b) => b.length - a.length)[0];
@@ -26,7 +29,7 @@ function mistake(err: unknown, options: Options): string | undefined {
   if (e.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' && quoted) {
     const name = quoted.replace(/^-+/, '').split('=')[0]!;
     const known = Object.keys(options);
-    const near = quoted.startsWith('--') ? closestOption(name, known) : undefined;
+    const near = quoted.startsWith('--') ? closestWord(name, known) : undefined;
     return `unknown option ${quoted.split('=')[0]}${near ? `; did you mean --${near}?` : ` (known: ${known.map((k) => `--${k}`).join(', ')})`}`;
   }
   if (e.code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') {

@@ -25,11 +25,16 @@ container.dispatcher.start();
 // One line for the person who started it: where the API and the studio are, and how to stop it (npm start
 // does not pass a plain `kill` on to this process; Ctrl-C, or this pid, does).
 const base = config.publicBaseUrl;
-container.log.info(
-  { port: config.port, dataDir: config.dataDir, database: container.store.dialect, pid: process.pid },
+const started =
   `Matte is serving: API ${base}/v1 (reference: ${base}/v1/openapi.json), studio ${base}/studio/, ` +
-    `${container.worker ? `with its photo worker on ${modelDescription(config)}` : 'API only (MATTE_WORKER=0)'}; stop it with Ctrl-C or kill ${process.pid}`,
-);
+  `${container.worker ? `with its photo worker on ${modelDescription(config)}` : 'API only (MATTE_WORKER=0)'}; stop it with Ctrl-C or kill ${process.pid}`;
+// On a terminal: that line, plain; the log then says only what needs a look (warnings). Elsewhere: a log record.
+if (container.logForPerson) process.stdout.write(`${started}\n`);
+else
+  container.log.info(
+    { port: config.port, dataDir: config.dataDir, database: container.store.dialect, pid: process.pid },
+    started,
+  );
 
 let closing = false;
 async function shutdown(signal: string): Promise<void> {

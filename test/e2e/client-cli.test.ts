@@ -307,13 +307,73 @@ describe.skipIf(!HAVE_EVAL_DATA)('matte, the client command', () => {
       ['batches', 'show', 'job_nope'],
     ];
     const before = await credits();
+    const drafts = (await (await get('/v1/jobs?status=draft')).json()).jobs.length;
     for (const args of cases) {
       const ran = await matte(args, { env: asUser() });
       expect(ran.code, args.join(' ')).toBe(2);
       expect(ran.stderr.trim().split('\n'), args.join(' ')).toHaveLength(1);
       expect(ran.stderr).toMatch(/^matte: /);
     }
+    // A preset the server does not have: the closest, and every one it has.
+    const one = path.join(work, 'one-photo');
+    fs.mkdirSync(one, { recursive: true });
+    fs.writeFileSync(path.join(one, 'a.jpg'), evalFile(photos()[0].image));
+    const preset = await matte(['remove', one, '-o', path.join(work, 'x'), '--preset', 'bogus'], { env: asUser() });
+    expect(preset.code).toBe(2);
+    expect(preset.stderr).toMatch(/^matte: unknown preset "bogus" \(presets: amazon-main, ebay, .*original, .*\)\n$/);
+    const near = await matte(['remove', one, '-o', path.join(work, 'x'), '--preset', 'amazon-mian'], {
+      env: asUser(),
+    });
+    expect(near.stderr).toContain('did you mean "amazon-main"?');
     expect(fs.existsSync(path.join(work, 'x'))).toBe(false);
     expect(await credits()).toBe(before);
+    expect((await (await get('/v1/jobs?status=draft')).json()).jobs).toHaveLength(drafts);
+  });
+
+  it('lists batches by name, leaving out one-photo calls and empty drafts unless --all', async () => {
+    const form = new FormData();
+    form.append('file', new Blob([new Uint8Array(evalFile(photos()[0].image))]), 'one.jpg');
+    const single = await send(
+      new Request(`${server.base}/v1/images`, {
+        method: 'POST',
+        body: form,
+        headers: { authorization: `Bearer ${apiKey}` },
+      }),
+    );
+    expect(single.status).toBe(200);
+    const onePhotoJob = single.headers.get('x-matte-job-id')!;
+    const createBatch = async (name: string) =>
+      (
+        await send(
+          new Request(`${server.base}/v1/jobs`, {
+            method: 'POST',
+            body: JSON.stringify({ name }),
+            headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+          }),
+        )
+      ).json();
+    const draft = await createBatch('Empty for now');
+    const named = await createBatch('Kitchen');
+    const photo = new FormData();
+    photo.append('files', new Blob([new Uint8Array(evalFile(photos()[1].image))]), 'mug.jpg');
+    await send(
+      new Request(`${server.base}/v1/jobs/${named.id}/items`, {
+        method: 'POST',
+        body: photo,
+        headers: { authorization: `Bearer ${apiKey}` },
+      }),
+    );
+    const listed = await matte(['batches', 'list'], { env: asUser() });
+    expect(listed.code).toBe(0);
+    expect(listed.stdout).not.toContain(onePhotoJob);
+    expect(listed.stdout).not.toContain(draft.id);
+    expect(listed.stdout).toMatch(
+      /\(not shown: \d+ one-photo call\(s\) and \d+ empty draft\(s\); --all shows them\)\n$/,
+    );
+    // A seller's batch is listed with its name.
+    expect(listed.stdout).toMatch(new RegExp(`${named.id}  draft +0/1 done  .*  Kitchen\\n`));
+    const all = await matte(['batches', 'list', '--all'], { env: asUser() });
+    expect(all.stdout).toMatch(new RegExp(`${onePhotoJob} .*\\(one photo\\)`));
+    expect(all.stdout).toMatch(new RegExp(`${draft.id} .*Empty for now`));
   });
 });

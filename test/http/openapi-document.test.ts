@@ -17,7 +17,8 @@ let t: TestApp;
 let body: string;
 let doc: any;
 beforeAll(async () => {
-  t = await createTestApp({}, { runWorker: false });
+  // As `npm start` serves it without PUBLIC_BASE_URL: the server's own address is localhost.
+  t = await createTestApp({ publicBaseUrl: 'http://localhost:8080' }, { runWorker: false });
   body = (await t.app.inject({ method: 'GET', url: '/v1/openapi.json' })).body;
   doc = JSON.parse(body);
 });

@@ -81,6 +81,29 @@ describe('bin/matte --help', () => {
     for (const c of commands) expect(answers[0]!.stdout).toContain(`matte ${c}`);
   });
 
+  it('names the presets and the --pattern tokens on remove, and PORT and the other variables on serve', async () => {
+    let remove = '';
+    await main(['remove', '--help'], { write: (t: string) => (remove += t) });
+    expect(remove).toMatch(/--preset ID: .*one of: amazon-main, .*, original, square-white-2000, transparent-png/);
+    expect(remove).toMatch(/--pattern P: .*\{name\}.*\{preset\}/);
+    let serve = '';
+    await main(['serve', '--help'], { write: (t: string) => (serve += t) });
+    expect(serve).toMatch(/PORT \(default 8080\)/);
+    expect(serve).toContain('DATA_DIR');
+    expect(serve).toContain('docs/configuration.md');
+  });
+
+  it('suggests the command meant for a mistyped one; exit 2, one line', async () => {
+    const typo = await matte(['remvoe', 'photos', '-o', 'out']);
+    expect(typo).toEqual({
+      code: 2,
+      stdout: '',
+      stderr: 'matte: unknown command "remvoe"; did you mean "remove"? (matte --help lists them)\n',
+    });
+    const batches = await matte(['batchse', 'list']);
+    expect(batches.stderr).toContain('did you mean "batches"?');
+  });
+
   it('still refuses mistakes with one line and exit 2', async () => {
     for (const args of [
       ['frobnicate'],
@@ -149,5 +172,33 @@ describe('bin/matte --help', () => {
         [...packages].filter((p) => p.startsWith(heavy)),
         heavy,
       ).toEqual([]);
+  });
+});
+
+describe('what matte remove says when it is done', () => {
+  it('names every photo not cut out as sent, one line each, after a line of totals', async () => {
+    const { removeSummaryLines } = await import('../../src/cli/client/commands.ts');
+    const lines = removeSummaryLines(
+      {
+        written: ['out/mug.png', 'out/lamp.png'],
+        skipped: 1,
+        unreadable: [{ origin: 'in/notes.txt', reason: 'not a photo' }],
+        resumed: [],
+        rejected: [],
+        failed: [],
+        flagged: [{ name: 'lamp.jpg', reason: 'The photo is too dark', file: 'out/lamp.png' }],
+        scaled: [{ name: 'banner.jpg', from: '6000×300', to: '4096×205' }],
+        held: 0,
+        batches: ['bat_1'],
+        interrupted: false,
+      },
+      'out',
+    );
+    expect(lines).toEqual([
+      '2 written to out, 1 already there; 1 not cut out (below)',
+      'skipped: in/notes.txt: not a photo',
+      'flagged by the check (not charged): lamp.jpg: The photo is too dark',
+      'scaled down: banner.jpg: cut out at 4096×205, the largest side Matte works at being 4096 px, from 6000×300',
+    ]);
   });
 });

@@ -13,7 +13,7 @@ function namesRead(file: string): Set<string> {
   const found = [
     ...text.matchAll(/\benv\.([A-Z][A-Z0-9_]+)/g),
     ...text.matchAll(/\benv\[['"]([A-Z][A-Z0-9_]+)['"]\]/g),
-    ...text.matchAll(/\b(?:int|flag)\(env, '([A-Z][A-Z0-9_]+)'/g),
+    ...text.matchAll(/\b(?:int|flag|oneOfEnv)\(env, '([A-Z][A-Z0-9_]+)'/g),
     ...text.matchAll(/process\.env\.([A-Z][A-Z0-9_]+)/g),
     ...text.matchAll(/\$\{?(MATTE_[A-Z0-9_]+)/g),
   ];

@@ -30,7 +30,7 @@ describe('ZIP inputs of the command', () => {
     const { sources: photos, skipped } = await collectPhotos([file]);
     expect(photos.map((p) => [p.key, p.name])).toEqual([['shop/shoes/red', 'red.JPG']]);
     // What is not a photo is named, system files are not.
-    expect(skipped).toEqual([{ origin: `${file}:notes.txt`, reason: expect.stringMatching(/^not a photo/) }]);
+    expect(skipped).toEqual([{ origin: `${file}/notes.txt`, reason: expect.stringMatching(/^not a photo/) }]);
     expect(Buffer.from(await photos[0]!.read()).equals(photo)).toBe(true);
   });
 

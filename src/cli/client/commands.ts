@@ -8,7 +8,8 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createMatteClient, MatteApiError, MatteConnectionError, type MatteClient } from '@matte/client';
 import { normaliseUrl, readLogin, saveLogin } from './login-store.ts';
-import { removeBackgrounds, type RemoveOptions } from './remove.ts';
+import { removeBackgrounds, type RemoveOptions, type RemoveSummary } from './remove.ts';
+import { MAX_WORKING_EDGE } from '../../domain/batch-rules.ts';
 import { UsageError } from './usage-error.ts';
 import { parseOptions } from '../parse-options.ts';
 import { formatOfExtension, OUTPUT_FORMATS, type OutputFormat } from '@matte/client/formats';
@@ -26,6 +27,7 @@ const OPTIONS = {
   pattern: { type: 'string' },
   status: { type: 'string' },
   limit: { type: 'string' },
+  all: { type: 'boolean' },
   json: { type: 'boolean' },
 } as const;
 
@@ -142,16 +144,42 @@ async function run(argv: string[], env: NodeJS.ProcessEnv, interrupt: AbortSigna
         const limit = positiveInteger(values.limit, 'limit', 100);
         const status = values.status as never;
         const list = await client.listBatches({ ...(limit ? { limit } : {}), ...(status ? { status } : {}) });
+        // Names, and which batches were one-photo calls (POST /v1/images): those, and drafts with nothing in them,
+        // are left out unless --all, so a seller's batches are not lost among them.
+        const { data, error } = list.jobs.length
+          ? await client.api.GET('/v1/batch-labels', {
+              params: { query: { ids: list.jobs.map((j) => j.id).join(',') } },
+            })
+          : { data: { labels: [] }, error: undefined };
+        if (error) throw new Error(`batch names could not be read: ${JSON.stringify(error)}`);
+        const label = new Map(data.labels.map((l) => [l.id, l]));
+        const onePhoto = (j: (typeof list.jobs)[number]) => label.get(j.id)?.origin === 'image';
+        const empty = (j: (typeof list.jobs)[number]) => j.status === 'draft' && j.counts.total === 0;
+        const shown = values.all ? list.jobs : list.jobs.filter((j) => !onePhoto(j) && !empty(j));
+        const hidden = { onePhoto: list.jobs.filter(onePhoto).length, emptyDrafts: list.jobs.filter(empty).length };
+        const line = (j: (typeof list.jobs)[number]) => {
+          const c = j.counts;
+          const name = onePhoto(j) ? '(one photo)' : (label.get(j.id)?.name ?? '');
+          return `${j.id}  ${j.status.padEnd(9)} ${c.done}/${c.total} done${c.failed ? `, ${c.failed} failed` : ''}  ${new Date(j.createdAt).toISOString()}  ${name}`.trimEnd();
+        };
+        const note =
+          !values.all && hidden.onePhoto + hidden.emptyDrafts
+            ? [
+                `(not shown: ${[
+                  hidden.onePhoto ? `${hidden.onePhoto} one-photo call(s)` : '',
+                  hidden.emptyDrafts ? `${hidden.emptyDrafts} empty draft(s)` : '',
+                ]
+                  .filter(Boolean)
+                  .join(' and ')}; --all shows them)`,
+              ]
+            : [];
         print(
-          list,
-          list.jobs.length
-            ? list.jobs
-                .map(
-                  (j) =>
-                    `${j.id}  ${j.status.padEnd(9)} ${j.counts.done}/${j.counts.total} done  ${new Date(j.createdAt).toISOString()}`,
-                )
-                .join('\n')
-            : 'no batches',
+          {
+            ...list,
+            jobs: shown.map((j) => ({ ...j, name: label.get(j.id)?.name ?? null, origin: label.get(j.id)?.origin })),
+            ...(values.all ? {} : { hidden }),
+          },
+          [...(shown.length ? shown.map(line) : ['no batches']), ...note].join('\n'),
         );
         return 0;
       }
@@ -206,23 +234,32 @@ async function run(argv: string[], env: NodeJS.ProcessEnv, interrupt: AbortSigna
       const client = clientFor(env);
       const summary = await removeBackgrounds(client, options, interrupt);
       const left = summary.unreadable.length + summary.rejected.length + summary.failed.length;
-      const lines = [
-        `${summary.written.length} written to ${options.out}${summary.skipped ? `, ${summary.skipped} already there` : ''}${left ? `; ${left} not cut out (below)` : ''}`,
-        ...summary.resumed.map((id) => `continued ${id}, which an earlier run of this command left unfinished`),
-        ...summary.unreadable.map((u) => `skipped: ${u.origin}: ${u.reason}`),
-        ...summary.rejected.map((r) => `refused: ${r.name}: ${r.reason}`),
-        ...summary.failed.map((f) => `failed: ${f.name}: ${f.code} ${f.reason}`),
-        ...summary.flagged.map((f) => `flagged by the check (not charged): ${f.name}: ${f.reason}`),
-        ...(summary.held ? [`${summary.held} photo(s) held, not charged: run the same command again to do them`] : []),
-        ...(summary.interrupted ? ['stopped: run the same command again to finish'] : []),
-      ];
-      print(summary, lines.join('\n'));
+      print(summary, removeSummaryLines(summary, options.out).join('\n'));
       // 130 stopped; 1 when a file was skipped, refused or failed (the rest was cut out); 0 all done.
       return summary.interrupted ? 130 : left ? 1 : 0;
     }
     default:
       throw new UsageError(`unknown command "${noun}"`);
   }
+}
+
+/** What `matte remove` says when it is done: a line of totals, then a line a photo not cut out as it was sent. */
+export function removeSummaryLines(summary: RemoveSummary, out: string): string[] {
+  const left = summary.unreadable.length + summary.rejected.length + summary.failed.length;
+  return [
+    `${summary.written.length} written to ${out}${summary.skipped ? `, ${summary.skipped} already there` : ''}${left ? `; ${left} not cut out (below)` : ''}`,
+    ...summary.resumed.map((id) => `continued ${id}, which an earlier run of this command left unfinished`),
+    ...summary.unreadable.map((u) => `skipped: ${u.origin}: ${u.reason}`),
+    ...summary.rejected.map((r) => `refused: ${r.name}: ${r.reason}`),
+    ...summary.failed.map((f) => `failed: ${f.name}: ${f.code} ${f.reason}`),
+    ...summary.flagged.map((f) => `flagged by the check (not charged): ${f.name}: ${f.reason}`),
+    ...summary.scaled.map(
+      (s) =>
+        `scaled down: ${s.name}: cut out at ${s.to}, the largest side Matte works at being ${MAX_WORKING_EDGE} px, from ${s.from}`,
+    ),
+    ...(summary.held ? [`${summary.held} photo(s) held, not charged: run the same command again to do them`] : []),
+    ...(summary.interrupted ? ['stopped: run the same command again to finish'] : []),
+  ];
 }
 
 /** Runs a client verb; the exit code follows the rules above. */

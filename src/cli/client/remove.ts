@@ -15,6 +15,7 @@ import cliProgress from 'cli-progress';
 import type { BatchDefaults, BatchItem, FullBatch, MatteClient } from '@matte/client';
 import { collectPhotos, type PhotoSource, type SkippedFile } from './inputs.ts';
 import { UsageError } from './usage-error.ts';
+import { closestWord } from '../parse-options.ts';
 import { errorMessage } from '../../errors.ts';
 import { FORMAT_FILES, INPUT_FORMATS_OR_ZIPS, OUTPUT_FORMATS, type OutputFormat } from '@matte/client/formats';
 
@@ -41,6 +42,8 @@ export interface RemoveSummary {
   rejected: { name: string; reason: string }[];
   failed: { name: string; code: string; reason: string }[];
   flagged: { name: string; reason: string; file: string | null }[];
+  /** Photos larger than the largest side a cut-out is made at: their results are that much smaller. */
+  scaled: { name: string; from: string; to: string }[];
   held: number;
   batches: string[];
   interrupted: boolean;
@@ -123,6 +126,7 @@ export async function removeBackgrounds(
     rejected: [],
     failed: [],
     flagged: [],
+    scaled: [],
     held: 0,
     batches: [],
     interrupted: false,
@@ -135,6 +139,7 @@ export async function removeBackgrounds(
     throw new UsageError(`no photos found (${INPUT_FORMATS_OR_ZIPS})`);
   }
   const preset = options.preset ?? 'original';
+  if (options.preset) await checkPreset(client, options.preset);
   const run = runKey(options, preset);
   // Every result's path first: a pattern that makes no file name is a usage error, before anything is sent.
   const all: Planned[] = sources.map((source) => ({
@@ -234,6 +239,16 @@ export async function removeBackgrounds(
   }
   progress.end();
   return summary;
+}
+
+/** A --preset the server does not have is a usage mistake, named with the closest and every one it has. */
+async function checkPreset(client: MatteClient, preset: string): Promise<void> {
+  const ids = (await client.presets()).presets.map((p) => p.id);
+  if (ids.includes(preset)) return;
+  const near = closestWord(preset, ids);
+  throw new UsageError(
+    `unknown preset "${preset}"${near ? `; did you mean "${near}"?` : ''} (presets: ${ids.join(', ')})`,
+  );
 }
 
 /**
@@ -386,5 +401,8 @@ async function writeResults(
       const top = item.quality?.flags[0];
       summary.flagged.push({ name, reason: top?.label ?? 'low overall score', file });
     }
+    const { source, cutout } = item.meta ?? {};
+    if (source && cutout && (cutout.width < source.width || cutout.height < source.height))
+      summary.scaled.push({ name, from: `${source.width}x${source.height}`, to: `${cutout.width}x${cutout.height}` });
   }
 }
