@@ -370,7 +370,10 @@ describe.skipIf(!HAVE_CHROMIUM || !HAVE_EVAL_DATA)(
       // The unfiltered ledger (with the pack's grant, batch "—") stays on screen until the filtered page
       // arrives, so wait for the rows to change rather than for any row.
       await expect
-        .poll(async () => new Set(await page.locator('tbody tr td:last-child').allTextContents()))
+        .poll(async () => new Set(await page.locator('tbody tr td:last-child').allTextContents()), {
+          // The whole suite's load on two cores: the filtered page has taken over the default 5 s there.
+          timeout: 20_000,
+        })
         .toEqual(new Set([batchId]));
       // Each row says what it means to a seller, the kind beneath.
       await page.getByText('Charged: the photo came out clean').first().waitFor();
